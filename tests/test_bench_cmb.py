@@ -43,6 +43,13 @@ def exam_row(
         ("分析……所以答案是ACE。", True, "ACE", "ACE"),
         ("答案是A、C、E", True, "ACE", "ACE"),
         ("B", False, "B", "B"),
+        # The stated answer ends where its letters end: the explanation adds nothing.
+        ("Answer: CE，因为B项错误。", True, "ACEB", "CE"),
+        ("答案：（A）（C）", True, "AC", "AC"),
+        ("所以答案是ACE。\n不对，答案无法确定。", True, "ACE", ""),  # the last statement decides
+        ("故选BD", True, "BD", "BD"),
+        ("ACE", True, "ACE", "ACE"),
+        ("answer: DNA test", True, "DA", ""),
     ],
 )  # fmt: skip
 def test_extraction_modes(reply: str, multi: bool, upstream: str, safe: str) -> None:

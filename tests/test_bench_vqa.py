@@ -15,7 +15,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput
 from PIL import Image
 
-from inspect_medreason.benchmarks.common import final_answer, yes_no
+from inspect_medreason.benchmarks.common import final_answer, is_yes_no_reference, yes_no
 from inspect_medreason.benchmarks.vqa import closed_correct, path_vqa, slake, vqa_rad
 
 VQA_RAD_ROWS = [
@@ -173,7 +173,10 @@ def test_slake_missing_image_folder_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [("Yes.", "yes"), ("yes, there is", "yes"), ("No", "no"), ("是", "yes"), ("否", "no"),
-     ("没有", "no"), ("有", "yes"), ("left lung", None), ("", None)],
+     ("没有", "no"), ("有", "yes"), ("left lung", None), ("", None),
+     # both polarities at once are no answer
+     ("yes and no", None), ("Yes or no.", None), ("yes/no", None), ("No, or yes", None),
+     ("是或否", None), ("No, no effusion", "no")],
 )  # fmt: skip
 def test_yes_no(text: str, expected: str | None) -> None:
     assert yes_no(text) == expected
@@ -186,3 +189,12 @@ def test_final_answer_and_closed_rules() -> None:
     assert final_answer("Long\nreasoning without a conclusion") == ("", "unparsed")
     assert closed_correct("No.", "no") and not closed_correct("yes", "no")
     assert closed_correct("liver", "Liver") and not closed_correct("", "Liver")
+    assert not closed_correct("yes and no", "yes") and not closed_correct("yes or no", "no")
+
+
+@pytest.mark.parametrize(
+    ("reference", "closed"),
+    [("yes", True), ("No.", True), ("no fracture", False), ("present", False), ("true", False)],
+)
+def test_closed_means_a_yes_no_reference(reference: str, closed: bool) -> None:
+    assert is_yes_no_reference(reference) is closed

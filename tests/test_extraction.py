@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from inspect_medreason.extraction import extract_label, parse_reply
+from inspect_medreason.extraction import EXTRACTION_MODE, extract_label, parse_reply
 
 OPTIONS = [
     ("A", "Pneumothorax"),
@@ -95,8 +95,12 @@ def test_methods_are_reported() -> None:
     assert extract_label('{"answer": "B"}', OPTIONS).method == "json_answer_field"
     assert extract_label("ANSWER: B", OPTIONS).method == "answer_statement"
     assert extract_label("答案是B", OPTIONS).method == "chinese_statement"
-    assert extract_label("**B**", OPTIONS).method == "bold"
-    assert extract_label("B", OPTIONS).method == "bare_reply"
+    assert extract_label("**B**", OPTIONS).method == "final_line"
+    assert extract_label("B", OPTIONS).method == "final_line"
+    assert extract_label("<answer>B</answer>", OPTIONS).method == "answer_tag"
+    assert extract_label("Consolidation", OPTIONS).method == "option_text"
+    assert extract_label("Answer: E", OPTIONS).method == "invalid_label"
+    assert extract_label("Answer: unknown", OPTIONS).method == "no_option"
 
 
 def test_parse_reply_keeps_raw_fields() -> None:
@@ -116,3 +120,95 @@ def test_labels_beyond_a_to_e() -> None:
     options = [(label, f"text {label}") for label in "ABCDEFG"]
     assert extract_label("ANSWER: G", options).label == "G"
     assert extract_label("ANSWER: H", options).label is None
+
+
+# The final statement is authoritative: when it names no option, the reply has no answer,
+# whatever an earlier statement or the reply's first word said.
+FINAL_STATEMENT: list[tuple[str, str | None]] = [
+    ("Answer: B\nOn reflection, the final answer is unknown.", None),
+    ("Answer: C\nFinal answer: A or B", None),
+    ("The answer is B.\n\\boxed{}", None),
+    ("ANSWER: A\nANSWER: E", None),  # E is not an option here
+    ("The answer is E.", None),
+    ("(E)", None),
+    ("<answer>B</answer> then again <answer>not sure</answer>", None),
+    ("B is not my selection.", None),
+    ("C would be wrong here; the lungs are clear.", None),
+    ("At first B, but the final answer is C", "C"),
+    ("ANSWER: C\nThis answer is consistent with the image.", "C"),
+    ("this answer is consistent with an effusion\nANSWER: B", "B"),
+    ("Answer: B and a small effusion", "B"),
+]
+
+# What peers read, and this reader must too.
+PEER_FORMS: list[tuple[str, str | None]] = [
+    ("the answer is b because the costophrenic angle is blunted", "B"),
+    ("Option b is correct", "B"),
+    ("I choose c", "C"),
+    ("I'd choose D.", "D"),
+    ("<answer>A</answer> ... on reflection <answer>C</answer>", "C"),
+    ("Reasoning: blunted angle.\n<answer> B", "B"),
+    ("<answer></answer>", None),
+    ("*B*", "B"),
+    ("_C_", "C"),
+    ("'D'", "D"),
+    ("`A`", "A"),
+    ("答案是（B）", "B"),
+    ("答案：Ｃ", "C"),
+    ("选D", "D"),
+    ("肋膈角变钝，故选B", "B"),
+    ("所以选B。", "B"),
+    ("首选检查是胸片。故选A", "A"),
+    ("选项C正确", "C"),
+    ("Ｂ", "B"),
+    ("答案是B超检查", None),  # B超 is B-mode ultrasound, not option B
+    ("The answer is a bit unclear.", None),
+    ("\\boxed{\\textbf{D}}", "D"),
+    ("Final Answer: $\\boxed{A}$", "A"),
+]
+
+NINE_OPTIONS = [(label, f"finding {label.lower()}") for label in "ABCDEFGHIJ"]
+
+# The pronoun "I" is never option I (as the article "a" is never option A).
+PRONOUN: list[tuple[str, str | None]] = [
+    ("I don't know", None),
+    ("I think the image is inconclusive.", None),
+    ("I’m not sure.", None),
+    ('{"answer": "I don\'t know"}', None),
+    ('{"answer": "I think it is C"}', None),
+    ('{"reasoning_trace": "...", "answer": "I"}', "I"),
+    ("Answer: I", "I"),
+    ("(I)", "I"),
+    ("I", "I"),
+    ("The answer is I because finding i is shown.", "I"),
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), FINAL_STATEMENT + PEER_FORMS)
+def test_final_statement_and_peer_forms(reply: str, expected: str | None) -> None:
+    result = extract_label(reply, OPTIONS)
+    assert result.label == expected, (result.method, result.detail)
+
+
+@pytest.mark.parametrize(("reply", "expected"), PRONOUN)
+def test_pronoun_i_is_not_option_i(reply: str, expected: str | None) -> None:
+    result = extract_label(reply, NINE_OPTIONS)
+    assert result.label == expected, (result.method, result.detail)
+
+
+def test_no_answer_says_why() -> None:
+    invalid = extract_label("Answer: E", OPTIONS)
+    assert invalid.method == "invalid_label" and "A/B/C/D" in invalid.detail
+    assert extract_label("Answer: A or B", OPTIONS).method == "ambiguous"
+    assert extract_label("Answer: B\n\\boxed{}", OPTIONS).method == "no_option"
+
+
+def test_hostile_replies_end_in_no_answer() -> None:
+    for reply in ("[" * 1000, '{"answer": ' + "[" * 5000 + "}", "{" * 10000,
+                  "x" * 2_000_000, "\x00\x01\x1b[31m", "\u2028B\u2029"):  # fmt: skip
+        result = extract_label(reply, OPTIONS)
+        assert result.label in {None, "B"}
+
+
+def test_extraction_mode_is_versioned() -> None:
+    assert EXTRACTION_MODE == "robust-v2"

@@ -19,7 +19,7 @@ from typing import Any
 from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
 from pydantic import BaseModel, ConfigDict, Field
 
-from inspect_medreason.extraction import extract_label, parse_open_reply
+from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.judges import gate_visual_accuracy
 
 RESULTS_FILE_NAME = "results.json"
@@ -149,7 +149,7 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
                 continue
             if task_type == "mcq":
                 answer, trace, method = _mcq_answer(sample)
-                if method in {"unparsed", "ambiguous", "empty"}:
+                if method in NO_ANSWER_METHODS:
                     problems.append(
                         f"{path}: case {case_id!r}: no option label could be read from the "
                         f"model's reply ({method})"

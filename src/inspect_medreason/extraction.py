@@ -1,18 +1,27 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules, in order of trust:
+The rules (extraction mode ``robust-v2``):
 
-1. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
-   ``final_answer``) field: that field is the model's answer and nothing else is read.
-2. Otherwise explicit answer statements anywhere in the text (``ANSWER: X``, "the answer is
-   (X)", ``答案是X``, "I choose X", "X is correct", ``\\boxed{X}``); the *last* one that
-   names an option wins, so a conclusion beats the discussion before it.
-3. Otherwise bold or ``$X$`` emphasis, then a reply that is nothing but a label or an
-   option's text.
+1. The reply is read after Unicode NFKC normalisation, so full-width letters and brackets
+   (``Ｂ``, ``（B）``) read as their ASCII forms.
+2. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
+   ``final_answer``) field: that field is the model's answer and nothing else is read. A
+   field that is not a label, an option's text or an answer statement is *no answer*.
+3. Otherwise the reply's answer statements: ``ANSWER: X``, "the (final/correct) answer is
+   X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``, "I choose
+   X", "X is correct", "Option X is the best", ``答案是X``, ``选X``, ``故选X``, ``所以选X``,
+   and a last line that holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``,
+   ``$B$``, ``(B)``, ``B. text``). The *last* statement is authoritative: when it names no
+   option (a label the question does not have, "unknown", an empty ``\\boxed{}``, "A or
+   B"), the result is no answer, never an earlier statement.
+4. Otherwise a one-line reply that states exactly one option's text (and does not deny it).
 
-A label must stand alone (``B``, ``(B)``, ``B.``, ``B) text``); the English article "a"/"A"
-before a word is not a label. Several labels at once ("A, B, and C") are ambiguous, and
-ambiguity or silence yields no answer: never a guess.
+A label stands alone: ``B``, ``(B)``, ``B.``, ``B) text``, or a lower-case ``b`` right after
+an answer phrase ("the answer is b because"). The English article "a"/"A" and the pronoun
+"I" before a word ("I think", "I don't know") are never labels, and a reply that merely
+starts with a label ("B is not my selection.") does not choose it. Several labels at once
+("A, B, and C", "A or B") are ambiguous. Ambiguity or silence yields no answer: never a
+guess.
 """
 
 from __future__ import annotations
@@ -23,14 +32,21 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
+EXTRACTION_MODE = "robust-v2"
 ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
+# A reply longer than this is read from its tail only: answers are stated at the end, and
+# the regular expressions stay fast on megabytes of text.
+MAX_READ_CHARS = 200_000
+# How many ``{`` positions the embedded-JSON scan tries, from the end of the reply.
+MAX_JSON_STARTS = 200
 
-SegmentStatus = Literal["label", "multiple", "none"]
+SegmentStatus = Literal["label", "multiple", "invalid", "none"]
 
-# Connector words that can follow an option label but never the article "A".
+# Words that can follow an option label but never the article "A" or the pronoun "I".
 _LABEL_CONNECTIVES = {
     "because", "since", "is", "as", "which", "would", "seems", "appears", "fits", "matches",
+    "was", "for", "given", "due",
 }  # fmt: skip
 
 _NEGATIONS = {
@@ -39,34 +55,50 @@ _NEGATIONS = {
 }  # fmt: skip
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_ENGLISH_MARKER = re.compile(
-    r"(?:\b(?:final|correct|best|right|most\s+likely)\s+)?\b(?:answer|option|choice)\b[\"']?\s*"
-    r"(?:(?P<verb>is|would\s+be|should\s+be|will\s+be|must\s+be)\b\s*(?P<vcolon>[:：])?|(?P<colon>[:：=]))\s*",
+_QUALIFIER = r"(?:final|correct|best|right|most\s+likely|only|true)"
+# "Answer:", "Final answer is:", "ANSWER =", "correct option:" ...
+_COLON_MARKER = re.compile(
+    rf"(?:\b{_QUALIFIER}\s+)?\b(?:answer|option|choice)\b[\"']?\s*(?:is\s*|would\s+be\s*)?[:=]\s*",
+    re.IGNORECASE,
+)
+# "the answer is", "my final answer would be", "the best option is" (a determiner or a
+# qualifier is required: "this answer is consistent with..." states nothing).
+_VERB_MARKER = re.compile(
+    rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+)(?:answer|option|choice)\s+"
+    r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
     re.IGNORECASE,
 )
 _CHINESE_MARKER = re.compile(
-    r"(?:最终答案|正确答案|正确选项|答案|我选择|我选|应选|故选|选择)\s*(?:应该是|应该为|应为|是|为|选)?\s*[:：]?\s*"
+    r"(?:最终答案|正确答案|正确选项|答案)\s*(?:应该是|应该为|应为|是|为|选)?\s*:?\s*"
+    r"|(?:我|应|故|所以|因此|因而|则|宜)?选(?:择)?\s*:?\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"
 )
+_CHINESE_LABEL_IS_CORRECT = re.compile(r"选项\s*(?P<letter>[A-Za-z])\s*(?:是|为)?\s*(?:正确|对)")
 _CHOICE_PHRASE = re.compile(
-    r"\bI\s+(?:would\s+|will\s+)?(?:choose|select|pick|go\s+with)\s+(?:option\s+|choice\s+)?",
+    r"\bI\s*(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|select|pick|go\s+with)\s+"
+    r"(?:option\s+|choice\s+|answer\s+)?",
     re.IGNORECASE,
 )
-_LETTER_IS_CORRECT = re.compile(
-    r"(?:(?i:option|choice)\s+)?\(?\b(?P<letter>[A-Z])\b\)?\s+is\s+(?:the\s+)?"
-    r"(?:correct|right|best|most\s+(?:likely|appropriate|accurate))",
+_LABEL_IS_CORRECT = re.compile(
+    r"(?:(?i:\b(?:option|choice|answer))\s+\(?(?P<lower>[A-Za-z])\)?|\(?\b(?P<upper>[A-Z]))\)?\s+"
+    r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
+    r"|is\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
 )
-_BOXED = re.compile(r"\\boxed\{(?:\\text\{)?([^{}]*)\}?\}")
-_BOLD = re.compile(r"\*\*([^*\n]{1,80})\*\*")
-_DOLLAR = re.compile(r"\$([^$\n]{1,20})\$")
+_ANSWER_TAG = re.compile(r"<answer>\s*(?P<closed>.*?)\s*</answer>|<answer>\s*(?P<open>[^\n<]*)",
+                         re.IGNORECASE | re.DOTALL)  # fmt: skip
+_BOXED = re.compile(r"\\boxed\{(?:\\text(?:bf)?\{)?(?P<content>[^{}]*)\}?\}")
 _LEADING_LABEL = re.compile(
-    r"^(?P<open>[(\[])?(?P<letter>[A-Za-z])(?P<close>[)\]])?(?=$|[\s.,:;!?)\]。，：；、])"
+    r"^(?P<open>[(\[{<]?)(?P<letter>[A-Za-z])(?P<close>[)\]}>]?)"
+    r"(?=$|[\s.,:;!?)\]}>。，：；、])"
 )
 _MULTIPLE_LABELS = re.compile(
-    r"^\s*(?:,|;|/|&|\+|、|，|和|或|\band\b|\bor\b|,\s*and\b|,\s*or\b)\s*[(\[]?(?P<letter>[A-Za-z])[)\]]?(?=$|[\s.,;)\]、，])",
+    r"^\s*(?:,|;|/|&|\+|、|，|和|或|\band\b|\bor\b|,\s*and\b|,\s*or\b)\s*[(\[]?"
+    r"(?P<letter>[A-Za-z])[)\]]?(?=$|[\s.,;)\]、，])",
     re.IGNORECASE,
 )
-_SEGMENT_NOISE = re.compile(r"\*\*|__|`|\$|\\text\{|\\boxed\{|[{}\"“”‘’]")
-_SEGMENT_LEADING_WORDS = re.compile(r"^(?:(?:option|choice|letter|选项)\s*)+", re.IGNORECASE)
+# Emphasis and wrapping a label may carry: **B**, *B*, _B_, 'B', "B", `B`, $B$, \text{B}.
+_WRAPPING = re.compile(r"\*\*|__|\\text(?:bf)?\{|[`$\"“”‘’*_'{}]")
+_SEGMENT_LEADING_WORDS = re.compile(r"^(?:(?:option|choice|letter|answer|选项)\s*)+", re.IGNORECASE)
+_LABEL_AND_TEXT = re.compile(r"^\s*[-–—:.)]?\s*(?P<text>.*?)\s*[.。]?\s*$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -110,32 +142,37 @@ def _first_key(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
     return False, None
 
 
+def _loads(text: str) -> Any:
+    """``json.loads`` that answers None instead of raising (bad JSON, or nesting so deep
+    that the decoder would recurse past Python's limit)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def json_objects(text: str) -> list[dict[str, Any]]:
     """Every JSON object the reply holds, most authoritative last."""
+    text = text[-MAX_READ_CHARS:]
     found: list[dict[str, Any]] = []
     stripped = text.strip()
     for attempt in (stripped, *(m.group(1).strip() for m in _FENCE.finditer(text))):
-        try:
-            value = json.loads(attempt)
-        except (json.JSONDecodeError, ValueError):
-            continue
+        value = _loads(attempt)
         if isinstance(value, dict):
             found.append(value)
     if found:
         return found
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
-        try:
-            value = json.loads(text[start : end + 1])
-            if isinstance(value, dict):
-                return [value]
-        except (json.JSONDecodeError, ValueError):
-            pass
+        value = _loads(text[start : end + 1])
+        if isinstance(value, dict):
+            return [value]
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    starts = [match.start() for match in re.finditer(r"\{", text)][-MAX_JSON_STARTS:]
+    for position in starts:
         try:
-            value, _ = decoder.raw_decode(text, match.start())
-        except (json.JSONDecodeError, ValueError):
+            value, _ = decoder.raw_decode(text, position)
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             found.append(value)
@@ -166,7 +203,7 @@ class OpenReply:
 
 
 _PLAIN_ANSWER = re.compile(
-    r"(?:^|\n)\s*(?:\*\*)?(?:final\s+answer|answer)(?:\*\*)?\s*[:：]\s*", re.IGNORECASE
+    r"(?:^|\n)[ \t]*(?:\*\*)?(?:final[ \t]+answer|answer)(?:\*\*)?[ \t]*[:：][ \t]*", re.IGNORECASE
 )
 _PLAIN_TRACE = re.compile(
     r"^\s*(?:\*\*)?(?:reasoning(?:[ _]trace)?|rationale)(?:\*\*)?\s*[:：]\s*", re.IGNORECASE
@@ -200,10 +237,9 @@ def normalise_text(text: str) -> str:
     return " ".join(text.split())
 
 
-def _clean_segment(segment: str) -> str:
-    segment = _SEGMENT_NOISE.sub("", segment).strip()
-    segment = _SEGMENT_LEADING_WORDS.sub("", segment).strip()
-    return segment
+def _unwrap(segment: str) -> str:
+    segment = _WRAPPING.sub("", segment).strip()
+    return _SEGMENT_LEADING_WORDS.sub("", segment).strip()
 
 
 def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | None:
@@ -211,15 +247,12 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
     wanted = normalise_text(segment)
     if not wanted:
         return None
-    exact = [label for label, text in options if normalise_text(text) == wanted]
+    texts = [(label, normalise_text(text)) for label, text in options]
+    exact = [label for label, text in texts if text == wanted]
     if len(exact) == 1:
         return exact[0]
     padded = f" {wanted} "
-    contained = [
-        (label, normalise_text(text))
-        for label, text in options
-        if normalise_text(text) and f" {normalise_text(text)} " in padded
-    ]
+    contained = [(label, text) for label, text in texts if text and f" {text} " in padded]
     # "Left pleural effusion" also contains the option "pleural effusion": keep the longest.
     maximal = [
         (label, text)
@@ -236,56 +269,95 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
     return None
 
 
+def _is_word_not_label(letter: str, rest: str, wrapped: bool, after_phrase: bool) -> bool:
+    """The letter begins a word, an article or a pronoun rather than naming an option.
+
+    "A large effusion" (article), "I think" (pronoun), "a bit unclear": a single letter
+    followed by a lower-case word that is not a connective ("B because", "A is correct").
+    A lower-case letter counts as a label only right after an answer phrase, or alone.
+    """
+    if wrapped:
+        return False
+    following = rest.lstrip()
+    word = re.match(r"[A-Za-z]+", following) if rest[:1].isspace() else None
+    if letter.islower():
+        if not following or not following[0].isalpha():
+            return not after_phrase and bool(following)
+        return not (
+            after_phrase and word is not None and word.group(0).lower() in _LABEL_CONNECTIVES
+        )
+    if letter in {"A", "I"} and word is not None and word.group(0)[0].islower():
+        return word.group(0).lower() not in _LABEL_CONNECTIVES
+    return False
+
+
+def _names_another_label(letter: str, rest: str) -> bool:
+    """ "A, B, and C", "A or B", "A/C": a second label right after the first. A lower-case
+    "a" after "and" is the article ("B and a small effusion")."""
+    other = _MULTIPLE_LABELS.match(rest)
+    if other is None or other.group("letter").upper() == letter.upper():
+        return False
+    return other.group("letter").isupper() or letter.islower()
+
+
 def label_from_segment(
-    segment: str, options: list[tuple[str, str]], sentence_start: bool
+    segment: str, options: list[tuple[str, str]], after_phrase: bool = True
 ) -> tuple[SegmentStatus, str | None]:
     """Read the label a stated answer begins with, or the option text it states.
 
-    ``sentence_start`` says the segment may begin a sentence (after a colon, a JSON field,
-    a bare reply), where a capital "A" followed by a word is the article, not option A.
+    ``after_phrase`` says the segment follows an answer phrase ("the answer is b"), where a
+    lower-case letter followed by a connective is a label.
     """
     labels = [label for label, _ in options]
-    cleaned = _clean_segment(segment)
+    cleaned = _unwrap(segment)
     match = _LEADING_LABEL.match(cleaned)
     if match:
         letter = match.group("letter")
         wrapped = bool(match.group("open") or match.group("close"))
         rest = cleaned[match.end() :]
-        label = letter if letter in labels else None
-        if label is None and letter.upper() in labels and letter.islower():
-            next_word = rest.strip().split(" ", 1)[0] if rest.strip() else ""
-            # Lower-case labels only count where they cannot be a word: wrapped, or alone.
-            if wrapped or not rest.strip() or (next_word and not next_word[0].isalpha()):
-                label = letter.upper()
-        if label is not None:
-            word_after = re.match(r"[A-Za-z]+", rest.lstrip())
-            is_article = (
-                label == "A"
-                and letter == "A"
-                and not wrapped
-                and sentence_start
-                and rest[:1].isspace()
-                and word_after is not None
-                and word_after.group(0)[0].islower()
-                and word_after.group(0).lower() not in _LABEL_CONNECTIVES
-            )
-            if not is_article:
-                other = _MULTIPLE_LABELS.match(rest)
-                if other and (
-                    other.group("letter") in labels or other.group("letter").upper() in labels
-                ):
-                    return "multiple", None
-                return "label", label
+        if _names_another_label(letter, rest):
+            return "multiple", None
+        if not _is_word_not_label(letter, rest, wrapped, after_phrase):
+            if letter in labels:
+                return "label", letter
+            if letter.islower() and letter.upper() in labels:
+                return "label", letter.upper()
+            return "invalid", None
     option_label = _match_option_text(cleaned, options)
     if option_label is not None:
         return "label", option_label
     return "none", None
 
 
+def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[SegmentStatus, str | None]:
+    """A line that holds nothing but a label (maybe with its option's text): ``**B**``,
+    ``(D)``, ``C) Consolidation``, ``A or B``; anything else is "none"."""
+    cleaned = _unwrap(line)
+    match = _LEADING_LABEL.match(cleaned)
+    if not match:
+        return "none", None
+    rest = cleaned[match.end() :]
+    letter = match.group("letter")
+    if _names_another_label(letter, rest):
+        return "multiple", None
+    tail = _LABEL_AND_TEXT.match(rest)
+    text = tail.group("text") if tail else rest
+    label = letter.upper() if letter.upper() in [lab for lab, _ in options] else None
+    wrapped = bool(match.group("open") or match.group("close"))
+    if not text:
+        if label is None:
+            return ("invalid", None) if letter.isupper() or wrapped else ("none", None)
+        return "label", label
+    if label is not None and letter.isupper():
+        option_text = dict(options)[label]
+        if normalise_text(text) == normalise_text(option_text):
+            return "label", label
+    return "none", None
+
+
 def _segment_after(text: str, start: int) -> str:
     """The rest of the line from ``start`` (a quoted value ends at its closing quote)."""
-    rest = text[start:]
-    line = rest.split("\n", 1)[0]
+    line = text[start:].split("\n", 1)[0]
     if line[:1] in {'"', "'"}:
         closing = line.find(line[0], 1)
         if closing > 0:
@@ -293,21 +365,69 @@ def _segment_after(text: str, start: int) -> str:
     return line
 
 
-def _stated_answers(text: str) -> list[tuple[int, str, str, bool]]:
-    """(position, method, segment, sentence_start) for every explicit answer statement."""
-    found: list[tuple[int, str, str, bool]] = []
-    for match in _ENGLISH_MARKER.finditer(text):
-        colon = bool(match.group("colon") or match.group("vcolon"))
-        found.append((match.start(), "answer_statement", _segment_after(text, match.end()), colon))
+@dataclass(frozen=True)
+class _Statement:
+    position: int
+    method: str
+    segment: str
+    after_phrase: bool = True
+    bare_line: bool = False
+
+
+def _statements(text: str) -> list[_Statement]:
+    """Every answer statement in the reply, in reading order."""
+    found: list[_Statement] = []
+    for match in _COLON_MARKER.finditer(text):
+        found.append(
+            _Statement(match.start(), "answer_statement", _segment_after(text, match.end()))
+        )
+    for match in _VERB_MARKER.finditer(text):
+        found.append(
+            _Statement(match.start(), "answer_statement", _segment_after(text, match.end()))
+        )
     for match in _CHINESE_MARKER.finditer(text):
-        found.append((match.start(), "chinese_statement", _segment_after(text, match.end()), True))
+        found.append(
+            _Statement(match.start(), "chinese_statement", _segment_after(text, match.end()))
+        )
+    for match in _CHINESE_LABEL_IS_CORRECT.finditer(text):
+        found.append(_Statement(match.start(), "chinese_statement", match.group("letter")))
     for match in _CHOICE_PHRASE.finditer(text):
-        found.append((match.start(), "choice_phrase", _segment_after(text, match.end()), False))
-    for match in _LETTER_IS_CORRECT.finditer(text):
-        found.append((match.start(), "label_is_correct", match.group("letter"), False))
+        found.append(_Statement(match.start(), "choice_phrase", _segment_after(text, match.end())))
+    for match in _LABEL_IS_CORRECT.finditer(text):
+        letter = match.group("lower") or match.group("upper")
+        found.append(_Statement(match.start(), "label_is_correct", letter))
+    for match in _ANSWER_TAG.finditer(text):
+        content = (
+            match.group("closed") if match.group("closed") is not None else match.group("open")
+        )
+        found.append(_Statement(match.start(), "answer_tag", content or ""))
     for match in _BOXED.finditer(text):
-        found.append((match.start(), "boxed", match.group(1), True))
-    return sorted(found, key=lambda item: item[0])
+        found.append(_Statement(match.start(), "boxed", match.group("content")))
+    lines = text.rstrip().split("\n")
+    if lines and lines[-1].strip():
+        last = lines[-1]
+        found.append(_Statement(len(text.rstrip()) - len(last), "final_line", last, bare_line=True))
+    return sorted(found, key=lambda statement: statement.position)
+
+
+def _read_statements(
+    text: str, options: list[tuple[str, str]]
+) -> tuple[SegmentStatus, str | None, _Statement] | None:
+    """The verdict of the last answer statement that is one, or None when there is none."""
+    for statement in reversed(_statements(text)):
+        if statement.bare_line:
+            status, label = _bare_label_line(statement.segment, options)
+            if status == "none":
+                continue  # a last line that is not a bare label is not a statement
+        else:
+            status, label = label_from_segment(statement.segment, options, statement.after_phrase)
+        return status, label, statement
+    return None
+
+
+_VERDICT_METHOD = {"multiple": "ambiguous", "invalid": "invalid_label", "none": "no_option"}
+# The methods that mean "no answer": the reply is counted, never given a guessed label.
+NO_ANSWER_METHODS = frozenset({"empty", "unparsed", *_VERDICT_METHOD.values()})
 
 
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
@@ -318,43 +438,47 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         return LabelExtraction(label, method, detail, reply.answer_field, reply.reasoning_trace)
 
     if reply.answer_field is not None:
-        status, label = label_from_segment(reply.answer_field, options, sentence_start=True)
+        field = unicodedata.normalize("NFKC", reply.answer_field)
+        status, label = label_from_segment(field, options)
+        method = "json_answer_field"
+        if status == "none":
+            stated = _read_statements(field, options)
+            if stated is not None:
+                status, label, _ = stated
         if status == "label":
-            return result(label, "json_answer_field", f"answer field {reply.answer_field!r}")
-        if status == "multiple":
-            return result(
-                None, "ambiguous", f"answer field names several options: {reply.answer_field!r}"
-            )
-        return result(None, "unparsed", f"answer field {reply.answer_field!r} names no option")
+            return result(label, method, f"answer field {reply.answer_field[:80]!r}")
+        if not field.strip():
+            return result(None, "empty", "the answer field is empty")
+        return result(
+            None,
+            _VERDICT_METHOD[status],
+            f"answer field {reply.answer_field[:80]!r} names no single option of {_labels(options)}",
+        )
 
-    for _, method, segment, sentence_start in reversed(_stated_answers(text)):
-        status, label = label_from_segment(segment, options, sentence_start)
-        if status == "label":
-            return result(label, method, f"stated answer {segment.strip()[:80]!r}")
-        if status == "multiple":
-            return result(
-                None,
-                "ambiguous",
-                f"last stated answer names several options: {segment.strip()[:80]!r}",
-            )
-
-    for method, pattern in (("bold", _BOLD), ("dollar", _DOLLAR)):
-        for match in reversed(list(pattern.finditer(text))):
-            status, label = label_from_segment(match.group(1), options, sentence_start=True)
-            if status == "label":
-                return result(label, method, f"emphasised {match.group(0)!r}")
-            if status == "multiple":
-                return result(
-                    None, "ambiguous", f"emphasis names several options: {match.group(0)!r}"
-                )
-
-    whole = text.strip()
-    if whole and "\n" not in whole and len(whole) <= 200:
-        status, label = label_from_segment(whole, options, sentence_start=True)
-        if status == "label":
-            return result(label, "bare_reply", f"reply {whole[:80]!r}")
-        if status == "multiple":
-            return result(None, "ambiguous", f"reply names several options: {whole[:80]!r}")
-    if not whole:
+    normalised = unicodedata.normalize("NFKC", text[-MAX_READ_CHARS:])
+    if not normalised.strip():
         return result(None, "empty", "the reply is empty")
-    return result(None, "unparsed", "no stated answer names exactly one option")
+    stated = _read_statements(normalised, options)
+    if stated is not None:
+        status, label, statement = stated
+        quoted = f"{statement.segment.strip()[:80]!r}"
+        if status == "label":
+            return result(label, statement.method, f"last stated answer {quoted}")
+        return result(
+            None,
+            _VERDICT_METHOD[status],
+            f"the last stated answer {quoted} ({statement.method}) names no single option "
+            f"of {_labels(options)}",
+        )
+    whole = normalised.strip()
+    if "\n" not in whole and len(whole) <= 200:
+        option_label = _match_option_text(whole, options)
+        if option_label is not None:
+            return result(
+                option_label, "option_text", f"reply states the option's text {whole[:80]!r}"
+            )
+    return result(None, "unparsed", "no answer statement and no option's text")
+
+
+def _labels(options: list[tuple[str, str]]) -> str:
+    return "/".join(label for label, _ in options)

@@ -12,6 +12,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import generate
 
+from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.judges import JudgeSettings, JudgeTemplates
 from inspect_medreason.loaders import LoadedCases, build_dataset
@@ -28,7 +29,6 @@ from inspect_medreason.solvers import TrackPrompts, with_prompt
 MCQ_TASK_VERSION = "1.0.0"
 OPEN_ENDED_TASK_VERSION = "1.0.0"
 MEDREASON_TASK_VERSION = "1.0.0"
-EXTRACTION_MODE = "robust-v1"
 # The official baseline decodes greedily; 1024 tokens leaves room for the reasoning trace.
 DEFAULT_GENERATE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}

@@ -29,6 +29,7 @@ import json
 import math
 import random
 import re
+import unicodedata
 from collections import defaultdict
 from typing import Any, cast
 
@@ -75,7 +76,14 @@ CMB_ANSWER_PATTERN = re.compile(
     r"(答案|正确选项)(?:是|：|为|应该是|应该为)(.*?)(。|\.|$)", re.DOTALL
 )
 _LETTER_RUN = re.compile(r"(?<![A-Za-z])([A-Za-z]+)(?![A-Za-z])")
-_STATED = re.compile(r"(?:答案|正确选项|answer)\s*(?:应该是|应该为|是|为)?\s*[:：]?", re.IGNORECASE)
+_STATED = re.compile(
+    r"(?:答案|正确选项|\banswer\b)\s*(?:应该是|应该为|应为|是|为|选|is)?\s*[:：]?\s*"
+    r"|(?:我|应|故|所以|因此|则)?选(?:择)?\s*[:：]?\s*(?=[(\[]?[A-Z])",
+    re.IGNORECASE,
+)
+_LABEL_SEPARATOR = re.compile(
+    r"(?:\s*(?:[,，、/&+]|和|及|与|以及|\band\b)\s*)+|\s*(?=[(\[]?[A-Z])", re.IGNORECASE
+)
 CRITERIA = ("fluency", "relevance", "completeness", "proficiency")
 CLIN_FORMAT = '{"fluency": <1-5>, "relevance": <1-5>, "completeness": <1-5>, "proficiency": <1-5>}'
 EXTRACTION_MODES = ("safe", "cmb")
@@ -105,17 +113,45 @@ def extract_cmb_upstream(text: str, multi: bool) -> str:
     return letters if multi else letters[:1]
 
 
+def _leading_labels(segment: str, labels: set[str]) -> str:
+    """The option letters a stated answer begins with: "ACE", "A、C、E", "A, C and E".
+
+    Reading stops at the first thing that is not a label or a separator, so the
+    explanation after the answer ("CE，因为B项错误": CE) and words made of letters ("DNA")
+    add nothing.
+    """
+    letters: list[str] = []
+    rest = segment.lstrip(" \t{\"'*")
+    while True:
+        run = re.match(r"[(\[]?([A-Z]+)[)\]]?(?![A-Za-z])", rest)
+        if run is None or not set(run.group(1)) <= labels:
+            break
+        letters.append(run.group(1))
+        rest = rest[run.end() :]
+        separator = _LABEL_SEPARATOR.match(rest)
+        if separator is None:
+            break
+        rest = rest[separator.end() :]
+    return "".join(dict.fromkeys("".join(letters)))
+
+
 def extract_cmb_safe(text: str, options: list[tuple[str, str]], multi: bool) -> str:
-    """Letters of the last stated answer; '' when the reply states none unambiguously."""
+    """Letters of the last stated answer; '' when that statement names none.
+
+    Single answers use the MedReason extraction. For multi answers the last answer
+    statement is authoritative (an earlier one is never read instead); a reply that is
+    nothing but option letters is its own answer.
+    """
     labels = {label for label, _ in options}
     if not multi:
         return extract_label(text, options).label or ""
-    for match in reversed(list(_STATED.finditer(text))):
-        segment = re.split(r"[。\n]", text[match.end() :], maxsplit=1)[0]
-        letters = [run for run in _LETTER_RUN.findall(segment) if set(run) <= labels]
-        if letters:
-            return "".join(dict.fromkeys("".join(letters)))
-    return ""
+    normalised = unicodedata.normalize("NFKC", text)
+    statements = list(_STATED.finditer(normalised))
+    if statements:
+        return _leading_labels(normalised[statements[-1].end() :], labels)
+    whole = normalised.strip().strip("*`\"'")
+    letters = _leading_labels(whole, labels)
+    return letters if letters and not _LETTER_RUN.sub("", whole).strip(" ,、/&+和及与.。") else ""
 
 
 def exam_correct(predicted: str, answer: str, order_sensitive: bool) -> bool:

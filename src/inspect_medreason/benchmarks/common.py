@@ -76,9 +76,19 @@ def normalise_answer(text: str) -> str:
     return re.sub(r"^[\s\"'`*]+", "", text)
 
 
+_BOTH_POLARITIES = re.compile(
+    r"^\s*(?P<first>yes|no|是|否|有|无)(?:\s*(?:,|/|\||&|\band\b|\bor\b|或者?|和|与|还是)\s*)*\s*"
+    r"(?P<second>yes|no|是|否|有|无)(?![a-z])"
+)
+
+
 def yes_no(text: str) -> str | None:
-    """``yes``/``no`` for an English or Chinese yes/no answer; None when neither or both."""
+    """``yes``/``no`` for an English or Chinese yes/no answer; None when neither or both
+    ("yes and no", "yes or no", "是或否")."""
     normalised = normalise_answer(text)
+    both = _BOTH_POLARITIES.match(normalised)
+    if both and _polarity(both.group("first")) != _polarity(both.group("second")):
+        return None
     if normalised in _YES:
         return "yes"
     if normalised in _NO:
@@ -89,6 +99,16 @@ def yes_no(text: str) -> str | None:
     if first in _NO:
         return "no"
     return None
+
+
+def _polarity(word: str) -> str:
+    return "yes" if word in _YES else "no"
+
+
+def is_yes_no_reference(answer: str) -> bool:
+    """A closed-ended question, as the VQA-RAD paper defines it: the reference is yes or no
+    (not "no fracture", "present" or "true")."""
+    return normalise_answer(answer) in {"yes", "no"}
 
 
 def parse_correctness(text: str) -> tuple[Verdict | None, str]:

@@ -14,6 +14,7 @@ from inspect_ai.solver import generate
 
 from inspect_medreason.benchmarks.common import build_sample
 from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
+from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.scorers import (
@@ -24,7 +25,7 @@ from inspect_medreason.scorers import (
     unparsed,
 )
 from inspect_medreason.solvers import TrackPrompts, render_case_prompt
-from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG, EXTRACTION_MODE
+from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 MEDXPERTQA_TASK_VERSION = "1.0.0"
 MEDXPERTQA_HUB = HubSource("TsinghuaC3I/MedXpertQA", name="MM", split="test")

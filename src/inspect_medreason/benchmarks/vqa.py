@@ -25,6 +25,7 @@ from inspect_medreason.benchmarks.common import (
     build_sample,
     final_answer,
     grade_correctness,
+    is_yes_no_reference,
     normalise_answer,
     yes_no,
 )
@@ -52,23 +53,19 @@ class VqaBenchmark:
     language_field: str | None = None
 
 
-def _is_yes_no(answer: Any) -> bool:
-    return yes_no(str(answer)) is not None
-
-
 VQA_RAD = VqaBenchmark(
     name="vqa_rad",
     hub=HubSource("flaviagiammarino/vqa-rad", split="test"),
     licence="CC0 1.0",
     images_of=lambda row: [row["image"]],
-    answer_type_of=lambda row: "closed" if _is_yes_no(row["answer"]) else "open",
+    answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
 )
 PATH_VQA = VqaBenchmark(
     name="path_vqa",
     hub=HubSource("flaviagiammarino/path-vqa", split="test"),
     licence="MIT",
     images_of=lambda row: [row["image"]],
-    answer_type_of=lambda row: "closed" if _is_yes_no(row["answer"]) else "open",
+    answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
 )
 SLAKE = VqaBenchmark(
     name="slake",
