@@ -20,24 +20,9 @@ from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
-from inspect_medreason.judges import gate_visual_accuracy
+from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 
-RESULTS_FILE_NAME = "results.json"
 RESULTS_TYPE = "Medical visual reasoning"
-RESULTS_VERSION = {"major": 1, "minor": 0}
-# The official scorer's aliases; unlike the Docker template it does not take the
-# hyphenated "multiple-choice" / "free-text".
-SCORER_TASK_TYPES = {
-    "mcq": "mcq",
-    "closed": "mcq",
-    "closed_ended": "mcq",
-    "closed-ended": "mcq",
-    "multiple_choice": "mcq",
-    "open": "open",
-    "open_ended": "open",
-    "open-ended": "open",
-    "free_text": "open",
-}
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
 
 
@@ -214,36 +199,6 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
 # --- validation -------------------------------------------------------------------------
 
 
-def read_submission_file(path: Path) -> tuple[Any, list[str]]:
-    """The parsed results.json of a .json or .zip submission, and packaging problems."""
-    problems: list[str] = []
-    if not path.is_file():
-        return None, [f"{path}: no such file"]
-    if path.suffix.lower() == ".zip":
-        try:
-            with zipfile.ZipFile(path) as archive:
-                names = [n for n in archive.namelist() if not n.endswith("/")]
-                if RESULTS_FILE_NAME not in names:
-                    problems.append(f"{path}: no top-level {RESULTS_FILE_NAME} (found {names})")
-                    return None, problems
-                extra = [n for n in names if n != RESULTS_FILE_NAME]
-                if extra:
-                    problems.append(
-                        f"{path}: the zip must hold only {RESULTS_FILE_NAME}; also has {extra}"
-                    )
-                text = archive.read(RESULTS_FILE_NAME).decode("utf-8")
-        except zipfile.BadZipFile as error:
-            return None, [f"{path}: not a valid zip ({error})"]
-    elif path.suffix.lower() == ".json":
-        text = path.read_text(encoding="utf-8")
-    else:
-        return None, [f"{path}: a submission is a .json or a .zip file"]
-    try:
-        return json.loads(text), problems
-    except json.JSONDecodeError as error:
-        return None, [*problems, f"{path}: {RESULTS_FILE_NAME} is not valid JSON ({error})"]
-
-
 def submission_problems(document: Any, cases: list[CaseSpec] | None) -> list[str]:
     """Every breach of the official submission rules (against the cases, when given)."""
     problems: list[str] = []
@@ -310,108 +265,3 @@ def case_specs(cases_path: Path) -> list[CaseSpec]:
 
     loaded = load_cases(cases_path, check_images=False)
     return [CaseSpec(c.case_id, c.task_type, tuple(c.labels)) for c in loaded.cases]
-
-
-# --- official scoring -------------------------------------------------------------------
-
-
-def _index(rows: list[Any], what: str, problems: list[str]) -> dict[str, dict[str, Any]]:
-    indexed: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        case_id = str(row.get("case_id")) if isinstance(row, dict) else None
-        if case_id is None:
-            problems.append(f"{what}: an entry is not an object with a case_id")
-        elif case_id in indexed:
-            problems.append(f"{what}: duplicate case_id {case_id!r}")
-        else:
-            indexed[case_id] = row
-    return indexed
-
-
-def _task_type(value: Any, where: str, problems: list[str]) -> str | None:
-    normalised = SCORER_TASK_TYPES.get(str(value).strip().lower()) if value is not None else None
-    if normalised is None:
-        problems.append(f"{where}: unknown task_type {value!r}")
-    return normalised
-
-
-def official_score(
-    predictions: dict[str, Any], ground_truth: dict[str, Any], judge_scores: dict[str, Any]
-) -> dict[str, Any]:
-    """The official scoring, rule for rule: exact-match MCQ, judge scores with the gate,
-    plain means, ``null`` for an absent track; refuses on any inconsistency."""
-    problems: list[str] = []
-    truth = _index(ground_truth.get("cases", []), "ground truth", problems)
-    preds = _index(predictions.get("answers", []), "predictions", problems)
-    judged = _index(judge_scores.get("scores", []), "judge scores", problems)
-    missing = [case_id for case_id in truth if case_id not in preds]
-    extra = [case_id for case_id in preds if case_id not in truth]
-    if missing:
-        problems.append(f"missing predictions for {missing}")
-    if extra:
-        problems.append(f"predictions for unknown cases {extra}")
-    per_case: list[dict[str, Any]] = []
-    mcq_values: list[float] = []
-    gt_values: list[float] = []
-    va_values: list[float] = []
-    for case_id, reference in truth.items():
-        task_type = _task_type(reference.get("task_type"), f"ground truth {case_id!r}", problems)
-        prediction = preds.get(case_id)
-        if prediction is None or task_type is None:
-            continue
-        predicted_type = _task_type(
-            prediction.get("task_type"), f"prediction {case_id!r}", problems
-        )
-        if predicted_type is not None and predicted_type != task_type:
-            problems.append(
-                f"case {case_id!r}: task_type {predicted_type!r} but ground truth says {task_type!r}"
-            )
-            continue
-        if task_type == "mcq":
-            if reference.get("answer") is None:
-                problems.append(f"case {case_id!r}: MCQ case without a ground-truth answer")
-                continue
-            correct = float(
-                str(prediction.get("answer", "")).strip() == str(reference["answer"]).strip()
-            )
-            mcq_values.append(correct)
-            per_case.append({"case_id": case_id, "task_type": "mcq", "mcq_correct": correct})
-        else:
-            scores = judged.get(case_id)
-            if scores is None:
-                problems.append(f"case {case_id!r}: open case without judge scores")
-                continue
-            gt, va, rvf = (float(scores[key]) for key in ("gt_final", "va_answer", "rvf_trace"))
-            va_final = float(gate_visual_accuracy(va, rvf))
-            gt_values.append(gt)
-            va_values.append(va_final)
-            per_case.append({"case_id": case_id, "task_type": "open", "GT_final": gt,
-                             "VA_answer": va, "RVF_trace": rvf, "VA_final": va_final})  # fmt: skip
-    if problems:
-        raise ChallengeError(problems)
-
-    def mean(values: list[float]) -> float | None:
-        return sum(values) / len(values) if values else None
-
-    return {
-        "metrics": {
-            "MCQ Accuracy": mean(mcq_values),
-            "Open-ended GT": mean(gt_values),
-            "Open-ended VA": mean(va_values),
-        },
-        "counts": {
-            "num_cases": len(per_case),
-            "num_mcq": len(mcq_values),
-            "num_open": len(gt_values),
-        },
-        "per_case": per_case,
-    }
-
-
-def read_json_file(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise ChallengeError([f"{what} {path}: no such file"]) from error
-    except json.JSONDecodeError as error:
-        raise ChallengeError([f"{what} {path}: not valid JSON ({error})"]) from error

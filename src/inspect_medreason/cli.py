@@ -9,18 +9,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from inspect_medreason import official
 from inspect_medreason.challenge import (
     ChallengeError,
     case_specs,
     export_results,
     judge_scores_from_logs,
     log_files,
-    official_score,
-    read_json_file,
-    read_submission_file,
     submission_problems,
     write_results,
 )
+from inspect_medreason.files import OutputPathError, write_text_atomically
 from inspect_medreason.loaders import DatasetError, sample_data_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -75,36 +74,66 @@ def cmd_judge_scores(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_score(args: argparse.Namespace) -> int:
-    result = official_score(
-        read_json_file(Path(args.predictions), "predictions"),
-        read_json_file(Path(args.ground_truth), "ground truth"),
-        read_json_file(Path(args.judge_scores), "judge scores")
-        if args.judge_scores
-        else {"scores": []},
+def _print_warnings(warnings: list[str], strict: bool) -> None:
+    if not warnings:
+        return
+    title = (
+        "refused because of --strict"
+        if strict
+        else "warnings (accepted as the official script accepts them; --strict refuses)"
     )
-    text = json.dumps(result, indent=2)
+    print(f"{title} ({len(warnings)}):", file=sys.stderr)
+    for warning in warnings:
+        print(f"  - {warning}", file=sys.stderr)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    outcome = official.ScoreOutcome()
+    predictions = official.read_json(Path(args.predictions), "predictions", outcome)
+    truth = official.read_json(Path(args.ground_truth), "ground truth", outcome)
+    judged = (
+        official.read_json(Path(args.judge_scores), "judge scores", outcome)
+        if args.judge_scores
+        else None
+    )
+    if outcome.problems:
+        raise ChallengeError(outcome.problems)
+    scored = official.score_like_official(predictions, truth, judged)
+    text = official.metrics_text(scored.result, args.pretty, scored) if scored.result else None
+    _print_warnings(scored.warnings, args.strict)
+    if scored.refused(args.strict) or text is None:
+        raise ChallengeError(scored.problems or ["refused: see the warnings above"])
     if args.output:
-        _refuse_overwrite(Path(args.output), args.force)
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    print(text)
+        write_text_atomically(Path(args.output), text + "\n", args.force)
+        result = scored.result or {}
+        print(
+            json.dumps(
+                {"metrics": result["metrics"], "counts": result["counts"]}, ensure_ascii=False
+            )
+        )
+        print(f"wrote {args.output} ({result['counts']['num_cases']} cases)", file=sys.stderr)
+    else:
+        print(text)
     return EXIT_OK
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    document, problems = read_submission_file(Path(args.submission))
-    cases = case_specs(Path(args.cases)) if args.cases else None
-    if document is not None:
-        problems += submission_problems(document, cases)
-    if problems:
-        _print_problems(f"{args.submission} is NOT a valid submission", problems)
+    verdict = official.Verdict()
+    document = official.read_submission(Path(args.submission), verdict)
+    cases = official.read_json(Path(args.cases), "cases", verdict) if args.cases else None
+    count = 0
+    if not verdict.problems:
+        count = official.validate_like_official(document, cases, verdict)
+    _print_warnings(verdict.warnings, args.strict)
+    if verdict.refused(args.strict):
+        _print_problems(f"{args.submission} is NOT a valid submission", verdict.problems)
         return EXIT_FAILED
     scope = (
-        f"against {len(cases)} cases"
+        "against the cases file"
         if cases is not None
         else "(no --cases: labels and completeness not checked)"
     )
-    print(f"{args.submission} is valid {scope}: {len(document['answers'])} answers")
+    print(f"{args.submission} is valid {scope}: {count} answers")
     return EXIT_OK
 
 
@@ -188,27 +217,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = commands.add_parser(
         "score", help="score like the official scoring.py",
-        description="Reproduce the official scoring: MCQ exact match on answer.strip(), the "
-        "VA gate on judge scores, plain means (null for an absent track). Refuses on "
-        "missing, extra, duplicate or mismatched cases.",
+        description="The official scoring.py, decision for decision and byte for byte: MCQ "
+        "exact match on answer.strip(), the VA gate on judge scores, statistics.mean (null "
+        "for an absent track). Refuses what it refuses (missing, extra, duplicate or "
+        "mismatched cases, a blank answer or open reasoning_trace, a judge row without a "
+        "score) and lists every problem. Values it accepts outside the rubric (NaN, 7, "
+        "'3', rows for unknown cases) are accepted with a warning; --strict refuses them.",
     )  # fmt: skip
-    score.add_argument("--predictions", required=True, help="results.json")
+    score.add_argument("--predictions", required=True, help="results.json (or a bare list)")
     score.add_argument("--ground-truth", required=True, help="ground_truth.json")
     score.add_argument(
         "--judge-scores", help="judge_scores.json (needed when there are open cases)"
     )
-    score.add_argument("--output", help="also write the metrics JSON here")
+    score.add_argument("--output", help="write the metrics JSON here (prints only the metrics)")
+    score.add_argument(
+        "--pretty", action="store_true", help="indent the JSON, as the official --pretty"
+    )
+    score.add_argument("--strict", action="store_true", help="refuse values outside the rubric")
     score.add_argument("--force", action="store_true", help="overwrite the output file")
     score.set_defaults(handler=cmd_score)
 
     validate = commands.add_parser(
-        "validate", help="check a submission (.json or .zip) against the official rules",
-        description="Apply the official submission rules and list every problem; exit 1 if any.",
+        "validate", help="check a submission (.json or .zip) as validate_submission.py does",
+        description="Refuse exactly what the official validate_submission.py refuses, listing "
+        "every problem; warn (exit 0) where the official documentation is stricter than its "
+        "validator (extra zip members, a missing version); --strict refuses those too.",
     )  # fmt: skip
     validate.add_argument("submission", help="results.json or a submission .zip")
     validate.add_argument(
-        "--cases", help="the cases.json it answers (checks labels and completeness)"
-    )
+        "--cases", "--cases-json", dest="cases",
+        help="the cases.json it answers (checks labels and completeness)",
+    )  # fmt: skip
+    validate.add_argument("--strict", action="store_true", help="refuse on warnings too")
     validate.set_defaults(handler=cmd_validate)
 
     board = commands.add_parser(
@@ -242,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except (ChallengeError, DatasetError) as error:
+    except (ChallengeError, DatasetError, OutputPathError) as error:
         print(f"medreason {args.command}: error:\n{error}", file=sys.stderr)
         return EXIT_FAILED
 

@@ -1,0 +1,42 @@
+"""Writing results safely: a kill, a full disk or a refusal never leaves a half-written or
+destroyed file behind."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+class OutputPathError(ValueError):
+    """An output path that cannot or may not be written."""
+
+
+def check_output_path(path: Path, force: bool) -> None:
+    """Refuse a folder, or an existing file unless ``force``, before any work is written."""
+    if path.is_dir():
+        raise OutputPathError(f"{path} is a folder; name a file to write")
+    if path.exists() and not force:
+        raise OutputPathError(f"{path} exists; pass --force to overwrite it")
+
+
+def write_bytes_atomically(path: Path, data: bytes, force: bool) -> None:
+    """Write to a temporary file beside ``path``, flush it to disk, then rename it over."""
+    check_output_path(path, force)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as output:
+            output.write(data)
+            output.flush()
+            os.fsync(output.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def write_text_atomically(path: Path, text: str, force: bool) -> None:
+    write_bytes_atomically(path, text.encode("utf-8"), force)

@@ -1,0 +1,492 @@
+"""The official ``scoring.py`` and ``validate_submission.py``, decision for decision.
+
+Both official scripts stop at the first problem (or crash on a malformed file); these
+functions take the same decision on every input (accept or refuse) but list every problem
+at once, and on acceptance produce the official scorer's output byte for byte: the same
+keys and order, integers where its gate returns them, means from ``statistics.mean``,
+non-ASCII written as is, compact JSON unless ``pretty``.
+
+Where the official scripts accept what their own documentation or rubric forbids (a judge
+score of NaN, 7 or "3", a judge row for an unknown case, a null answer read as the text
+"None", extra members in a submission zip, a missing ``version``) the input is accepted
+as they accept it, and every such value is named in a warning; ``strict`` turns the
+warnings into refusals. One deliberate difference: a metrics file never holds NaN or
+Infinity (they are not JSON); such a value is written as ``null`` and warned about.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# The official scorer's task types; validate_submission.py has the same minus free_text.
+SCORER_TASK_TYPES = {
+    "mcq": "mcq",
+    "closed": "mcq",
+    "closed_ended": "mcq",
+    "closed-ended": "mcq",
+    "multiple_choice": "mcq",
+    "open": "open",
+    "open_ended": "open",
+    "open-ended": "open",
+    "free_text": "open",
+}
+VALIDATOR_TASK_TYPES = {k: v for k, v in SCORER_TASK_TYPES.items() if k != "free_text"}
+JUDGE_KEYS = ("gt_final", "va_answer", "rvf_trace")
+RESULTS_FILE_NAME = "results.json"
+RESULTS_VERSION = {"major": 1, "minor": 0}
+# A submission's results.json is read from a zip up to this size: a zip bomb is refused
+# instead of filling memory (the official validator has no limit).
+MAX_MEMBER_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class Verdict:
+    """What an official script would decide, with every problem and warning found."""
+
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def refused(self, strict: bool = False) -> bool:
+        return bool(self.problems) or (strict and bool(self.warnings))
+
+
+@dataclass
+class ScoreOutcome(Verdict):
+    result: dict[str, Any] | None = None
+
+
+def read_json(path: Path, what: str, verdict: Verdict) -> Any:
+    """The file's JSON as ``json.load`` reads it (NaN and Infinity literals included), or
+    None with a problem."""
+    try:
+        with path.open("r", encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        verdict.problems.append(f"{what} {path}: no such file")
+    except IsADirectoryError:
+        verdict.problems.append(f"{what} {path}: is a folder, not a JSON file")
+    except UnicodeDecodeError as error:
+        verdict.problems.append(
+            f"{what} {path}: not UTF-8 text ({error.reason} at byte {error.start})"
+        )
+    except json.JSONDecodeError as error:
+        verdict.problems.append(f"{what} {path}: not valid JSON ({error})")
+    except RecursionError:
+        verdict.problems.append(f"{what} {path}: JSON nested too deeply to read")
+    except OSError as error:
+        verdict.problems.append(f"{what} {path}: cannot be read ({error.strerror})")
+    return None
+
+
+def _rows(payload: Any, key: str, what: str, verdict: Verdict) -> list[Any]:
+    """``payload[key]`` for an object, the payload itself for a bare list."""
+    rows = payload.get(key) if isinstance(payload, dict) else payload
+    if not isinstance(rows, list):
+        verdict.problems.append(
+            f"{what}: expected a list of entries or an object with a {key!r} list"
+        )
+        return []
+    return rows
+
+
+def _text(item: dict[str, Any], key: str) -> str:
+    """The official reading of a field: ``str(value).strip()``, "" when absent."""
+    return str(item.get(key, "")).strip()
+
+
+def _task_type(value: Any, aliases: dict[str, str], where: str, verdict: Verdict) -> str | None:
+    normalised = aliases.get(str(value).strip().lower())
+    if normalised is None:
+        verdict.problems.append(f"{where}: task_type {value!r} is not one of {sorted(aliases)}")
+    return normalised
+
+
+def _note_non_string(item: dict[str, Any], key: str, where: str, verdict: Verdict) -> None:
+    value = item.get(key)
+    if key in item and not isinstance(value, str):
+        verdict.warnings.append(
+            f"{where}: {key} is {json.dumps(value)}, not a string; the official scorer reads it "
+            f"as the text {str(value).strip()!r}"
+        )
+
+
+def _predictions(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(_rows(payload, "answers", "predictions", verdict)):
+        where = f"predictions answers[{index}]"
+        if not isinstance(item, dict):
+            verdict.problems.append(f"{where}: expected an object")
+            continue
+        case_id = _text(item, "case_id")
+        if not case_id:
+            verdict.problems.append(f"{where}: case_id is required")
+            continue
+        where = f"predictions case {case_id!r}"
+        if case_id in found:
+            verdict.problems.append(f"{where}: a second prediction for this case")
+            continue
+        if item.get("case_id") != case_id:
+            _note_non_string(item, "case_id", where, verdict)
+        task_type = _task_type(item.get("task_type", ""), SCORER_TASK_TYPES, where, verdict)
+        answer, trace = _text(item, "answer"), _text(item, "reasoning_trace")
+        if not answer:
+            verdict.problems.append(f"{where}: answer is required (missing or blank)")
+        else:
+            _note_non_string(item, "answer", where, verdict)
+        if task_type == "open":
+            if not trace:
+                verdict.problems.append(f"{where}: reasoning_trace is required for open cases")
+            else:
+                _note_non_string(item, "reasoning_trace", where, verdict)
+        found[case_id] = {"task_type": task_type, "answer": answer}
+    return found
+
+
+def _ground_truth(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(_rows(payload, "cases", "ground truth", verdict)):
+        where = f"ground truth cases[{index}]"
+        if not isinstance(item, dict):
+            verdict.problems.append(f"{where}: expected an object")
+            continue
+        case_id = _text(item, "case_id")
+        if not case_id:
+            verdict.problems.append(f"{where}: case_id is required")
+            continue
+        where = f"ground truth case {case_id!r}"
+        if case_id in found:
+            verdict.problems.append(f"{where}: a second entry for this case")
+            continue
+        task_type = _task_type(item.get("task_type", ""), SCORER_TASK_TYPES, where, verdict)
+        answer = item.get("answer")
+        if answer is not None and not isinstance(answer, str):
+            _note_non_string(item, "answer", where, verdict)
+        if task_type == "mcq" and answer is not None and not str(answer).strip():
+            verdict.warnings.append(f"{where}: the MCQ answer is blank; no prediction can match it")
+        found[case_id] = {
+            "task_type": task_type,
+            "answer": str(answer).strip() if answer is not None else None,
+        }
+    return found
+
+
+def _judge_value(item: dict[str, Any], key: str, where: str, verdict: Verdict) -> float | None:
+    """``float(item[key])`` as the official scorer computes it, with the rubric's checks as
+    warnings (integers 0 to 4)."""
+    if key not in item:
+        verdict.problems.append(f"{where}: {key} is missing")
+        return None
+    raw = item[key]
+    try:
+        value = float(raw)
+    except (TypeError, ValueError, OverflowError):
+        verdict.problems.append(f"{where}: {key} is {json.dumps(raw)}, not a number")
+        return None
+    shown = json.dumps(raw)
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        verdict.warnings.append(f"{where}: {key} is {shown}, not a number; read as {value!r}")
+    if not math.isfinite(value):
+        verdict.warnings.append(f"{where}: {key} is {shown}, not a finite score")
+    elif not 0 <= value <= 4 or not value.is_integer():
+        verdict.warnings.append(
+            f"{where}: {key} is {shown}, outside the rubric (integers 0 to 4)"
+            + ("; the gate caps only RVF <= 1 and RVF == 2" if key == "rvf_trace" else "")
+        )
+    return value
+
+
+def _judge_scores(payload: Any, verdict: Verdict) -> dict[str, tuple[float, float, float]]:
+    found: dict[str, tuple[float, float, float]] = {}
+    for index, item in enumerate(_rows(payload, "scores", "judge scores", verdict)):
+        where = f"judge scores[{index}]"
+        if not isinstance(item, dict):
+            verdict.problems.append(f"{where}: expected an object")
+            continue
+        case_id = _text(item, "case_id")
+        if not case_id:
+            verdict.problems.append(f"{where}: case_id is required")
+            continue
+        where = f"judge scores case {case_id!r}"
+        if case_id in found:
+            verdict.problems.append(f"{where}: a second score row for this case")
+            continue
+        values = [_judge_value(item, key, where, verdict) for key in JUDGE_KEYS]
+        gt, va, rvf = (value if value is not None else math.nan for value in values)
+        found[case_id] = (gt, va, rvf)
+    return found
+
+
+def official_va_final(va_answer: float, rvf_trace: float) -> float:
+    """The official gate, expression for expression (``min(va, 1)`` is the int 1 when
+    ``va > 1``, which the official output writes as ``1``)."""
+    if rvf_trace <= 1:
+        return min(va_answer, 1)
+    if rvf_trace == 2:
+        return min(va_answer, 3)
+    return va_answer
+
+
+def score_like_official(
+    predictions: Any, ground_truth: Any, judge_scores: Any | None
+) -> ScoreOutcome:
+    """Score parsed predictions, ground truth and (optional) judge scores as the official
+    scorer does; the outcome's ``result`` is None when it would refuse."""
+    outcome = ScoreOutcome()
+    preds = _predictions(predictions, outcome)
+    truth = _ground_truth(ground_truth, outcome)
+    judged = _judge_scores(judge_scores, outcome) if judge_scores is not None else {}
+    missing = [case_id for case_id in truth if case_id not in preds]
+    extra = [case_id for case_id in preds if case_id not in truth]
+    if missing:
+        outcome.problems.append(f"no prediction for {len(missing)} case(s): {missing[:20]}")
+    if extra:
+        outcome.problems.append(f"predictions for {len(extra)} unknown case(s): {extra[:20]}")
+    unused = [case_id for case_id in judged if case_id not in truth]
+    if unused:
+        outcome.warnings.append(
+            f"judge scores for {len(unused)} case(s) not in the ground truth are ignored: {unused[:20]}"
+        )
+    mcq: list[float] = []
+    gt_values: list[float] = []
+    va_values: list[float] = []
+    per_case: list[dict[str, Any]] = []
+    for case_id, reference in truth.items():
+        prediction = preds.get(case_id)
+        task_type = reference["task_type"]
+        if prediction is None or task_type is None or prediction["task_type"] is None:
+            continue
+        if prediction["task_type"] != task_type:
+            outcome.problems.append(
+                f"case {case_id!r}: predicted as {prediction['task_type']!r}, "
+                f"the ground truth says {task_type!r}"
+            )
+        elif task_type == "mcq":
+            if reference["answer"] is None:
+                outcome.problems.append(f"case {case_id!r}: MCQ ground truth has no answer")
+                continue
+            correct = float(prediction["answer"].strip() == reference["answer"].strip())
+            mcq.append(correct)
+            per_case.append({"case_id": case_id, "task_type": "mcq", "mcq_correct": correct})
+        elif case_id not in judged:
+            outcome.problems.append(
+                f"case {case_id!r}: open case without judge scores (pass --judge-scores)"
+            )
+        else:
+            gt, va, rvf = judged[case_id]
+            va_final = official_va_final(va, rvf)
+            gt_values.append(gt)
+            va_values.append(va_final)
+            per_case.append({"case_id": case_id, "task_type": "open", "GT_final": gt,
+                             "VA_answer": va, "RVF_trace": rvf, "VA_final": va_final})  # fmt: skip
+    if outcome.problems:
+        return outcome
+    outcome.result = {
+        "metrics": {
+            "MCQ Accuracy": statistics.mean(mcq) if mcq else None,
+            "Open-ended GT": statistics.mean(gt_values) if gt_values else None,
+            "Open-ended VA": statistics.mean(va_values) if va_values else None,
+        },
+        "counts": {"num_cases": len(truth), "num_mcq": len(mcq), "num_open": len(gt_values)},
+        "per_case": per_case,
+    }
+    return outcome
+
+
+def _finite_or_null(value: Any, path: str, replaced: list[str]) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        replaced.append(f"{path} is {value!r}")
+        return None
+    if isinstance(value, dict):
+        return {
+            k: _finite_or_null(v, f"{path}.{k}" if path else k, replaced) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_finite_or_null(v, f"{path}[{i}]", replaced) for i, v in enumerate(value)]
+    return value
+
+
+def metrics_text(result: dict[str, Any], pretty: bool, outcome: Verdict) -> str | None:
+    """The official output text (without its final newline), NaN and Infinity as null
+    (warned); None, with a problem, when the text cannot be written as UTF-8 (the official
+    scorer crashes writing it)."""
+    replaced: list[str] = []
+    safe = _finite_or_null(result, "", replaced)
+    for where in replaced:
+        outcome.warnings.append(
+            f"{where}: written as null (the official scorer writes it as non-standard JSON)"
+        )
+    text = json.dumps(safe, ensure_ascii=False, indent=2 if pretty else None)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        outcome.problems.append(
+            "a case id holds a lone surrogate (\\ud800-\\udfff) that cannot be written as UTF-8"
+        )
+        return None
+    return text
+
+
+# --- validate_submission.py --------------------------------------------------------------
+
+
+def read_submission(path: Path, verdict: Verdict) -> Any:
+    """The JSON of a ``.json`` submission or of the ``results.json`` in a ``.zip``."""
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return read_json(path, "submission", verdict)
+    if suffix != ".zip":
+        verdict.problems.append(f"{path}: a submission is a results.json or a .zip holding one")
+        return None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = [name for name in archive.namelist() if not name.endswith("/")]
+            if RESULTS_FILE_NAME not in names:
+                verdict.problems.append(
+                    f"{path}: no results.json at the top level (has {names[:10]})"
+                )
+                return None
+            nested = [name for name in names if "/" in name]
+            if nested:
+                verdict.problems.append(
+                    f"{path}: nested folders or files are not allowed: {nested[:10]}"
+                )
+                return None
+            extra = [name for name in names if name != RESULTS_FILE_NAME]
+            if extra:
+                verdict.warnings.append(
+                    f"{path}: the documentation asks for results.json alone; also holds {extra[:10]}"
+                )
+            with archive.open(RESULTS_FILE_NAME) as member:
+                data = member.read(MAX_MEMBER_BYTES + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, RuntimeError, ValueError,
+            NotImplementedError, EOFError, zlib.error) as error:  # fmt: skip
+        verdict.problems.append(f"{path}: not a readable zip ({error})")
+        return None
+    if len(data) > MAX_MEMBER_BYTES:
+        verdict.problems.append(
+            f"{path}: results.json unpacks to more than {MAX_MEMBER_BYTES // 2**20} MiB; refused"
+        )
+        return None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        verdict.problems.append(f"{path}: results.json is not UTF-8 ({error.reason})")
+    except json.JSONDecodeError as error:
+        verdict.problems.append(f"{path}: results.json is not valid JSON ({error})")
+    except RecursionError:
+        verdict.problems.append(f"{path}: results.json is nested too deeply to read")
+    return None
+
+
+def _document_warnings(payload: Any, verdict: Verdict) -> None:
+    if not isinstance(payload, dict):
+        if isinstance(payload, list):
+            verdict.warnings.append(
+                "results.json is a bare list; the documented format is an object"
+            )
+        return
+    if "version" not in payload:
+        verdict.warnings.append(f"version: missing; the documented value is {RESULTS_VERSION}")
+    elif payload["version"] != RESULTS_VERSION:
+        verdict.warnings.append(f"version: {payload['version']!r}, documented {RESULTS_VERSION}")
+    for key in ("name", "type"):
+        if key not in payload:
+            verdict.warnings.append(f"{key}: missing (the documented format has it)")
+
+
+def validate_like_official(payload: Any, cases: Any | None, verdict: Verdict) -> int:
+    """Apply validate_submission.py's rules to a parsed submission (and, when given, the
+    parsed cases.json); return the number of answers."""
+    answers = payload.get("answers") if isinstance(payload, dict) else payload
+    if not isinstance(answers, list):
+        verdict.problems.append("results.json must hold an 'answers' list")
+        return 0
+    if not all(isinstance(item, dict) for item in answers):
+        bad = [i for i, item in enumerate(answers) if not isinstance(item, dict)]
+        verdict.problems.append(f"answers{bad[:10]}: every answer must be an object")
+        return len(answers)
+    _document_warnings(payload, verdict)
+    seen: set[str] = set()
+    for index, item in enumerate(answers):
+        where = f"answers[{index}]"
+        case_id = _text(item, "case_id")
+        if not case_id:
+            verdict.problems.append(f"{where}: case_id is required")
+            continue
+        where = f"answers[{index}] (case {case_id!r})"
+        if case_id in seen:
+            verdict.problems.append(f"{where}: duplicate case_id")
+        seen.add(case_id)
+        task_type = _task_type(item.get("task_type", ""), VALIDATOR_TASK_TYPES, where, verdict)
+        answer = item.get("answer")
+        if not isinstance(answer, str) or not answer.strip():
+            verdict.problems.append(f"{where}: answer must be a non-empty string")
+        trace = item.get("reasoning_trace", "")
+        if task_type == "open" and (not isinstance(trace, str) or not trace.strip()):
+            verdict.problems.append(
+                f"{where}: reasoning_trace is required and non-empty for open cases"
+            )
+    if cases is not None:  # listed even after other problems: all of them at once
+        _validate_against_cases(answers, cases, verdict)
+    return len(answers)
+
+
+def _validate_against_cases(answers: list[dict[str, Any]], payload: Any, verdict: Verdict) -> None:
+    cases = payload.get("cases") if isinstance(payload, dict) else payload
+    if not isinstance(cases, list):
+        verdict.problems.append("cases file: must hold a 'cases' list")
+        return
+    by_answer = {str(item.get("case_id", "")): item for item in answers}
+    by_case: dict[str, dict[str, Any]] = {}
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict) or "case_id" not in case:
+            verdict.problems.append(f"cases file cases[{index}]: expected an object with a case_id")
+            continue
+        by_case[str(case["case_id"])] = case
+    missing = [case_id for case_id in by_case if case_id not in by_answer]
+    extra = [case_id for case_id in by_answer if case_id not in by_case]
+    if missing:
+        verdict.problems.append(f"no answer for {len(missing)} case(s): {sorted(missing)[:20]}")
+    if extra:
+        verdict.problems.append(
+            f"answers for {len(extra)} case(s) not in the cases file (ids compare unstripped): "
+            f"{sorted(extra)[:20]}"
+        )
+    for case_id, case in by_case.items():
+        item = by_answer.get(case_id)
+        where = f"case {case_id!r}"
+        expected = _task_type(
+            case.get("task_type", ""), VALIDATOR_TASK_TYPES, f"cases file {where}", verdict
+        )
+        if item is None or expected is None:
+            continue
+        given = VALIDATOR_TASK_TYPES.get(str(item.get("task_type", "")).strip().lower())
+        if given != expected:
+            verdict.problems.append(f"{where}: task_type {given!r}, the case is {expected!r}")
+            continue
+        if expected != "mcq":
+            continue
+        options = case.get("options", [])
+        if isinstance(options, int | float | bool) or options is None:
+            verdict.problems.append(
+                f"cases file {where}: options is {json.dumps(options)}, not a list"
+            )
+            continue
+        labels = {str(o.get("label", "")).strip() for o in options if isinstance(o, dict)}
+        answer = _text(item, "answer")
+        if labels and answer not in labels:
+            verdict.problems.append(f"{where}: answer {answer!r} is not one of {sorted(labels)}")
+        elif not labels and isinstance(options, list) and options:
+            implied = [chr(ord("A") + i) for i in range(len(options))]
+            if answer not in implied:
+                verdict.warnings.append(
+                    f"{where}: answer {answer!r} is not one of the implied labels {implied} "
+                    "(the official validator checks labels only for {label, text} options)"
+                )
