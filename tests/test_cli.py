@@ -156,8 +156,7 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     assert (
         main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--plot", str(plot)]) == 0
     )
-    out = capsys.readouterr().out
-    board = json.loads(out[: out.rindex("]") + 1])
+    board = json.loads(capsys.readouterr().out)["rows"]
     by_model = {row["model"]: row for row in board}
     # MCQ accuracy: alpha 1/3 (q1), beta 1/3 (q2), gamma 1/3 (q3): a three-way tie.
     assert {row["ranks"]["MCQ Accuracy"] for row in board} == {2.0}
@@ -170,7 +169,9 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     assert main(["leaderboard", str(tmp_path / "logs"), "--breakdown"]) == 0
     markdown = capsys.readouterr().out
     assert "| 1 | mockllm/alpha |" in markdown and "modality:CT" in markdown
-    for fmt, marker in (("csv", "position,model,MCQ Accuracy"), ("html", "<table")):
+    assert "(n=3)" in markdown  # every metric shows its number of cases
+    for fmt, marker in (("csv", "dataset,position,model,partial,MCQ Accuracy,n MCQ Accuracy"),
+                        ("html", "<table")):  # fmt: skip
         assert main(["leaderboard", str(tmp_path / "logs"), "--format", fmt]) == 0
         assert marker in capsys.readouterr().out
 
@@ -236,7 +237,7 @@ def test_official_docker_test_round_trip(
     assert ours["answers"][0]["answer"] == baseline["answers"][0]["answer"] == "A"
 
 
-def test_leaderboard_keeps_variants_apart_when_asked(
+def test_leaderboard_keeps_variants_apart(
     official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # With the images, answer A (right for q1 only); blind, answer nothing usable.
@@ -246,15 +247,111 @@ def test_leaderboard_keeps_variants_apart_when_asked(
                      display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
         assert log.status == "success"
     assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
-    merged = json.loads(capsys.readouterr().out)
-    assert [row["model"] for row in merged] == ["mockllm/model"]
-    assert merged[0]["metrics"]["MCQ Accuracy"] == 0.0  # the newest log (blind) wins
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    apart = {row["model"]: row["metrics"]["MCQ Accuracy"] for row in rows}
+    assert apart == {"mockllm/model [images=true]": pytest.approx(1 / 3),
+                     "mockllm/model [images=false]": 0.0}  # fmt: skip
     assert (
         main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--label-arg", "images"])
         == 0
     )
-    apart = {
-        row["model"]: row["metrics"]["MCQ Accuracy"] for row in json.loads(capsys.readouterr().out)
-    }
-    assert apart == {"mockllm/model [images=True]": pytest.approx(1 / 3),
-                     "mockllm/model [images=False]": 0.0}  # fmt: skip
+    named = {row["model"] for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert named == {"mockllm/model [images=True]", "mockllm/model [images=False]"}
+
+
+def _mcq_log(data: Path, log_dir: Path, reply: str, **eval_args: Any) -> EvalLog:
+    task_args = eval_args.pop("task_args", {})
+    model = get_model("mockllm/model", custom_outputs=lambda *_: scripted_output(reply))
+    [log] = eval(mcq(data=str(data), **task_args), model=model, display="none",
+                 log_dir=str(log_dir), **eval_args)  # fmt: skip
+    assert log.status == "success"
+    return log
+
+
+def test_leaderboard_never_mixes_runs(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = tmp_path / "logs"
+    full = _mcq_log(official_dataset, logs, "ANSWER: A")
+    _mcq_log(official_dataset, logs, "ANSWER: B", limit=1)  # newer, but a partial run
+    _mcq_log(official_dataset, logs, "ANSWER: C", sample_id=["q3"])
+    _mcq_log(official_dataset, logs, "ANSWER: A", task_args={"shuffle_choices": True})
+    assert main(["leaderboard", str(logs), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    board = json.loads(captured.out)
+    models = sorted(row["model"] for row in board["rows"])
+    assert len(models) == 2 and all("shuffle_choices=" in m for m in models), models
+    unshuffled = next(r for r in board["rows"] if "shuffle_choices=false" in r["model"])
+    assert unshuffled["metrics"]["MCQ Accuracy"] == pytest.approx(1 / 3)
+    assert unshuffled["counts"]["MCQ Accuracy"] == 3
+    assert unshuffled["sources"]["MCQ Accuracy"] == full.location
+    assert "1 of 3 cases (--limit 1)" in captured.err and "--sample-id" in captured.err
+    # Shown on request, marked and unranked, never folded into the full run's row.
+    assert main(["leaderboard", str(logs), "--format", "json", "--include-partial"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    partial = [row for row in rows if row["partial"]]
+    assert len(partial) == 2 and all(row["position"] is None for row in partial)
+    assert all("(partial:" in row["model"] for row in partial)
+
+
+def test_leaderboard_says_which_of_two_identical_runs_it_used(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    older = _mcq_log(official_dataset, tmp_path / "logs", "ANSWER: B")
+    newer = _mcq_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["sources"]["MCQ Accuracy"] == newer.location
+    assert row["notes"] == [f"MCQ Accuracy: used {newer.location} (the newest run of this "
+                            f"configuration), not {older.location}"]  # fmt: skip
+
+
+def test_leaderboard_ranks_only_within_one_dataset(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(official_dataset, other, ignore=shutil.ignore_patterns("logs"))
+    cases = json.loads((other / "cases.json").read_text())
+    cases["cases"] = cases["cases"][:2]
+    (other / "cases.json").write_text(json.dumps(cases))
+    truth = json.loads((other / "ground_truth.json").read_text())
+    truth["cases"] = truth["cases"][:2]
+    (other / "ground_truth.json").write_text(json.dumps(truth))
+    _mcq_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    _mcq_log(other, tmp_path / "logs", "ANSWER: A")
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert len({row["dataset"] for row in rows}) == 2 and [row["position"] for row in rows] == [
+        1.0,
+        1.0,
+    ]
+
+
+def test_leaderboard_breakdown_keeps_every_format_valid(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+    import io
+
+    judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--breakdown"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["breakdown"]["MCQ Accuracy"]["modality:CT"] == 1.0
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "csv", "--breakdown"]) == 0
+    table = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert len(table) == 2 and len(table[0]) == len(table[1])
+    assert "MCQ Accuracy modality:CT" in table[0]
+    assert table[1][table[0].index("MCQ Accuracy modality:CT")] == "1"
+
+
+def test_leaderboard_refusal_writes_nothing(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _mcq_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    (tmp_path / "plot_dir").mkdir()
+    table = tmp_path / "board.md"
+    assert main(["leaderboard", str(tmp_path / "logs"), "--output", str(table),
+                 "--plot", str(tmp_path / "plot_dir")]) == 1  # fmt: skip
+    assert not table.exists() and "is a folder" in capsys.readouterr().err

@@ -19,7 +19,7 @@ from inspect_medreason.challenge import (
     submission_problems,
     write_results,
 )
-from inspect_medreason.files import OutputPathError, write_text_atomically
+from inspect_medreason.files import OutputPathError, check_output_path, write_text_atomically
 from inspect_medreason.loaders import DatasetError, sample_data_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -138,30 +138,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from inspect_medreason.leaderboard import (
-        collect_rows,
-        plot,
-        rank_rows,
-        render,
-        render_breakdown,
-    )
+    from inspect_medreason.leaderboard import collect_rows, plot, rank_rows, render
 
-    rows = rank_rows(collect_rows(log_files(args.logs), args.label_arg))
-    if not rows:
-        raise ChallengeError(["no successful eval log with MedReason metrics found"])
-    output = render(rows, args.format)
-    if args.breakdown:
-        output += "\n" + render_breakdown(rows)
+    # Refuse a bad output path before reading any log: a refusal writes nothing.
+    for target in (args.output, args.plot):
+        if target:
+            check_output_path(Path(target), args.force)
+    board = collect_rows(log_files(args.logs), args.label_arg, args.include_partial)
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not board.rows:
+        raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
+    board.rows = rank_rows(board.rows)
+    output = render(board, args.format, breakdown=args.breakdown)
     if args.output:
-        _refuse_overwrite(Path(args.output), args.force)
-        Path(args.output).write_text(output, encoding="utf-8")
-        print(f"wrote {args.output}")
+        write_text_atomically(Path(args.output), output, args.force)
+        print(f"wrote {args.output}", file=sys.stderr)
     else:
-        print(output)
+        print(output, end="" if output.endswith("\n") else "\n")
     if args.plot:
-        _refuse_overwrite(Path(args.plot), args.force)
-        plot(rows, Path(args.plot))
-        print(f"wrote {args.plot}")
+        plot(board.rows, Path(args.plot))
+        print(f"wrote {args.plot}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -260,7 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--format", choices=["md", "csv", "json", "html"], default="md")
     board.add_argument("--output", help="write the table here instead of printing it")
     board.add_argument("--plot", help="write a PNG with the three metrics side by side per model")
-    board.add_argument("--breakdown", action="store_true", help="add per-category tables")
+    board.add_argument(
+        "--breakdown", action="store_true", help="add per-category results (in the same format)"
+    )
+    board.add_argument(
+        "--include-partial", action="store_true",
+        help="show runs over part of the cases (--limit, --sample-id, unfinished) as their own "
+        "unranked rows instead of leaving them out",
+    )  # fmt: skip
     board.add_argument(
         "--label-arg", action="append", default=[], metavar="ARG",
         help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",

@@ -1,65 +1,199 @@
-"""Comparing models the way the challenge ranks them.
+"""Comparing models the way the challenge ranks them, without ever mixing runs.
 
 Three metrics (higher is better): MCQ Accuracy, Open-ended GT, Open-ended VA. Each model is
 ranked on each metric (1 = best; ties share the average rank, the standard "average rank"
 rule: the challenge states no tie rule), the overall order is by the mean of the three ranks
 (the challenge's "average of the per-metric ranks"), ties again sharing the average rank.
 A model without a metric is ranked after every model that has it, and the table says so.
+
+A row is one experiment: a model plus every setting that changes a number (data files,
+images shown or withheld, prompts, extraction mode, option shuffling, judges and their
+settings, generation settings, epochs). Logs are combined into a row only when they agree
+on all of these (an MCQ log and an open-ended log of the same experiment make one row).
+Rows are ranked only against rows over the same data files. A run over part of the cases
+(``--limit``, ``--sample-id``, or one that did not finish) is left out with a note, or,
+with ``include_partial``, shown as its own unranked row marked partial. When several runs
+of one configuration exist, the newest is used and the note names the others.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.log import EvalLog, read_eval_log
 from scipy.stats import rankdata
 
 from inspect_medreason.challenge import METRIC_NAMES
 
-# Where each leaderboard metric lives in a log: (score name, metric name).
+# Where each leaderboard metric lives in a log: (score name, metric name, track).
 METRIC_SOURCES = {
-    "MCQ Accuracy": ("mcq_scorer", "accuracy"),
-    "Open-ended GT": ("gt_final", "mean"),
-    "Open-ended VA": ("va_final", "mean"),
+    "MCQ Accuracy": ("mcq_scorer", "accuracy", "mcq"),
+    "Open-ended GT": ("gt_final", "mean", "open"),
+    "Open-ended VA": ("va_final", "mean", "open"),
 }
 BREAKDOWN_PREFIX = "inspect_medreason/breakdown_"
+# Generation settings that decide how a run is executed, not what it answers.
+EXECUTION_ONLY = {
+    "max_retries", "timeout", "attempt_timeout", "stream_idle_timeout", "max_connections",
+    "adaptive_connections", "cache", "batch", "cache_prompt", "extra_headers",
+}  # fmt: skip
+
+
+@dataclass
+class RunSettings:
+    """What a log's numbers depend on, split by what both tracks share and each track's own."""
+
+    dataset: dict[str, Any]
+    common: dict[str, Any]
+    tracks: dict[str, dict[str, Any]]
+    partial: str | None  # why the run covers only part of its cases
+
+
+@dataclass
+class LogMetrics:
+    path: Path
+    created: tuple[str, int]
+    model: str
+    settings: RunSettings
+    metrics: dict[str, float]
+    counts: dict[str, int]
+    breakdown: dict[str, dict[str, float]]
 
 
 @dataclass
 class ModelRow:
-    """One model's metrics, ranks and where they came from."""
+    """One experiment's metrics, ranks and where they came from."""
 
     model: str
     metrics: dict[str, float | None] = field(default_factory=dict)
     ranks: dict[str, float] = field(default_factory=dict)
     mean_rank: float = 0.0
-    position: float = 0.0
+    position: float | None = 0.0
     sources: dict[str, str] = field(default_factory=dict)
     breakdown: dict[str, dict[str, float]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    dataset: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    partial: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def missing(self) -> list[str]:
         return [name for name in METRIC_NAMES if self.metrics.get(name) is None]
 
 
-def metrics_from_log(log: EvalLog) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """The leaderboard metrics a log holds, and its per-category breakdowns."""
+@dataclass
+class Leaderboard:
+    rows: list[ModelRow]
+    notes: list[str]
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def _config(config: Any) -> dict[str, Any]:
+    if config is None:
+        return {}
+    values = config.model_dump(exclude_none=True) if hasattr(config, "model_dump") else dict(config)
+    return {key: value for key, value in values.items() if key not in EXECUTION_ONLY}
+
+
+def _role(config: Any) -> Any:
+    """A judge role as the log records it, without settings that only affect execution."""
+    if isinstance(config, list):
+        return [_role(item) for item in config]
+    dumped = config.model_dump(exclude_none=True)
+    dumped["config"] = _config(config.config)
+    return dumped
+
+
+def _prompt_digests(prompts: dict[str, Any], prefix: str) -> dict[str, str]:
+    return {name: record.get("sha256", "") for name, record in prompts.items()
+            if name.startswith(prefix) and isinstance(record, dict)}  # fmt: skip
+
+
+def run_settings(log: EvalLog) -> RunSettings:
+    """Every setting of a log that changes its numbers."""
+    meta = log.eval.metadata or {}
+    data = meta.get("data") or {}
+    dataset = {
+        "cases": data.get("cases_file") or log.eval.dataset.location,
+        "cases_sha256": data.get("cases_sha256"),
+        "ground_truth_sha256": data.get("ground_truth_sha256"),
+    }
+    config = log.eval.config
+    common = {
+        "images": meta.get("images", (log.eval.task_args or {}).get("images", True)),
+        "model_args": log.eval.model_args or {},
+        "generate": {
+            **_config(log.plan.config if log.plan else None),
+            **_config(log.eval.model_generate_config),
+        },
+        "epochs": config.epochs or 1,
+        "epochs_reducer": config.epochs_reducer,
+    }
+    prompts = meta.get("prompts") or {}
+    tracks: dict[str, dict[str, Any]] = {}
+    scores = {score.name for score in (log.results.scores if log.results else [])}
+    if "mcq_scorer" in scores:
+        tracks["mcq"] = {
+            "shuffle_choices": meta.get("shuffle_choices"),
+            "shuffle_seed": meta.get("shuffle_seed"),
+            "extraction": (meta.get("extraction") or {}).get("mode"),
+            "prompts": _prompt_digests(prompts, "mcq_"),
+        }
+    if "gt_final" in scores:
+        judges = meta.get("judges") or {}
+        roles = {role: _role(cfg) for role, cfg in (log.eval.model_roles or {}).items()}
+        tracks["open"] = {
+            "judges": roles,
+            "judge_settings": judges.get("settings"),
+            "judge_templates": {
+                name: record.get("sha256")
+                for name, record in (judges.get("templates") or {}).items()
+            },
+            "prompts": _prompt_digests(prompts, "open_"),
+        }
+    return RunSettings(dataset, common, tracks, _partial(log, config))
+
+
+def _partial(log: EvalLog, config: Any) -> str | None:
+    if config.sample_id is not None:
+        return f"--sample-id {config.sample_id}"
+    total = log.eval.dataset.samples
+    done = log.results.completed_samples if log.results else 0
+    epochs = config.epochs or 1
+    if total is not None and done < total * epochs:
+        reason = f"--limit {config.limit}" if config.limit is not None else "unfinished"
+        return f"{done // epochs} of {total} cases ({reason})"
+    return None
+
+
+def metrics_from_log(
+    log: EvalLog,
+) -> tuple[dict[str, float], dict[str, int], dict[str, dict[str, float]]]:
+    """The leaderboard metrics a log holds, their case counts and per-category breakdowns."""
     found: dict[str, float] = {}
+    counts: dict[str, int] = {}
     breakdown: dict[str, dict[str, float]] = {}
     if log.results is None:
-        return found, breakdown
-    for name, (score_name, metric_name) in METRIC_SOURCES.items():
+        return found, counts, breakdown
+    for name, (score_name, metric_name, _) in METRIC_SOURCES.items():
         for score in log.results.scores:
             if score.name != score_name:
                 continue
             metric = score.metrics.get(metric_name)
             if metric is not None and metric.value == metric.value:  # NaN: nothing scored
                 found[name] = float(metric.value)
+                counts[name] = int(score.scored_samples or 0)
             # Breakdown metrics are the ones named "field:value" (e.g. "modality:CT").
             categories = {
                 key.removeprefix(BREAKDOWN_PREFIX): m.value
@@ -68,40 +202,115 @@ def metrics_from_log(log: EvalLog) -> tuple[dict[str, float], dict[str, dict[str
             }
             if categories:
                 breakdown[name] = {k: float(v) for k, v in categories.items()}
-    return found, breakdown
+    return found, counts, breakdown
 
 
-def row_label(log: EvalLog, label_args: list[str]) -> str:
-    """The model, plus the named task arguments (e.g. ``images=False``) when asked for."""
+def _compatible(row: dict[str, Any], item: LogMetrics) -> bool:
+    """Same experiment: the same dataset, shared settings and partial state, and equal
+    settings for every track both have."""
+    if row["dataset"] != item.settings.dataset or row["common"] != item.settings.common:
+        return False
+    if row["partial"] != item.settings.partial:
+        return False
+    return all(row["tracks"][track] == settings for track, settings in item.settings.tracks.items()
+               if track in row["tracks"])  # fmt: skip
+
+
+def _row_name(model: str, label_args: list[str], task_args: dict[str, Any]) -> str:
     if not label_args:
-        return log.eval.model
-    args = log.eval.task_args or {}
-    return f"{log.eval.model} [" + ", ".join(f"{a}={args.get(a)}" for a in label_args) + "]"
+        return model
+    return f"{model} [" + ", ".join(f"{a}={task_args.get(a)}" for a in label_args) + "]"
 
 
-def collect_rows(logs: list[Path], label_args: list[str] | None = None) -> list[ModelRow]:
-    """One row per model (or per model and the ``label_args`` values, to keep variants of a
-    model apart); for a metric found in several logs of a row, the newest log wins."""
-    rows: dict[str, ModelRow] = {}
-    # Inspect stamps logs to the second; the file's mtime breaks ties between quick runs.
-    created: dict[tuple[str, str], tuple[str, int]] = {}
+def collect_rows(
+    logs: list[Path], label_args: list[str] | None = None, include_partial: bool = False
+) -> Leaderboard:
+    """One row per experiment; see the module docstring for how logs combine."""
+    notes: list[str] = []
+    items: list[LogMetrics] = []
     for path in logs:
         log = read_eval_log(str(path), header_only=True)
         if log.status != "success":
+            notes.append(f"{path}: left out (status {log.status!r})")
             continue
-        stamp = (log.eval.created, path.stat().st_mtime_ns)
-        model = row_label(log, label_args or [])
-        row = rows.setdefault(model, ModelRow(model=model))
-        found, breakdown = metrics_from_log(log)
-        for name, value in found.items():
-            key = (model, name)
-            if key not in created or stamp > created[key]:
-                created[key] = stamp
-                row.metrics[name] = value
-                row.sources[name] = str(path)
-                if name in breakdown:
-                    row.breakdown[name] = breakdown[name]
-    return list(rows.values())
+        found, counts, breakdown = metrics_from_log(log)
+        if not found:
+            continue
+        settings = run_settings(log)
+        name = _row_name(log.eval.model, label_args or [], log.eval.task_args or {})
+        if settings.partial and not include_partial:
+            notes.append(f"{path}: left out, a partial run ({settings.partial}); "
+                         "--include-partial shows it as its own row")  # fmt: skip
+            continue
+        items.append(LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
+                                found, counts, breakdown))  # fmt: skip
+    # Newest first: the newest run of a configuration is the one a row keeps.
+    items.sort(key=lambda item: item.created, reverse=True)
+    groups: list[dict[str, Any]] = []
+    for item in items:
+        group = next((g for g in groups if g["model"] == item.model and _compatible(g, item)), None)
+        if group is None:
+            group = {"model": item.model, "dataset": item.settings.dataset, "partial": item.settings.partial,
+                     "common": item.settings.common, "tracks": {}, "row": ModelRow(item.model)}  # fmt: skip
+            groups.append(group)
+        row: ModelRow = group["row"]
+        for track, track_settings in item.settings.tracks.items():
+            group["tracks"].setdefault(track, track_settings)
+        for name, value in item.metrics.items():
+            if name in row.metrics:
+                row.notes.append(f"{name}: used {row.sources[name]} (the newest run of this "
+                                 f"configuration), not {item.path}")  # fmt: skip
+                continue
+            row.metrics[name] = value
+            row.counts[name] = item.counts.get(name, 0)
+            row.sources[name] = str(item.path)
+            if name in item.breakdown:
+                row.breakdown[name] = item.breakdown[name]
+    rows = [_finish(group) for group in groups]
+    _label_differences(rows)
+    return Leaderboard(rows, notes)
+
+
+def _finish(group: dict[str, Any]) -> ModelRow:
+    row: ModelRow = group["row"]
+    row.dataset = f"{Path(str(group['dataset']['cases'])).name} ({str(group['dataset']['cases_sha256'] or '')[:8]})"
+    row.settings = {"common": group["common"], **group["tracks"]}
+    row.partial = group["partial"]
+    return row
+
+
+def _flatten(settings: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    flat: dict[str, str] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and name in {"common", "mcq", "open", "common.generate"}:
+            flat.update(_flatten(value, f"{name}."))
+        else:
+            flat[name] = json.dumps(value, sort_keys=True, default=str)
+    return flat
+
+
+def _label_differences(rows: list[ModelRow]) -> None:
+    """Name what tells apart rows of one model on one dataset ("images=false")."""
+    flat = [_flatten(row.settings) for row in rows]
+    labels: list[list[str]] = []
+    for index, row in enumerate(rows):
+        twins = [j for j, other in enumerate(rows) if j != index and other.model == row.model
+                 and other.dataset == row.dataset]  # fmt: skip
+        differing = sorted({key for j in twins for key in set(flat[index]) | set(flat[j])
+                            if flat[index].get(key) != flat[j].get(key)})  # fmt: skip
+        shown = []
+        for key in differing:
+            value = flat[index].get(key)
+            if value is not None:
+                short = key.split(".")[-1]
+                shown.append(f"{short}={value if len(value) <= 24 else _digest(value)}")
+        labels.append(shown)
+    for row, shown in zip(rows, labels, strict=True):
+        if shown:
+            row.model = f"{row.model} [{', '.join(shown)}]"
+        if row.partial:
+            row.model = f"{row.model} (partial: {row.partial})"
 
 
 def _sort_key(value: float | None) -> float:
@@ -110,97 +319,161 @@ def _sort_key(value: float | None) -> float:
 
 
 def rank_rows(rows: list[ModelRow]) -> list[ModelRow]:
-    """Per-metric average ranks (missing = after all present), mean rank, overall position."""
-    if not rows:
-        return rows
-    for name in METRIC_NAMES:
-        # Higher is better: rank the negated values; a missing metric is worse than any value.
-        keys = [_sort_key(row.metrics.get(name)) for row in rows]
-        for row, rank in zip(rows, rankdata(keys, method="average"), strict=True):
-            row.ranks[name] = float(rank)
-    for row in rows:
-        row.mean_rank = sum(row.ranks.values()) / len(METRIC_NAMES)
-    for row, position in zip(
-        rows, rankdata([row.mean_rank for row in rows], method="average"), strict=True
-    ):
-        row.position = float(position)
-    return sorted(rows, key=lambda row: (row.position, row.model))
+    """Per-metric average ranks (missing = after all present), mean rank, overall position;
+    within each dataset; partial rows are shown but not ranked."""
+    ranked: list[ModelRow] = []
+    for dataset in dict.fromkeys(row.dataset for row in rows):
+        complete = [row for row in rows if row.dataset == dataset and not row.partial]
+        if complete:
+            for name in METRIC_NAMES:
+                keys = [_sort_key(row.metrics.get(name)) for row in complete]
+                for row, rank in zip(complete, rankdata(keys, method="average"), strict=True):
+                    row.ranks[name] = float(rank)
+            for row in complete:
+                row.mean_rank = sum(row.ranks.values()) / len(METRIC_NAMES)
+            positions = rankdata([row.mean_rank for row in complete], method="average")
+            for row, position in zip(complete, positions, strict=True):
+                row.position = float(position)
+        partial = [row for row in rows if row.dataset == dataset and row.partial]
+        for row in partial:
+            row.position = None
+        ranked += sorted(complete, key=lambda row: (row.position or 0.0, row.model))
+        ranked += sorted(partial, key=lambda row: row.model)
+    return ranked
 
 
 def _cell(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _rank_cell(value: float) -> str:
-    return f"{value:g}"
+def _metric_cell(row: ModelRow, name: str) -> str:
+    value = row.metrics.get(name)
+    return "—" if value is None else f"{value:.3f} (n={row.counts.get(name, 0)})"
+
+
+def _rank_cell(value: float | None) -> str:
+    return "—" if value is None else f"{value:g}"
 
 
 HEADER = [
-    "position", "model", *METRIC_NAMES, *(f"rank {name}" for name in METRIC_NAMES),
+    "dataset", "position", "model", *METRIC_NAMES, *(f"rank {name}" for name in METRIC_NAMES),
     "mean rank", "missing (ranked last)",
+]  # fmt: skip
+CSV_HEADER = [
+    "dataset", "position", "model", "partial",
+    *(column for name in METRIC_NAMES for column in (name, f"n {name}")),
+    *(f"rank {name}" for name in METRIC_NAMES), "mean rank", "missing (ranked last)",
 ]  # fmt: skip
 
 
 def table_rows(rows: list[ModelRow]) -> list[list[str]]:
     return [
         [
+            row.dataset,
             _rank_cell(row.position),
             row.model,
-            *(_cell(row.metrics.get(name)) for name in METRIC_NAMES),
-            *(_rank_cell(row.ranks[name]) for name in METRIC_NAMES),
-            f"{row.mean_rank:.2f}",
+            *(_metric_cell(row, name) for name in METRIC_NAMES),
+            *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
+            f"{row.mean_rank:.2f}" if row.position is not None else "—",
             ", ".join(row.missing),
         ]
         for row in rows
     ]
 
 
-def render(rows: list[ModelRow], fmt: str) -> str:
-    """The table as Markdown, CSV, JSON or HTML."""
-    body = table_rows(rows)
+def _categories(rows: list[ModelRow], name: str) -> list[str]:
+    return sorted({category for row in rows for category in row.breakdown.get(name, {})})
+
+
+def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
+    """The table as Markdown, CSV, JSON or HTML; ``breakdown`` adds per-category results in
+    the same format (a JSON document stays one document, a CSV one table)."""
+    rows = board.rows
     if fmt == "json":
-        return json.dumps(
-            [
-                {
-                    "position": row.position,
-                    "model": row.model,
-                    "metrics": {name: row.metrics.get(name) for name in METRIC_NAMES},
-                    "ranks": row.ranks,
-                    "mean_rank": row.mean_rank,
-                    "missing": row.missing,
-                    "sources": row.sources,
-                    "breakdown": row.breakdown,
-                }
-                for row in rows
-            ],
-            indent=2,
-        )
+        return json.dumps({"rows": [_json_row(row, breakdown) for row in rows], "notes": board.notes,
+                           "ranking": RANKING_NOTE}, indent=2)  # fmt: skip
     if fmt == "csv":
+        extra = (
+            [(name, c) for name in METRIC_NAMES for c in _categories(rows, name)]
+            if breakdown
+            else []
+        )
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(HEADER)
-        writer.writerows(body)
+        writer.writerow([*CSV_HEADER, *(f"{name} {category}" for name, category in extra)])
+        for row in rows:
+            metric_cells = []
+            for name in METRIC_NAMES:
+                value = row.metrics.get(name)
+                metric_cells += [
+                    "" if value is None else f"{value:.6g}",
+                    str(row.counts.get(name, "")),
+                ]
+            writer.writerow([
+                row.dataset, _rank_cell(row.position) if row.position is not None else "", row.model,
+                row.partial or "", *metric_cells,
+                *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
+                f"{row.mean_rank:.4g}" if row.position is not None else "", ", ".join(row.missing),
+                *(f"{row.breakdown.get(n, {}).get(c, ''):.6g}" if c in row.breakdown.get(n, {}) else ""
+                  for n, c in extra),
+            ])  # fmt: skip
         return buffer.getvalue()
+    body = table_rows(rows)
     if fmt == "html":
         head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
         lines = "".join(
             "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in line) + "</tr>"
             for line in body
         )
-        return (
+        parts = [
             '<table class="medreason-leaderboard">\n'
             f"<thead><tr>{head}</tr></thead>\n<tbody>{lines}</tbody>\n</table>\n"
-            f"<p>{html.escape(RANKING_NOTE)}</p>\n"
-        )
+            f"<p>{html.escape(RANKING_NOTE)}</p>\n",
+            *(f"<p class='note'>{html.escape(note)}</p>\n" for note in _all_notes(board)),
+        ]
+        if breakdown:
+            parts.append(_breakdown_html(rows))
+        return "".join(parts)
     markdown = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     markdown += ["| " + " | ".join(line) + " |" for line in body]
-    return "\n".join(markdown) + f"\n\n{RANKING_NOTE}\n"
+    text = "\n".join(markdown) + f"\n\n{RANKING_NOTE}\n"
+    notes = _all_notes(board)
+    if notes:
+        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in notes)
+    if breakdown:
+        text += "\n" + render_breakdown(rows)
+    return text
+
+
+def _all_notes(board: Leaderboard) -> list[str]:
+    return [*board.notes, *(f"{row.model}: {note}" for row in board.rows for note in row.notes)]
+
+
+def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
+    document: dict[str, Any] = {
+        "dataset": row.dataset,
+        "position": row.position,
+        "model": row.model,
+        "partial": row.partial,
+        "metrics": {name: row.metrics.get(name) for name in METRIC_NAMES},
+        "counts": {name: row.counts.get(name) for name in METRIC_NAMES},
+        "ranks": row.ranks,
+        "mean_rank": row.mean_rank if row.position is not None else None,
+        "missing": row.missing,
+        "sources": row.sources,
+        "settings": row.settings,
+        "notes": row.notes,
+    }
+    if breakdown:
+        document["breakdown"] = row.breakdown
+    return document
 
 
 RANKING_NOTE = (
     "Ranks: 1 = best per metric, ties share the average rank; position orders models by "
-    "the mean of the three ranks (ties share the average position). A missing metric is "
-    "ranked after every model that has it."
+    "the mean of the three ranks (ties share the average position), within one dataset. A "
+    "missing metric is ranked after every model that has it. n = cases scored. Partial runs "
+    "are not ranked."
 )
 
 
@@ -208,7 +481,7 @@ def render_breakdown(rows: list[ModelRow]) -> str:
     """Per-category results (e.g. modality:CT) as a Markdown table per metric."""
     parts: list[str] = []
     for name in METRIC_NAMES:
-        categories = sorted({c for row in rows for c in row.breakdown.get(name, {})})
+        categories = _categories(rows, name)
         if not categories:
             continue
         parts.append(f"### {name} by category\n")
@@ -221,12 +494,34 @@ def render_breakdown(rows: list[ModelRow]) -> str:
     return "\n".join(parts)
 
 
+def _breakdown_html(rows: list[ModelRow]) -> str:
+    parts: list[str] = []
+    for name in METRIC_NAMES:
+        categories = _categories(rows, name)
+        if not categories:
+            continue
+        head = "".join(f"<th>{html.escape(row.model)}</th>" for row in rows)
+        body = "".join(
+            f"<tr><td>{html.escape(category)}</td>"
+            + "".join(
+                f"<td>{_cell(row.breakdown.get(name, {}).get(category))}</td>" for row in rows
+            )
+            + "</tr>"
+            for category in categories
+        )
+        parts.append(f"<h3>{html.escape(name)} by category</h3>\n<table><thead><tr><th>category</th>"
+                     f"{head}</tr></thead><tbody>{body}</tbody></table>\n")  # fmt: skip
+    return "".join(parts)
+
+
 def plot(rows: list[ModelRow], output: Path) -> None:
     """Three panels, one per metric (each on its own scale), one bar per model."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from inspect_medreason.files import write_bytes_atomically
 
     limits = {"MCQ Accuracy": 1.0, "Open-ended GT": 4.0, "Open-ended VA": 4.0}
     figure, axes = plt.subplots(1, 3, figsize=(4 + 1.2 * len(rows) * 3, 4.5), sharey=False)
@@ -250,6 +545,7 @@ def plot(rows: list[ModelRow], output: Path) -> None:
         axis.set_xticklabels([row.model for row in rows], rotation=30, ha="right", fontsize=8)
     figure.suptitle("MedReason leaderboard metrics (higher is better)")
     figure.tight_layout()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(output, dpi=120)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
     plt.close(figure)
+    write_bytes_atomically(output, buffer.getvalue(), force=True)
