@@ -17,6 +17,7 @@ from inspect_medreason.loaders import (
     shuffle_options,
 )
 from inspect_medreason.schema import normalise_task_type
+from inspect_medreason.tasks import mcq, open_ended
 
 
 def problems_of(error: pytest.ExceptionInfo[DatasetError]) -> set[tuple[str, str]]:
@@ -334,3 +335,59 @@ def test_every_case_problem_and_ground_truth_problem_together(official_dataset: 
     with pytest.raises(DatasetError) as error:
         load_cases(official_dataset)
     assert problems_of(error) == {("q1", "question"), ("ghost", "case_id")}
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [("img_path", "image_path"), ("imagepath", "image_path"), ("Image-Path", "image_path"),
+     ("optoins", "options"), ("anwser", "answer"), ("qestion", "question"), ("caseid", "case_id"),
+     ("images", "image_paths"), ("choices", "options"), ("modalty", "modality"),
+     ("organ_systen", "organ_system")],
+)  # fmt: skip
+def test_a_misspelt_key_is_refused_with_a_suggestion(
+    official_dataset: Path, key: str, suggestion: str
+) -> None:
+    document = json.loads((official_dataset / "cases.json").read_text())
+    document["cases"][3][key] = "images/a.png"
+    (official_dataset / "cases.json").write_text(json.dumps(document))
+    with pytest.raises(DatasetError) as error:
+        load_cases(official_dataset)
+    assert (key, "o1") in {(p.field, p.case_id) for p in error.value.problems}
+    assert f"did you mean {suggestion!r}" in str(error.value)
+
+
+def test_other_unknown_keys_are_kept_listed_and_logged(
+    official_dataset: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    document = json.loads((official_dataset / "cases.json").read_text())
+    for case in document["cases"]:
+        case["question_id"] = f"Q-{case['case_id']}"
+    document["cases"][0]["answer_type"] = "CLOSED"
+    (official_dataset / "cases.json").write_text(json.dumps(document))
+    with caplog.at_level("WARNING"):
+        loaded = load_cases(official_dataset)
+    assert loaded.unknown_keys == {"question_id": 4, "answer_type": 1}
+    assert loaded.cases[0].metadata.model_extra == {"question_id": "Q-q1", "answer_type": "CLOSED"}
+    [warning] = [r.getMessage() for r in caplog.records if "does not know" in r.getMessage()]
+    assert "'question_id' (4 cases)" in warning and "'answer_type' (1 cases)" in warning
+    task = mcq(data=str(official_dataset))
+    assert task.metadata is not None
+    assert task.metadata["data"]["unknown_keys"] == {"question_id": 4, "answer_type": 1}
+
+
+def test_ground_truth_typos_and_missing_mcq_answers_are_refused(official_dataset: Path) -> None:
+    truth = json.loads((official_dataset / "ground_truth.json").read_text())
+    truth["cases"][0] = {"case_id": "q1", "task_type": "mcq", "anwser": "A"}
+    del truth["cases"][1]["answer"]
+    (official_dataset / "ground_truth.json").write_text(json.dumps(truth))
+    with pytest.raises(DatasetError) as error:
+        load_cases(official_dataset)
+    found = problems_of(error)
+    assert ("q1", "anwser") in found and ("q1", "answer") in found and ("q2", "answer") in found
+
+
+def test_ground_truth_that_gives_no_case_a_reference_stops_the_run(official_dataset: Path) -> None:
+    truth = {"cases": [{"case_id": "o1", "task_type": "open"}]}
+    (official_dataset / "ground_truth.json").write_text(json.dumps(truth))
+    with pytest.raises(DatasetError, match="none of the 1 open cases has a reference answer"):
+        open_ended(data=str(official_dataset))

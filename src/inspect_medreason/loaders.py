@@ -9,7 +9,9 @@ on half-valid data.
 
 from __future__ import annotations
 
+import difflib
 import json
+import logging
 import random
 import re
 from collections import Counter
@@ -28,6 +30,8 @@ from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
 )
+
+logger = logging.getLogger(__name__)
 
 CASES_FILE_NAME = "cases.json"
 GROUND_TRUTH_FILE_NAME = "ground_truth.json"
@@ -59,6 +63,50 @@ METADATA_ALIASES = {
     "body_system": "organ_system",
     "lang": "language",
 }
+# Keys the loaders read (or fold into metadata as grouping fields) in either layout.
+KNOWN_RECORD_KEYS = frozenset({
+    *OFFICIAL_KEYS, *RAW_OPTION_KEYS, *GROUP_FIELDS, *METADATA_ALIASES,
+    "question type", "index", "split_order", "frame",
+})  # fmt: skip
+KNOWN_GROUND_TRUTH_KEYS = frozenset({"case_id", "task_type", "answer"})
+# Other names people give a known field: refused with the right name, never ignored.
+KEY_SUGGESTIONS = {
+    "image": "image_path", "img": "image_path", "image_file": "image_path",
+    "images": "image_paths", "imgs": "image_paths", "image_files": "image_paths",
+    "choices": "options", "option": "options", "ans": "answer", "gt": "answer",
+    "question_type": "task_type", "type": "task_type",
+}  # fmt: skip
+NEAR_MISS_CUTOFF = 0.8
+
+
+def _key_form(key: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
+def near_miss(key: str, known: frozenset[str]) -> str | None:
+    """The known key an unknown key most likely misspells (``img_path``, ``imagepath``,
+    ``optoins``, ``anwser``), or None for a key that is simply new (``question_id``)."""
+    if key in KEY_SUGGESTIONS and KEY_SUGGESTIONS[key] in known:
+        return KEY_SUGGESTIONS[key]
+    form = _key_form(key)
+    best, best_ratio = None, (0.0, 0.0)
+    for candidate in sorted(known):
+        candidate_form = _key_form(candidate)
+        if (
+            candidate_form
+            and form.startswith(candidate_form)
+            and len(form) - len(candidate_form) >= 2
+        ):
+            continue  # a longer name built on a known one ("question_id") is its own field
+        # Ties on the normalised form ("organ system", "organ_system") go to the spelling
+        # closest to the key as written.
+        ratio = (
+            difflib.SequenceMatcher(None, form, candidate_form).ratio(),
+            difflib.SequenceMatcher(None, key.lower(), candidate.lower()).ratio(),
+        )
+        if ratio > best_ratio:
+            best, best_ratio = candidate, ratio
+    return best if best_ratio[0] >= NEAR_MISS_CUTOFF else None
 
 
 @dataclass(frozen=True)
@@ -92,6 +140,8 @@ class LoadedCases:
     cases_file: Path
     ground_truth_file: Path | None
     resolved_images: dict[str, list[Path]] = field(default_factory=dict)
+    # Keys the loader does not know, kept as metadata: key -> number of records.
+    unknown_keys: dict[str, int] = field(default_factory=dict)
 
 
 def sample_data_dir() -> Path:
@@ -241,6 +291,24 @@ def _format_validation_error(error: ValidationError) -> list[tuple[str, str]]:
     return located
 
 
+def _misspelled_keys(
+    record: dict[str, Any], known: frozenset[str], file: str, where: str, unknown: Counter[str]
+) -> list[Problem]:
+    """Problems for keys that misspell a known one; other unknown keys are counted."""
+    problems: list[Problem] = []
+    for key in record:
+        if key in known:
+            continue
+        suggestion = near_miss(str(key), known)
+        if suggestion is not None:
+            problems.append(Problem(file, where, str(key),
+                                    f"unknown key; did you mean {suggestion!r}? (rename it: a "
+                                    "misspelt key would silently change the run)"))  # fmt: skip
+        else:
+            unknown[str(key)] += 1
+    return problems
+
+
 def _read_ground_truth(path: Path) -> tuple[dict[str, GroundTruthEntry], list[Problem]]:
     problems: list[Problem] = []
     entries: dict[str, GroundTruthEntry] = {}
@@ -253,12 +321,20 @@ def _read_ground_truth(path: Path) -> tuple[dict[str, GroundTruthEntry], list[Pr
         return {}, [Problem(str(path), "-", "cases", "expected {'cases': [...]}")]
     for index, row in enumerate(rows):
         row_id = str(row.get("case_id", f"#{index}")) if isinstance(row, dict) else f"#{index}"
+        if isinstance(row, dict):
+            problems.extend(
+                _misspelled_keys(row, KNOWN_GROUND_TRUTH_KEYS, str(path), row_id, Counter())
+            )
         try:
             entry = GroundTruthEntry.model_validate(row)
         except ValidationError as error:
             for field_name, message in _format_validation_error(error):
                 problems.append(Problem(str(path), row_id, field_name, message))
             continue
+        if entry.task_type == "mcq" and (entry.answer is None or not entry.answer.strip()):
+            problems.append(Problem(str(path), entry.case_id, "answer",
+                                    "an MCQ ground-truth entry needs an answer (the official "
+                                    "scorer refuses one without)"))  # fmt: skip
         if entry.case_id in entries:
             problems.append(Problem(str(path), entry.case_id, "case_id", "duplicate case id"))
         entries[entry.case_id] = entry
@@ -307,6 +383,7 @@ def load_cases(
         problems.extend(truth_problems)
 
     ids = Counter(str(record.get("case_id")) for record in records if isinstance(record, dict))
+    unknown: Counter[str] = Counter()
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
     for index, record in enumerate(records):
@@ -316,6 +393,7 @@ def load_cases(
         if not isinstance(record, dict):
             problems.append(Problem(file_name, where, "case", "expected a JSON object"))
             continue
+        problems.extend(_misspelled_keys(record, KNOWN_RECORD_KEYS, file_name, where, unknown))
         canonical = (
             normalise_raw_record(record)
             if _is_raw_layout(record)
@@ -377,7 +455,12 @@ def load_cases(
         problems.append(Problem(file_name, "-", "cases", "the file holds no cases"))
     if problems:
         raise DatasetError(problems)
-    return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved)
+    if unknown:
+        logger.warning(
+            "%s: keys the loader does not know, kept as metadata: %s",
+            cases_file, ", ".join(f"{key!r} ({count} cases)" for key, count in sorted(unknown.items())),
+        )  # fmt: skip
+    return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown))
 
 
 def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[str, str]]:
@@ -466,6 +549,15 @@ def build_dataset(
                 )
             ]
         )
+    if loaded.ground_truth_file is not None and not any(
+        (sample.metadata or {}).get("has_reference") for sample in samples
+    ):
+        raise DatasetError([Problem(
+            str(loaded.ground_truth_file), "-", "answer",
+            f"ground truth was given, but none of the {len(samples)} {'/'.join(sorted(task_types))} "
+            "cases has a reference answer in it: check that its case_id values match the cases "
+            "file and that it holds answers (every score would otherwise be missing)",
+        )])  # fmt: skip
     return MemoryDataset(samples, name=name, location=str(loaded.cases_file)), loaded
 
 

@@ -57,6 +57,7 @@ def run_record(
             else None,
             "ground_truth_sha256": _file_sha256(loaded.ground_truth_file),
             "num_cases": len(loaded.cases),
+            "unknown_keys": loaded.unknown_keys,
         },
         "prompts": {template.name: template.log_record() for template in prompts},
         "extraction": {"mode": EXTRACTION_MODE, "rules": (EXTRACTION_RULES or "").strip()},
