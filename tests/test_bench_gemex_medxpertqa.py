@@ -81,6 +81,50 @@ def test_gemex_scores_every_question_type(tmp_path: Path) -> None:
     assert "inspect_medreason/breakdown_question_type:multi" in metrics["jaccard"]
 
 
+def test_gemex_text_overlap_compares_one_normalised_answer_form(tmp_path: Path) -> None:
+    perfect = {
+        "(c1)": '{"answer": "yes", "reason": "Blunted angle.", "location": []}',
+        "(s1)": '{"answer": "C. Left base", "reason": "Left base.", "location": []}',
+        "(m1)": '{"answer": ["C", "A"], "reason": "Both visible.", "location": []}',
+        "(o1)": '{"answer": "Left pleural effusion.", "reason": "Meniscus sign at the left base."}',
+    }
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        return scripted_output(next(r for k, r in perfect.items() if k in user_text(messages)))
+
+    def grade(*_: Any) -> ModelOutput:
+        return scripted_output(json.dumps({"score": 10, "rationale": "r"}))
+
+    log = run_with_grader(
+        gemex(data=str(gemex_folder(tmp_path / "gemex"))), respond, tmp_path, grade
+    )
+    assert log.samples is not None
+    for sample in log.samples:
+        value: Any = sample.scores["gemex_scorer"].value  # type: ignore[index]
+        assert value["bleu"] == pytest.approx(1.0) and value["rouge_l"] == pytest.approx(1.0), (
+            sample.id
+        )
+
+
+def test_gemex_blind_control_needs_no_image_files(tmp_path: Path) -> None:
+    folder = gemex_folder(tmp_path / "gemex")
+    (folder / "files" / "p10" / "s1" / "img.jpg").unlink()
+    with pytest.raises(ValueError, match=r"img\.jpg"):
+        gemex(data=str(folder))
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        return scripted_output(
+            next(r for k, r in GEMEX_REPLIES.items() if k in user_text(messages))
+        )
+
+    def grade(*_: Any) -> ModelOutput:
+        return scripted_output(json.dumps({"score": 5, "rationale": "r"}))
+
+    log = run_with_grader(gemex(data=str(folder), images=False), respond, tmp_path, grade)
+    assert log.samples is not None and len(log.samples) == 4
+    assert log.eval.metadata is not None and log.eval.metadata["images"] is False
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [("A, B, and C", {"A", "B", "C"}), ("A and C", {"A", "C"}), ("['A', 'C']", {"A", "C"}),

@@ -26,9 +26,9 @@ from inspect_medreason.scorers import (
 )
 from inspect_medreason.solvers import TrackPrompts, with_prompt
 
-MCQ_TASK_VERSION = "1.0.0"
+MCQ_TASK_VERSION = "1.1.0"
 OPEN_ENDED_TASK_VERSION = "1.0.0"
-MEDREASON_TASK_VERSION = "1.0.0"
+MEDREASON_TASK_VERSION = "1.1.0"
 # The official baseline decodes greedily; 1024 tokens leaves room for the reasoning trace.
 DEFAULT_GENERATE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}

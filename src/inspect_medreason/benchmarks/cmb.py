@@ -67,7 +67,7 @@ from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import judge_model, metadata_mean
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
-CMB_TASK_VERSION = "1.0.0"
+CMB_TASK_VERSION = "1.1.0"
 CMB_EXAM_HUB = HubSource("FreedomIntelligence/CMB", name="exam", split="test")
 CMB_VAL_HUB = HubSource("FreedomIntelligence/CMB", name="exam", split="val")
 CMB_CLIN_HUB = HubSource("FreedomIntelligence/CMB", name="clin", split="test")

@@ -39,7 +39,7 @@ from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import breakdown, judge_model
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
-GEMEX_TASK_VERSION = "1.0.0"
+GEMEX_TASK_VERSION = "1.1.0"
 GEMEX_HUB = "BoKelvin/GEMeX-VQA"
 QUESTION_TYPES = {
     "closed": "closed_ended_question",
@@ -160,6 +160,22 @@ def parse_gemex_reply(text: str) -> dict[str, Any]:
     }
 
 
+def answer_as_text(kind: str, value: Any, choices: list[tuple[str, str]]) -> str:
+    """One normalised text form of an answer, so that BLEU and ROUGE compare like with like:
+    closed "Yes"/"No", single-choice the label, multi-choice the sorted labels ("A, C"),
+    open the text; an answer that cannot be read in its type's form stays as written."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if kind == "closed":
+        verdict = yes_no(text)
+        return {"yes": "Yes", "no": "No"}[verdict] if verdict else text.strip()
+    if kind == "single":
+        return extract_label(text, choices).label or text.strip()
+    if kind == "multi":
+        labels = parse_label_set(value, {label for label, _ in choices})
+        return ", ".join(sorted(labels)) if labels else text.strip()
+    return text.strip()
+
+
 @functools.cache
 def _rouge_l_scorer() -> Any:
     from rouge_score import rouge_scorer  # imported here: keeps task discovery fast
@@ -223,7 +239,10 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
             reply["answer"] if isinstance(reply["answer"], str) else json.dumps(reply["answer"])
         )
         if kind == "closed":
-            values["accuracy"] = float(yes_no(answer_text) == yes_no(meta["reference_answer"]))
+            said = yes_no(answer_text)
+            values["accuracy"] = float(
+                said is not None and said == yes_no(meta["reference_answer"])
+            )
         elif kind == "single":
             extraction = extract_label(answer_text, [(c[0], c[1]) for c in meta["choices"]])
             values["accuracy"] = float(extraction.label == meta["reference_answer"])
@@ -243,8 +262,11 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
         reference_boxes = [cast(Box, tuple(b)) for b in meta["reference_boxes"]]
         if reference_boxes:
             values["v_score"] = v_score(reply["boxes"], reference_boxes)
-        candidate_text = f"{answer_text} {reply['reason']}".strip()
-        reference_text = f"{meta['reference_text']}".strip()
+        choices = [(c[0], c[1]) for c in meta["choices"]]
+        candidate_text = (
+            f"{answer_as_text(kind, reply['answer'], choices)} {reply['reason']}".strip()
+        )
+        reference_text = str(meta["reference_text"]).strip()
         values["bleu"], values["rouge_l"] = text_overlap(candidate_text, reference_text)
         if kind == "open":
             candidate = await ar_rating(
@@ -318,12 +340,19 @@ def gemex(
         def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
             return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
 
-        files = collect_images(loaded.rows, lambda row: [row["image_path"]], root, source, id_of)
+        # The blind control needs no image files (MIMIC-CXR is credentialed): none are read.
+        files = (
+            collect_images(loaded.rows, lambda row: [row["image_path"]], root, source, id_of)
+            if show_images
+            else [[] for _ in loaded.rows]
+        )
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
             choices = parse_choices(list(row.get("choices") or []))
             labels = {label for label, _ in choices}
             reference = _reference_answer(kind, row, labels)
-            reference_text = f"{row.get('answer') if not isinstance(row.get('answer'), list) else ', '.join(row['answer'])} {row.get('reason') or ''}"
+            reference_text = (
+                f"{answer_as_text(kind, row.get('answer'), choices)} {row.get('reason') or ''}"
+            )
             choices_block = (
                 ("\n" + "\n".join(f"{label}. {text}" for label, text in choices)) if choices else ""
             )

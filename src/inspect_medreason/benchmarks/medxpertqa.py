@@ -27,7 +27,7 @@ from inspect_medreason.scorers import (
 from inspect_medreason.solvers import TrackPrompts, render_case_prompt
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
-MEDXPERTQA_TASK_VERSION = "1.0.0"
+MEDXPERTQA_TASK_VERSION = "1.1.0"
 MEDXPERTQA_HUB = HubSource("TsinghuaC3I/MedXpertQA", name="MM", split="test")
 # The dataset's question text repeats the options after this marker; the prompt lists them.
 _ANSWER_CHOICES = re.compile(r"\s*Answer Choices:.*$", re.DOTALL)

@@ -37,7 +37,7 @@ from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import breakdown
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
-VQA_TASK_VERSION = "1.0.0"
+VQA_TASK_VERSION = "1.1.0"
 
 
 @dataclass(frozen=True)
