@@ -165,6 +165,10 @@ PEER_FORMS: list[tuple[str, str | None]] = [
     ("The answer is a bit unclear.", None),
     ("\\boxed{\\textbf{D}}", "D"),
     ("Final Answer: $\\boxed{A}$", "A"),
+    ("answer is c", "C"),
+    ("**Answer:** B", "B"),
+    ("Therefore, the answer is: **D. None of the above**", "D"),
+    ("<think>maybe A</think>\nThe answer is C", "C"),
 ]
 
 NINE_OPTIONS = [(label, f"finding {label.lower()}") for label in "ABCDEFGHIJ"]
@@ -208,6 +212,12 @@ def test_hostile_replies_end_in_no_answer() -> None:
                   "x" * 2_000_000, "\x00\x01\x1b[31m", "\u2028B\u2029"):  # fmt: skip
         result = extract_label(reply, OPTIONS)
         assert result.label in {None, "B"}
+
+
+def test_many_statements_stay_linear_to_read() -> None:
+    for reply in ("<answer>" * 50_000, "The answer is A. " * 50_000, "答案是B " * 50_000,
+                  "\\boxed{" * 50_000, "I choose A " * 50_000):  # fmt: skip
+        assert extract_label(reply, OPTIONS).label in {None, "A", "B"}
 
 
 def test_extraction_mode_is_versioned() -> None:

@@ -26,6 +26,7 @@ guess.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import unicodedata
@@ -61,10 +62,12 @@ _COLON_MARKER = re.compile(
     rf"(?:\b{_QUALIFIER}\s+)?\b(?:answer|option|choice)\b[\"']?\s*(?:is\s*|would\s+be\s*)?[:=]\s*",
     re.IGNORECASE,
 )
-# "the answer is", "my final answer would be", "the best option is" (a determiner or a
-# qualifier is required: "this answer is consistent with..." states nothing).
+# "the answer is", "my final answer would be", "the best option is", a line opening with
+# "answer is" (otherwise a determiner or a qualifier is required: "this answer is
+# consistent with..." states nothing).
 _VERB_MARKER = re.compile(
-    rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+)(?:answer|option|choice)\s+"
+    rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+|(?m:^)[ \t*]*(?=answer))"
+    r"(?:answer|option|choice)\s+"
     r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
     re.IGNORECASE,
 )
@@ -83,8 +86,8 @@ _LABEL_IS_CORRECT = re.compile(
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
     r"|is\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
 )
-_ANSWER_TAG = re.compile(r"<answer>\s*(?P<closed>.*?)\s*</answer>|<answer>\s*(?P<open>[^\n<]*)",
-                         re.IGNORECASE | re.DOTALL)  # fmt: skip
+_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
+_ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{(?:\\text(?:bf)?\{)?(?P<content>[^{}]*)\}?\}")
 _LEADING_LABEL = re.compile(
     r"^(?P<open>[(\[{<]?)(?P<letter>[A-Za-z])(?P<close>[)\]}>]?)"
@@ -355,9 +358,15 @@ def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[Segment
     return "none", None
 
 
+# A stated answer is read from its first characters; a cap keeps many statements on one
+# long line linear to read.
+MAX_SEGMENT_CHARS = 400
+
+
 def _segment_after(text: str, start: int) -> str:
     """The rest of the line from ``start`` (a quoted value ends at its closing quote)."""
-    line = text[start:].split("\n", 1)[0]
+    end = text.find("\n", start, start + MAX_SEGMENT_CHARS)
+    line = text[start : end if end >= 0 else start + MAX_SEGMENT_CHARS]
     if line[:1] in {'"', "'"}:
         closing = line.find(line[0], 1)
         if closing > 0:
@@ -372,6 +381,24 @@ class _Statement:
     segment: str
     after_phrase: bool = True
     bare_line: bool = False
+
+
+def _answer_tags(text: str) -> list[_Statement]:
+    """``<answer>X</answer>``, or an unclosed ``<answer> X`` (to the end of its line); found
+    with one pass over the tags, so a reply of many tags stays linear to read."""
+    opens = [match.end() for match in _ANSWER_OPEN.finditer(text)]
+    closes = [match.start() for match in _ANSWER_CLOSE.finditer(text)]
+    tags: list[_Statement] = []
+    for index, start in enumerate(opens):
+        following = opens[index + 1] if index + 1 < len(opens) else len(text)
+        position = bisect.bisect_left(closes, start)
+        close = closes[position] if position < len(closes) else -1
+        if 0 <= close < following:
+            content = text[start : min(close, start + MAX_SEGMENT_CHARS)]
+        else:
+            content = re.split(r"[\n<]", _segment_after(text, start), maxsplit=1)[0]
+        tags.append(_Statement(start - len("<answer>"), "answer_tag", content.strip()))
+    return tags
 
 
 def _statements(text: str) -> list[_Statement]:
@@ -396,11 +423,7 @@ def _statements(text: str) -> list[_Statement]:
     for match in _LABEL_IS_CORRECT.finditer(text):
         letter = match.group("lower") or match.group("upper")
         found.append(_Statement(match.start(), "label_is_correct", letter))
-    for match in _ANSWER_TAG.finditer(text):
-        content = (
-            match.group("closed") if match.group("closed") is not None else match.group("open")
-        )
-        found.append(_Statement(match.start(), "answer_tag", content or ""))
+    found.extend(_answer_tags(text))
     for match in _BOXED.finditer(text):
         found.append(_Statement(match.start(), "boxed", match.group("content")))
     lines = text.rstrip().split("\n")
