@@ -130,7 +130,7 @@ def test_cmb_clin_conversation_and_judging(tmp_path: Path) -> None:
 
     def grade(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         text = user_text(messages)
-        if "回答2" in text.split("<candidate_answer>")[1]:
+        if "回答2" in text.split("<candidate_answer id-")[1]:
             return scripted_output("I'd say fairly good overall.")  # never valid: unscored
         return scripted_output(
             "{‘fluency’: 4, ‘relevance’: 5, ‘completeness’: 3, ‘proficiency’: 4}"

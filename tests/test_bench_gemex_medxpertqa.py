@@ -54,7 +54,7 @@ def test_gemex_scores_every_question_type(tmp_path: Path) -> None:
 
     def grade(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         text = user_text(messages)
-        own = "Meniscus sign at the left base" in text.split("<candidate_answer>")[1]
+        own = "Meniscus sign at the left base" in text.split("<candidate_answer id-")[1]
         return scripted_output(json.dumps({"score": 10 if own else 8, "rationale": "r"}))
 
     log = run_with_grader(

@@ -53,7 +53,7 @@ def scripted_vqa(replies: dict[str, str]) -> Any:
 
 def grader(messages: list[ChatMessage], *_: Any) -> ModelOutput:
     text = user_text(messages)
-    candidate = re.search(r"<candidate_answer>\s*(.*?)\s*</candidate_answer>", text, re.S)
+    candidate = re.search(r"<candidate_answer id-\w+>\s*(.*?)\s*</candidate_answer id-\w+>", text, re.S)
     assert candidate is not None
     correct = candidate.group(1).lower() == "computed tomography" and "ct" in text
     return scripted_output(

@@ -31,7 +31,7 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
 
     def vision_judge(request: dict[str, Any]) -> str:
         text, _ = message_parts(request)
-        score = 2 if "<candidate_reasoning>" in text else 4
+        score = 2 if "<candidate_reasoning id-" in text else 4
         return f"```json\n{json.dumps({'score': score, 'rationale': 'grounded enough'})}\n```"
 
     def model_under_test(*_: Any) -> ModelOutput:

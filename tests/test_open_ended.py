@@ -72,7 +72,7 @@ class ScriptedJudges:
         key = case_key(text)
         match = re.match(r"r(\d)v(\d)", key)
         rvf, va = (int(match.group(1)), int(match.group(2))) if match else (3, 4)
-        score = rvf if "<candidate_reasoning>" in text else va
+        score = rvf if "<candidate_reasoning id-" in text else va
         return scripted_output(json.dumps({"score": score, "rationale": f"scripted {score}"}))
 
 
@@ -135,7 +135,7 @@ def test_empty_fields_are_zero_by_rule_without_a_judge_call(
     gt_keys = [case_key(user_text(m[:2])) for m in judges.requests["gt"]]
     assert "emptyanswer" not in gt_keys
     vision = [user_text(m) for m in judges.requests["vision"]]
-    assert not any("[emptytrace]" in t and "<candidate_reasoning>" in t for t in vision)
+    assert not any("[emptytrace]" in t and "<candidate_reasoning id-" in t for t in vision)
     assert not any("[emptyanswer]" in t and "<candidate_answer>" in t for t in vision)
 
 

@@ -6,12 +6,15 @@ or no score with the reason it failed. A failure is never turned into a number h
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     CachePolicy,
@@ -40,9 +43,10 @@ JUDGE_TEMPLATE_NAMES = (
     "judge_retry",
 )
 MIN_SCORE, MAX_SCORE = 0, 4
-# Tags the templates use to fence candidate text; removed from that text so it cannot
-# close the fence early and speak to the judge as the prompt.
-_FENCE_TAGS = re.compile(r"</?\s*candidate_(?:answer|reasoning)\s*>", re.IGNORECASE)
+# The default bound on one judge call, in seconds (-T judge_timeout).
+DEFAULT_JUDGE_TIMEOUT = 120.0
+# A score written as text must be plain ASCII digits (not "²", not 5,000 digits).
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,3}")
 
 
 class JudgeScore(BaseModel):
@@ -71,6 +75,7 @@ class JudgeSettings:
     retries: int = 2
     structured_output: bool = True
     cache: bool = True
+    timeout: float = DEFAULT_JUDGE_TIMEOUT
 
     @classmethod
     def from_args(
@@ -81,16 +86,23 @@ class JudgeSettings:
         retries: Any,
         structured_output: Any,
         cache: Any,
+        timeout: Any = DEFAULT_JUDGE_TIMEOUT,
     ) -> JudgeSettings:
         """From `-T`/`-S` values, which arrive as YAML scalars or strings."""
-        return cls(
+        settings = cls(
             temperature=coerce_float(temperature, "judge_temperature"),
             seed=coerce_int(seed, "judge_seed"),
             max_tokens=coerce_int(max_tokens, "judge_max_tokens"),
             retries=coerce_int(retries, "judge_retries"),
             structured_output=coerce_bool(structured_output, "judge_structured_output"),
             cache=coerce_bool(cache, "judge_cache"),
+            timeout=coerce_float(timeout, "judge_timeout"),
         )
+        if not 0 < settings.timeout < float("inf"):
+            raise ValueError(f"judge_timeout={timeout!r}: expected a positive number of seconds")
+        if settings.retries < 0:
+            raise ValueError(f"judge_retries={retries!r}: expected 0 or more")
+        return settings
 
     @classmethod
     def from_judge_args(cls, args: dict[str, Any]) -> JudgeSettings:
@@ -98,7 +110,8 @@ class JudgeSettings:
         defaults = cls()
         return cls.from_args(**{
             name: args.get(f"judge_{name}", getattr(defaults, name))
-            for name in ("temperature", "seed", "max_tokens", "retries", "structured_output", "cache")
+            for name in ("temperature", "seed", "max_tokens", "retries", "structured_output",
+                         "cache", "timeout")
         })  # fmt: skip
 
     def generate_config(self, schema: type[BaseModel] = JudgeScore) -> GenerateConfig:
@@ -112,11 +125,15 @@ class JudgeSettings:
             if self.structured_output
             else None
         )
+        # Roles do not inherit the eval's --attempt-timeout: the judge's own bound is set
+        # here, and run_judge enforces it around the whole call as well.
         return GenerateConfig(
             temperature=self.temperature,
             seed=self.seed,
             max_tokens=self.max_tokens,
             response_schema=response_schema,
+            attempt_timeout=max(1, int(self.timeout)),
+            timeout=max(1, int(self.timeout)),
         )
 
 
@@ -138,7 +155,20 @@ class JudgeTemplates:
                 f"judge_prompts={directory}: missing template file(s) "
                 + ", ".join(f"{name}.txt" for name in missing)
             )
-        return cls({name: load_template(name, directory) for name in JUDGE_TEMPLATE_NAMES})
+        templates = {name: load_template(name, directory) for name in JUDGE_TEMPLATE_NAMES}
+        unfenced = [
+            f"{name}.txt" for name, template in templates.items()
+            if ("${candidate_answer}" in template.text or "${candidate_trace}" in template.text)
+            and "${fence_id}" not in template.text
+        ]  # fmt: skip
+        if unfenced:
+            raise ValueError(
+                f"judge_prompts={directory}: {', '.join(unfenced)} put(s) the candidate's text in "
+                "the prompt without ${fence_id}: write the markers around it with the id, e.g. "
+                "<candidate_answer ${fence_id}> ... </candidate_answer ${fence_id}>, so the "
+                "candidate cannot close them (see the built-in templates)"
+            )
+        return cls(templates)
 
     def system(self, kind: JudgeKind) -> PromptTemplate:
         return self.templates[f"judge_{kind}_system"]
@@ -179,32 +209,99 @@ class JudgeOutcome:
         }
 
 
-def fence(text: str) -> str:
-    """Candidate text made safe to put between the template's fence tags."""
-    return _FENCE_TAGS.sub("", text).strip()
+def fence_id(candidate: str) -> str:
+    """The id on the markers around a candidate's text: derived from that text, so the
+    candidate cannot write the closing marker (it would have to contain its own hash),
+    and stable, so the judge cache still recognises a repeated request."""
+    digest = hashlib.sha256(candidate.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return f"id-{digest}"
+
+
+_MARKER_ID = re.compile(r"\bid-[0-9a-f]{20}\b")
+
+
+def echoed_spans(candidate: str) -> list[str]:
+    """Text a judge might echo from the candidate: the whole text and every JSON object in
+    it (a candidate that writes ``{"score": 4}`` must not be scored by its own JSON)."""
+    spans = [candidate.strip()] if candidate.strip() else []
+    decoder = json.JSONDecoder()
+    for match in list(re.finditer(r"\{", candidate))[-MAX_ECHO_SPANS:]:
+        try:
+            _, end = decoder.raw_decode(candidate, match.start())
+        except (ValueError, RecursionError):
+            continue
+        spans.append(candidate[match.start() : end])
+    return sorted(set(spans), key=len, reverse=True)
+
+
+MAX_ECHO_SPANS = 200
+
+
+def scrub_echo(reply: str, candidate: str) -> str:
+    """The judge's reply without what it echoed of the candidate: fenced blocks carrying the
+    candidate's marker id, the candidate's text, JSON objects the candidate wrote."""
+    if not candidate:
+        return reply
+    marker = fence_id(candidate)
+    if marker in reply:
+        reply = re.sub(
+            rf"<[^<>\n]{{0,40}}{marker}[^<>\n]{{0,10}}>.*?(?:</[^<>\n]{{0,40}}{marker}[^<>\n]{{0,10}}>|$)",
+            " ", reply, flags=re.DOTALL,
+        )  # fmt: skip
+    for span in echoed_spans(candidate):
+        reply = reply.replace(span, " ")
+    return reply
 
 
 def parse_judge_reply(text: str) -> tuple[Verdict | None, str]:
     """A valid score from a judge reply, or None with what was wrong with it.
 
     Accepts a bare JSON object, one in a code fence, or one embedded in prose. The score
-    must be an integer 0-4 (``3`` or ``3.0``, not ``3.5``, not ``"three"``).
+    must be an integer 0-4 (``3``, ``3.0`` or ``"3"``; not ``3.5``, ``"three"`` or ``"²"``).
     """
     candidates = [c for c in json_objects(text) if "score" in c]
     if not candidates:
         return None, "no JSON object with a 'score' field"
     candidate = candidates[-1]
-    score = candidate["score"]
-    if isinstance(score, str) and score.strip().lstrip("-").isdigit():
-        score = int(score.strip())
-    if isinstance(score, float) and score.is_integer():
-        score = int(score)
-    if isinstance(score, bool) or not isinstance(score, int):
-        return None, f"score {candidate['score']!r} is not an integer"
+    score = integer_score(candidate["score"])
+    if score is None:
+        return None, f"score {short_repr(candidate['score'])} is not an integer"
     if not MIN_SCORE <= score <= MAX_SCORE:
         return None, f"score {score} is outside {MIN_SCORE}-{MAX_SCORE}"
-    rationale = candidate.get("rationale", "")
-    return Verdict(score=score, rationale=str(rationale or "")), ""
+    return Verdict(score=score, rationale=rationale_text(candidate.get("rationale"))), ""
+
+
+def integer_score(value: Any) -> int | None:
+    """An integer from a judge's JSON value: ``3``, ``3.0`` or ``"3"``; None for anything
+    else (``3.5``, ``"three"``, ``"²"``, ``true``, NaN, a list)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str) and _INTEGER_TEXT.fullmatch(value.strip()):
+        return int(value.strip())
+    return None
+
+
+def rationale_text(value: Any, limit: int = 2000) -> str:
+    """A judge's rationale as bounded text, whatever JSON value it came as."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = type(value).__name__
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value) if isinstance(value, str) else rationale_text(value, limit)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def judge_messages(
@@ -221,8 +318,9 @@ def judge_messages(
         question=question,
         context_block=context_block(context),
         reference_answer=reference_answer or "",
-        candidate_answer=fence(candidate),
-        candidate_trace=fence(candidate),
+        candidate_answer=candidate,
+        candidate_trace=candidate,
+        fence_id=fence_id(candidate),
     )
     content: list[Content] = []
     if kind != "gt":
@@ -235,6 +333,8 @@ def judge_messages(
 
 
 SCORE_FORMAT = '{"score": <integer 0-4>, "rationale": "<one or two sentences>"}'
+# A judge reply kept in the log is cut to this length (a runaway judge can write megabytes).
+MAX_KEPT_REPLY_CHARS = 20_000
 
 
 async def run_judge(
@@ -246,29 +346,39 @@ async def run_judge(
     parse: Callable[[str], tuple[Verdict | None, str]] = parse_judge_reply,
     expected: str = SCORE_FORMAT,
     schema: type[BaseModel] = JudgeScore,
+    candidate: str = "",
 ) -> JudgeOutcome:
     """Ask the judge; on an unusable reply ask again (bounded), then give up unscored.
 
     A retry appends the bad reply and a correction, so the request differs and the cache
-    cannot return the same bad reply again.
+    cannot return the same bad reply again. Each call is bounded by ``settings.timeout``
+    seconds; what the judge echoes of ``candidate`` is never read as its verdict.
     """
     outcome = JudgeOutcome(kind=kind, score=None, rationale="")
     conversation = list(messages)
     cache: bool | CachePolicy = CachePolicy(expiry=None) if settings.cache else False
+    config = settings.generate_config(schema)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         try:
-            output = await model.generate(
-                conversation, config=settings.generate_config(schema), cache=cache
-            )
+            with anyio.fail_after(settings.timeout):
+                output = await model.generate(conversation, config=config, cache=cache)
         except PrerequisiteError:
             raise  # a missing role or provider set-up: the run must stop, not go unscored
+        except TimeoutError:
+            outcome.failure = f"judge call timed out after {settings.timeout:g} s (judge_timeout)"
+            return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
-            outcome.failure = f"judge call failed: {type(error).__name__}: {error}"
+            outcome.failure = (
+                f"judge call failed: {type(error).__name__}: {short_repr(str(error), 300)}"
+            )
             return outcome
         reply = output.completion
-        outcome.raw_replies.append(reply)
-        parsed, problem = parse(reply)
+        outcome.raw_replies.append(reply[:MAX_KEPT_REPLY_CHARS])
+        try:
+            parsed, problem = parse(scrub_echo(reply, candidate))
+        except Exception as error:  # a parser must never turn a reply into a sample error
+            parsed, problem = None, f"unreadable reply ({type(error).__name__})"
         if parsed is not None:
             outcome.score, outcome.rationale, outcome.failure = parsed.score, parsed.rationale, None
             outcome.parts = dict(parsed.parts)
@@ -276,7 +386,7 @@ async def run_judge(
         outcome.failure = f"invalid judge output after {attempt} attempt(s): {problem}"
         conversation = [
             *conversation,
-            ChatMessageAssistant(content=reply),
+            ChatMessageAssistant(content=reply[:MAX_KEPT_REPLY_CHARS]),
             ChatMessageUser(content=templates.retry.render(problem=problem, expected=expected)),
         ]
     return outcome

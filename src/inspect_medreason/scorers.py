@@ -313,7 +313,7 @@ async def score_open_reply(
         messages = judge_messages(kind, templates, question, context, candidate, reference, images)
         model = judge_model(JUDGE_ROLES[kind], allow_self_judging)
         models[OPEN_COMPONENTS[kind]] = str(model)
-        calls[kind] = run_judge(kind, model, messages, templates, settings)
+        calls[kind] = run_judge(kind, model, messages, templates, settings, candidate=candidate)
     # The three judge calls of a case are independent: run them concurrently.
     outcomes.update(zip(calls, await collect(*calls.values()), strict=True))
     outcomes = {kind: outcomes[kind] for kind in JUDGE_KINDS}
@@ -358,6 +358,7 @@ def open_ended_scorer(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
     ``vision_grader``), 0-4 each, and VA_final by the official gate. MCQ cases are left
@@ -365,7 +366,7 @@ def open_ended_scorer(
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_args(
         judge_temperature, judge_seed, judge_max_tokens, judge_retries,
-        judge_structured_output, judge_cache,
+        judge_structured_output, judge_cache, judge_timeout,
     )  # fmt: skip
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
 

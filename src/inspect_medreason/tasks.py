@@ -91,6 +91,7 @@ def judge_choices(
     judge_retries: Any,
     judge_structured_output: Any,
     judge_cache: Any,
+    judge_timeout: Any = 120.0,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate judge arguments at task creation (not at the first score).
 
@@ -98,7 +99,7 @@ def judge_choices(
     """
     settings = JudgeSettings.from_args(
         judge_temperature, judge_seed, judge_max_tokens, judge_retries,
-        judge_structured_output, judge_cache,
+        judge_structured_output, judge_cache, judge_timeout,
     )  # fmt: skip
     templates = JudgeTemplates.load(judge_prompts)
     scorer_args = {
@@ -196,6 +197,7 @@ def open_ended(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
@@ -215,6 +217,7 @@ def open_ended(
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.
         judge_structured_output: Request a JSON schema from judges (providers that support it).
         judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored.
     """
     judge_args = {
         key: value for key, value in locals().items() if key.startswith(("judge_", "allow_"))
@@ -240,6 +243,7 @@ def medreason(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).

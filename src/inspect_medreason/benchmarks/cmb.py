@@ -60,7 +60,14 @@ from pydantic import BaseModel, Field
 from inspect_medreason.benchmarks.common import grader_templates
 from inspect_medreason.benchmarks.hub import HubSource, load_rows
 from inspect_medreason.extraction import extract_label, json_objects
-from inspect_medreason.judges import JudgeSettings, Verdict, fence, run_judge
+from inspect_medreason.judges import (
+    JudgeSettings,
+    Verdict,
+    fence_id,
+    integer_score,
+    run_judge,
+    short_repr,
+)
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
@@ -356,11 +363,9 @@ def parse_clin(text: str) -> tuple[Verdict | None, str]:
         return None, f"no JSON object with all of {list(CRITERIA)}"
     parts: dict[str, int] = {}
     for key in CRITERIA:
-        value = candidates[-1][key]
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-            return None, f"{key} {value!r} is not an integer from 1 to 5"
+        value = integer_score(candidates[-1][key])
+        if value is None or not 1 <= value <= 5:
+            return None, f"{key} {short_repr(candidates[-1][key])} is not an integer from 1 to 5"
         parts[key] = value
     return Verdict(sum(parts.values()), "", parts), ""
 
@@ -405,14 +410,15 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
         ):
             text = templates.templates["grader_clin_user"].render(
                 description=meta["description"], history="\n".join(history) or "(none)",
-                question=question, solution=solution, candidate_answer=fence(answer),
+                question=question, solution=solution, candidate_answer=answer, fence_id=fence_id(answer),
             )  # fmt: skip
             messages: list[ChatMessage] = [
                 ChatMessageSystem(content=templates.templates["grader_clin_system"].text.strip()),
                 ChatMessageUser(content=text),
             ]
             outcome = await run_judge("clin", judge_model("grader", self_judging), messages, templates,
-                                      settings, parse=parse_clin, expected=CLIN_FORMAT, schema=ClinVerdict)  # fmt: skip
+                                      settings, parse=parse_clin, expected=CLIN_FORMAT, schema=ClinVerdict,
+                                      candidate=answer)  # fmt: skip
             turns.append(outcome.as_metadata())
             if outcome.parts:
                 scored.append(outcome.parts)
@@ -439,6 +445,7 @@ def cmb_clin(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """CMB-Clin (74 cases): a multi-turn consultation per case, judged per answer."""
     loaded = load_rows(data, CMB_CLIN_HUB, revision)

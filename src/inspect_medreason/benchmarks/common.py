@@ -21,7 +21,16 @@ from inspect_ai.scorer import Metric, SampleScore, Value, metric
 from pydantic import BaseModel, Field
 
 from inspect_medreason.extraction import json_objects, parse_reply
-from inspect_medreason.judges import JudgeOutcome, JudgeSettings, JudgeTemplates, Verdict, run_judge
+from inspect_medreason.judges import (
+    JudgeOutcome,
+    JudgeSettings,
+    JudgeTemplates,
+    Verdict,
+    fence_id,
+    rationale_text,
+    run_judge,
+    short_repr,
+)
 from inspect_medreason.prompts import PromptTemplate, load_template
 from inspect_medreason.scorers import judge_model, scored_samples
 from inspect_medreason.solvers import prompt_messages
@@ -119,8 +128,8 @@ def parse_correctness(text: str) -> tuple[Verdict | None, str]:
     if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
         value = value.strip().lower() == "true"
     if not isinstance(value, bool):
-        return None, f"'correct' is {value!r}, not true or false"
-    return Verdict(int(value), str(candidates[-1].get("rationale", ""))), ""
+        return None, f"'correct' is {short_repr(value)}, not true or false"
+    return Verdict(int(value), rationale_text(candidates[-1].get("rationale"))), ""
 
 
 @functools.cache
@@ -141,7 +150,10 @@ async def grade_correctness(
     """Ask the ``grader`` role whether a free-text answer matches the reference."""
     templates = grader_templates("grader_correct")
     text = templates.templates["grader_correct_user"].render(
-        question=question, reference_answer=reference, candidate_answer=candidate
+        question=question,
+        reference_answer=reference,
+        candidate_answer=candidate,
+        fence_id=fence_id(candidate),
     )
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=templates.templates["grader_correct_system"].text.strip()),
@@ -150,6 +162,7 @@ async def grade_correctness(
     return await run_judge(
         "correct", judge_model("grader", allow_self_judging), messages, templates, settings,
         parse=parse_correctness, expected=CORRECT_FORMAT, schema=CorrectnessVerdict,
+        candidate=candidate,
     )  # fmt: skip
 
 

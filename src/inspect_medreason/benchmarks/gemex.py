@@ -32,7 +32,16 @@ from pydantic import BaseModel, Field
 from inspect_medreason.benchmarks.common import build_sample, grader_templates, yes_no
 from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
 from inspect_medreason.extraction import extract_label, json_objects
-from inspect_medreason.judges import JudgeOutcome, JudgeSettings, Verdict, run_judge
+from inspect_medreason.judges import (
+    JudgeOutcome,
+    JudgeSettings,
+    Verdict,
+    fence_id,
+    integer_score,
+    rationale_text,
+    run_judge,
+    short_repr,
+)
 from inspect_medreason.loaders import RAW_OPTION_PREFIX, DatasetError, Problem
 from inspect_medreason.params import coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
@@ -198,12 +207,10 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
     candidates = [c for c in json_objects(text) if "score" in c]
     if not candidates:
         return None, "no JSON object with a 'score' field"
-    score = candidates[-1]["score"]
-    if isinstance(score, float) and score.is_integer():
-        score = int(score)
-    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 10:
-        return None, f"score {score!r} is not an integer from 1 to 10"
-    return Verdict(score, str(candidates[-1].get("rationale", ""))), ""
+    score = integer_score(candidates[-1]["score"])
+    if score is None or not 1 <= score <= 10:
+        return None, f"score {short_repr(candidates[-1]['score'])} is not an integer from 1 to 10"
+    return Verdict(score, rationale_text(candidates[-1].get("rationale"))), ""
 
 
 async def ar_rating(question: str, reference: str, candidate: str, settings: JudgeSettings,
@@ -212,10 +219,12 @@ async def ar_rating(question: str, reference: str, candidate: str, settings: Jud
     messages: list[ChatMessage] = [
         ChatMessageSystem(content=templates.templates["grader_ar_system"].text.strip()),
         ChatMessageUser(content=templates.templates["grader_ar_user"].render(
-            question=question, reference_answer=reference, candidate_answer=candidate)),
+            question=question, reference_answer=reference, candidate_answer=candidate,
+            fence_id=fence_id(candidate))),
     ]  # fmt: skip
     return await run_judge("ar", judge_model("grader", allow_self_judging), messages, templates,
-                           settings, parse=parse_ar, expected=AR_FORMAT, schema=ArVerdict)  # fmt: skip
+                           settings, parse=parse_ar, expected=AR_FORMAT, schema=ArVerdict,
+                           candidate=candidate)  # fmt: skip
 
 
 def gemex_metrics() -> dict[str, list[Metric]]:
@@ -308,6 +317,7 @@ def gemex(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
     the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under

@@ -207,6 +207,7 @@ def vqa_rad(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
     return vqa_task(VQA_RAD, data, None, revision, None, images, _judge_args(locals()))
@@ -224,6 +225,7 @@ def path_vqa(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
     return vqa_task(PATH_VQA, data, None, revision, None, images, _judge_args(locals()))
@@ -243,6 +245,7 @@ def slake(
     judge_retries: int = 2,
     judge_structured_output: bool = True,
     judge_cache: bool = True,
+    judge_timeout: float = 120.0,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ."""
