@@ -15,6 +15,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
+from inspect_medreason.loaders import sample_data_dir
 from inspect_medreason.tasks import medreason, open_ended
 
 GATE_CASES = [(rvf, va) for rvf in range(5) for va in (0, 2, 4)]
@@ -359,3 +360,51 @@ def test_a_failing_judge_call_is_unscored_with_its_error(
     assert not math.isnan(values["va_answer"])  # the other judges still scored
     failure = score.metadata["judges"]["gt_final"]["failure"]  # type: ignore[index]
     assert "judge call failed" in failure and "content rejected" in failure
+
+
+def test_rescoring_an_edited_log_never_sends_outside_files(tmp_path: Path) -> None:
+    """Re-scoring resolves each image again under the run's data folder: a log edited to
+    point at another file leaves the vision components unscored, and nothing is sent."""
+    from inspect_ai.log import write_eval_log
+
+    env = {**os.environ, "NO_COLOR": "1"}
+    logs = tmp_path / "logs"
+    (tmp_path / "secret.png").write_bytes(
+        (sample_data_dir() / "images" / "fundus_retina.png").read_bytes()
+    )
+    generate_run = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "eval", "inspect_medreason/open_ended",
+         "--model", "medreason/pipeline-check", "--no-score", "--no-log-images", "--limit", "2",
+         "--log-dir", str(logs), "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert generate_run.returncode == 0, generate_run.stderr[-2000:]
+    [log_file] = list(logs.glob("*.eval"))
+    log = read_eval_log(str(log_file))
+    assert log.status == "success" and log.samples is not None
+    edited, kept = log.samples
+    assert edited.metadata is not None and kept.metadata is not None
+    edited.metadata["image_paths"] = ["../../secret.png"]
+    edited.metadata["image_files"] = [str(tmp_path / "secret.png")]
+    kept.metadata["image_files"] = [
+        str(tmp_path / "secret.png")
+    ]  # ignored: paths are resolved again
+    write_eval_log(log, str(log_file))
+    score_run = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "score", str(log_file), "--scorer",
+         "inspect_medreason/open_ended_scorer",
+         "--model-role", "grader=medreason/pipeline-check",
+         "--model-role", "vision_grader=medreason/pipeline-check",
+         "--overwrite", "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert score_run.returncode == 0, score_run.stderr[-2000:]
+    rescored = read_eval_log(str(log_file))
+    assert rescored.status == "success" and rescored.samples is not None
+    first, second = (s.scores["open_ended_scorer"] for s in rescored.samples)  # type: ignore[index]
+    assert isinstance(first.value, dict) and isinstance(second.value, dict)
+    assert math.isnan(first.value["va_answer"]) and math.isnan(first.value["rvf_trace"])
+    assert first.value["gt_final"] == 2.0  # the text judge needs no image
+    failure = first.metadata["judges"]["va_answer"]["failure"]  # type: ignore[index]
+    assert "case image refused" in failure and "outside the data folder" in failure
+    assert second.value["va_answer"] == 2.0 and second.value["rvf_trace"] == 2.0

@@ -483,7 +483,9 @@ def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[s
     return shown, label_map
 
 
-def case_to_sample(case: Case, images: list[Path], shuffle_seed: int | None = None) -> Sample:
+def case_to_sample(
+    case: Case, images: list[Path], shuffle_seed: int | None = None, data_dir: Path | None = None
+) -> Sample:
     """The ``record_to_sample`` adapter: images as file paths, case facts in metadata."""
     options = [option.model_dump() for option in case.options]
     label_map = {option.label: option.label for option in case.options}
@@ -512,6 +514,8 @@ def case_to_sample(case: Case, images: list[Path], shuffle_seed: int | None = No
         "reference_reasoning": case.reference_reasoning,
         "image_paths": case.image_paths,
         "image_files": [str(path) for path in images],
+        # Where image_paths are confined: re-scoring resolves them again under this folder.
+        "data_dir": str(data_dir) if data_dir is not None else None,
         "extra_metadata": extra,
     }
     for key in GROUP_FIELDS:
@@ -534,7 +538,7 @@ def build_dataset(
     """Load, validate and keep the cases of the requested tracks as a dataset."""
     loaded = load_cases(data, ground_truth)
     samples = [
-        case_to_sample(case, loaded.resolved_images[case.case_id], shuffle_seed)
+        case_to_sample(case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir)
         for case in loaded.cases
         if case.task_type in task_types
     ]

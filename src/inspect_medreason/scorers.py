@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, cast
 
 from inspect_ai._util.error import PrerequisiteError
@@ -27,6 +28,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
 from inspect_medreason.extraction import extract_label, parse_open_reply
+from inspect_medreason.images import ImagePathError
 from inspect_medreason.judges import (
     JUDGE_KINDS,
     JudgeKind,
@@ -38,6 +40,7 @@ from inspect_medreason.judges import (
     run_judge,
     scored_by_rule,
 )
+from inspect_medreason.loaders import prepare_image
 from inspect_medreason.params import coerce_bool
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
@@ -246,8 +249,10 @@ async def case_image_uris(state: TaskState) -> list[str]:
 
     During an eval Inspect has materialised the input's images as data URIs, and those are
     reused. A blind-control run has none in its input, and a log re-scored with ``inspect
-    score`` may hold placeholders (``--no-log-images``) or paths: then the validated files
-    named in the sample metadata are read instead.
+    score`` may hold placeholders (``--no-log-images``) or paths: then each of the case's
+    ``image_paths`` is resolved again under the data folder recorded for the run, with the
+    loader's confinement and decoding checks, so an edited log cannot send another file to
+    a judge. Raises ImagePathError when an image is refused.
     """
     images = [
         content.image
@@ -258,7 +263,18 @@ async def case_image_uris(state: TaskState) -> list[str]:
     ]
     if images and all(image.startswith("data:") for image in images):
         return images
-    return [await materialize_media(path) for path in state.metadata.get("image_files") or []]
+    relative_paths = state.metadata.get("image_paths") or []
+    if not relative_paths:
+        return []
+    data_dir = state.metadata.get("data_dir")
+    if not data_dir:
+        raise ImagePathError(
+            "the sample records no data folder (a log from an older version): its image "
+            "files cannot be re-validated, so none is sent; re-run the eval"
+        )
+    frame = (state.metadata.get("extra_metadata") or {}).get("frame")
+    files = [prepare_image(Path(str(data_dir)), str(path), frame) for path in relative_paths]
+    return [await materialize_media(str(path)) for path in files]
 
 
 def _component_value(outcome: JudgeOutcome | None) -> float:
@@ -292,7 +308,11 @@ async def score_open_reply(
     reply = parse_open_reply(state.output.completion)
     reference = metadata.get("reference_answer")
     question, context = str(metadata.get("question", "")), metadata.get("context")
-    images = await case_image_uris(state)
+    image_problem: str | None = None
+    try:
+        images = await case_image_uris(state)
+    except ImagePathError as error:
+        images, image_problem = [], f"case image refused: {error}"
 
     outcomes: dict[JudgeKind, JudgeOutcome] = {}
     calls: dict[JudgeKind, Any] = {}
@@ -302,6 +322,11 @@ async def score_open_reply(
         outcomes["va"] = scored_by_rule("va", "empty final answer: VA_answer = 0 by rule")
     if not reply.reasoning_trace:
         outcomes["rvf"] = scored_by_rule("rvf", "empty reasoning trace: RVF_trace = 0 by rule")
+    if image_problem is not None:
+        for kind in ("va", "rvf"):
+            outcomes.setdefault(
+                kind, JudgeOutcome(kind=kind, score=None, rationale="", failure=image_problem)
+            )
     if "gt" not in outcomes and not (reference and str(reference).strip()):
         outcomes["gt"] = JudgeOutcome(
             kind="gt", score=None, rationale="", failure="no reference answer for this case"
