@@ -14,6 +14,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,6 +56,26 @@ def _to_uint8(values: NDArray[np.float64], low: float, high: float) -> NDArray[n
     return np.round(scaled).astype(np.uint8)
 
 
+def check_pixel_budget(path: Path, dataset: Any) -> None:
+    """Refuse, from the header alone, pixel data that would decode to more samples than
+    Pillow's decompression-bomb limit allows (a small compressed file can claim 30000 x
+    30000 pixels and take gigabytes to decode)."""
+    budget = Image.MAX_IMAGE_PIXELS
+    dimensions = {
+        name: int(dataset.get(name, default) or default)
+        for name, default in (("Rows", 0), ("Columns", 0), ("NumberOfFrames", 1), ("SamplesPerPixel", 1))
+    }  # fmt: skip
+    total = 1
+    for value in dimensions.values():
+        total *= max(value, 0)
+    if budget is not None and total > budget:
+        shape = " x ".join(f"{name} {value}" for name, value in dimensions.items())
+        raise ImagePathError(
+            f"{path.name}: refused as a decompression bomb: {shape} is {total:,} samples, "
+            f"more than the limit of {budget:,} (PIL.Image.MAX_IMAGE_PIXELS)"
+        )
+
+
 def dicom_to_image(
     path: Path, frame: int | None = None, fallback_window: tuple[float, float] | None = None
 ) -> Image.Image:
@@ -67,7 +88,10 @@ def dicom_to_image(
 
     try:
         dataset = pydicom.dcmread(str(path))
+        check_pixel_budget(path, dataset)
         pixels = dataset.pixel_array
+    except ImagePathError:
+        raise
     except Exception as error:  # pydicom raises many types for one condition: unreadable
         raise ImagePathError(
             f"{path.name}: unreadable DICOM ({type(error).__name__}: {error})"

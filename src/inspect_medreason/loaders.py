@@ -169,24 +169,49 @@ def locate_cases_file(data: str | Path | None) -> Path:
     return path
 
 
+def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
+    """A data file's text, or a problem naming the file (unreadable, not UTF-8)."""
+    try:
+        return path.read_text(encoding="utf-8"), None
+    except UnicodeDecodeError as error:
+        return None, Problem(str(path), "-", "encoding",
+                             f"not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8")  # fmt: skip
+    except OSError as error:
+        return None, Problem(str(path), "-", "file", f"cannot be read ({error.strerror})")
+
+
+def parse_json_text(text: str) -> tuple[Any, str | None]:
+    """``json.loads`` with its failures as a message (deep nesting included)."""
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as error:
+        return None, str(error)
+    except RecursionError:
+        return None, "nested too deeply to read"
+
+
 def _read_records(path: Path) -> tuple[list[Any], list[Problem]]:
     """Read raw records from JSON (object with ``cases`` or a bare list) or JSONL."""
     problems: list[Problem] = []
-    text = path.read_text(encoding="utf-8")
+    text, problem = read_text_file(path)
+    if text is None:
+        return [], [problem] if problem else []
     if path.suffix.lower() == ".jsonl":
         records: list[Any] = []
-        for line_number, line in enumerate(text.splitlines(), start=1):
+        # Lines end at "\n" only: str.splitlines() would also split at U+2028 and other
+        # separators that are valid inside a JSON string.
+        for line_number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                problems.append(Problem(str(path), f"line {line_number}", "json", str(error)))
+            value, error = parse_json_text(line)
+            if error is not None:
+                problems.append(Problem(str(path), f"line {line_number}", "json", error))
+            else:
+                records.append(value)
         return records, problems
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        return [], [Problem(str(path), "-", "json", str(error))]
+    document, error = parse_json_text(text)
+    if error is not None:
+        return [], [Problem(str(path), "-", "json", error)]
     if isinstance(document, dict) and isinstance(document.get("cases"), list):
         return document["cases"], problems
     if isinstance(document, list):
@@ -312,10 +337,12 @@ def _misspelled_keys(
 def _read_ground_truth(path: Path) -> tuple[dict[str, GroundTruthEntry], list[Problem]]:
     problems: list[Problem] = []
     entries: dict[str, GroundTruthEntry] = {}
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        return {}, [Problem(str(path), "-", "json", str(error))]
+    text, problem = read_text_file(path)
+    if text is None:
+        return {}, [problem] if problem else []
+    document, json_error = parse_json_text(text)
+    if json_error is not None:
+        return {}, [Problem(str(path), "-", "json", json_error)]
     rows = document.get("cases") if isinstance(document, dict) else document
     if not isinstance(rows, list):
         return {}, [Problem(str(path), "-", "cases", "expected {'cases': [...]}")]
@@ -394,6 +421,9 @@ def load_cases(
             problems.append(Problem(file_name, where, "case", "expected a JSON object"))
             continue
         problems.extend(_misspelled_keys(record, KNOWN_RECORD_KEYS, file_name, where, unknown))
+        if "metadata" in record and not isinstance(record["metadata"], dict | None):
+            problems.append(Problem(file_name, where, "metadata",
+                                    f"expected an object, got {type(record['metadata']).__name__}"))  # fmt: skip
         canonical = (
             normalise_raw_record(record)
             if _is_raw_layout(record)

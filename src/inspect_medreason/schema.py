@@ -99,6 +99,11 @@ class Case(BaseModel):
     def _options_from_strings(cls, value: Any) -> Any:
         # The contract allows a bare list of option texts, labelled A, B, C, ...
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if len(value) > len(DEFAULT_LABELS):
+                raise ValueError(
+                    f"{len(value)} options given as bare strings, but only {len(DEFAULT_LABELS)} "
+                    "can be labelled A-Z: give them as {label, text} objects"
+                )
             return [{"label": DEFAULT_LABELS[i], "text": text} for i, text in enumerate(value)]
         return value
 
