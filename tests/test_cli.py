@@ -198,7 +198,7 @@ def test_sample_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert (target / "cases.json").is_file() and (target / "ground_truth.json").is_file()
     assert len(list((target / "images").glob("*.png"))) == 10
     assert main(["sample-data", str(target)]) == 1  # never over existing files
-    assert "not empty" in capsys.readouterr().err
+    assert "not an empty folder" in capsys.readouterr().err
 
 
 def test_console_script_help_for_every_subcommand() -> None:
@@ -355,3 +355,14 @@ def test_leaderboard_refusal_writes_nothing(
     assert main(["leaderboard", str(tmp_path / "logs"), "--output", str(table),
                  "--plot", str(tmp_path / "plot_dir")]) == 1  # fmt: skip
     assert not table.exists() and "is a folder" in capsys.readouterr().err
+
+
+def test_judge_scores_refuses_a_case_judged_in_two_logs(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    second = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", text_score=2)
+    output = tmp_path / "j.json"
+    assert main(["judge-scores", first.location, second.location, "--output", str(output)]) == 1
+    assert not output.exists()
+    assert "case 'o1' is in" in capsys.readouterr().err

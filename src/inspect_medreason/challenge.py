@@ -7,6 +7,7 @@ printing and exit codes belong to the command-line layer.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import zipfile
@@ -20,6 +21,7 @@ from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
+from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 
 RESULTS_TYPE = "Medical visual reasoning"
@@ -158,27 +160,46 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
     return ExportReport(submission, problems, notes)
 
 
-def write_results(submission: Submission, output: Path, zip_path: Path | None = None) -> None:
-    """Write results.json (and optionally a zip holding only it); never over a directory."""
+def write_results(
+    submission: Submission, output: Path, zip_path: Path | None = None, force: bool = False
+) -> None:
+    """Write results.json (and optionally a zip holding only it), each atomically; both
+    paths are checked before either is written."""
+    for path in (output, zip_path):
+        if path is not None:
+            check_output_path(path, force)
     text = json.dumps(submission.model_dump(exclude_none=True), indent=2, ensure_ascii=False)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text + "\n", encoding="utf-8")
+    archive_bytes = None
     if zip_path is not None:
-        zip_path.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(RESULTS_FILE_NAME, text + "\n")
+        archive_bytes = buffer.getvalue()
+    write_text_atomically(output, text + "\n", force)
+    if zip_path is not None and archive_bytes is not None:
+        write_bytes_atomically(zip_path, archive_bytes, force)
 
 
 def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]:
     """The official judge-score file from judged logs, and the cases left out (with why)."""
     rows: list[dict[str, Any]] = []
     left_out: list[str] = []
+    seen: dict[str, Path] = {}
+    duplicates: list[str] = []
     for path in logs:
         for sample in _log_samples(path):
             metadata = sample.metadata or {}
             if metadata.get("task_type") != "open":
                 continue
             case_id = str(metadata.get("case_id", sample.id))
+            if case_id in seen and sample.epoch == 1:
+                duplicates.append(f"case {case_id!r} is in {seen[case_id]} and in {path}")
+                continue
+            if sample.epoch != 1:
+                duplicates.append(f"case {case_id!r}: {path} has several epochs; "
+                                  "the official file has one score per case")  # fmt: skip
+                continue
+            seen[case_id] = path
             score = (sample.scores or {}).get("open_ended_scorer")
             if score is None or not isinstance(score.value, dict):
                 left_out.append(f"{case_id}: not judged in {path}")
@@ -193,6 +214,8 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 left_out.append(f"{case_id}: unscored {', '.join(unscored)} ({why})")
                 continue
             rows.append({"case_id": case_id, **{k: float(v) for k, v in values.items()}})  # type: ignore[arg-type]
+    if duplicates:
+        raise ChallengeError([*duplicates, "pass logs that judge each case once"])
     return {"scores": rows}, left_out
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,11 +27,6 @@ from inspect_medreason.loaders import DatasetError, sample_data_dir
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-def _refuse_overwrite(path: Path, force: bool) -> None:
-    if path.exists() and not force:
-        raise ChallengeError([f"{path} exists; pass --force to overwrite it"])
-
-
 def _print_problems(title: str, problems: list[str]) -> None:
     print(f"{title} ({len(problems)}):", file=sys.stderr)
     for problem in problems:
@@ -37,6 +34,9 @@ def _print_problems(title: str, problems: list[str]) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    for target in (args.output, args.zip):
+        if target:
+            check_output_path(Path(target), args.force)
     logs = log_files(args.logs)
     report = export_results(logs, args.name)
     cases = case_specs(Path(args.cases)) if args.cases else None
@@ -52,10 +52,9 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if problems:
         _print_problems("writing an INVALID submission because of --force", problems)
-    _refuse_overwrite(Path(args.output), args.force)
-    if args.zip:
-        _refuse_overwrite(Path(args.zip), args.force)
-    write_results(report.submission, Path(args.output), Path(args.zip) if args.zip else None)
+    write_results(
+        report.submission, Path(args.output), Path(args.zip) if args.zip else None, args.force
+    )
     counts = {t: sum(a.task_type == t for a in report.submission.answers) for t in ("mcq", "open")}
     print(
         f"wrote {args.output} ({len(report.submission.answers)} answers: {counts['mcq']} mcq, "
@@ -65,9 +64,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_scores(args: argparse.Namespace) -> int:
+    check_output_path(Path(args.output), args.force)
     document, left_out = judge_scores_from_logs(log_files(args.logs))
-    _refuse_overwrite(Path(args.output), args.force)
-    Path(args.output).write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(Path(args.output), json.dumps(document, indent=2) + "\n", args.force)
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
     if left_out:
         _print_problems("left out (not written as zeros)", left_out)
@@ -164,10 +163,20 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 def cmd_sample_data(args: argparse.Namespace) -> int:
     target = Path(args.directory)
-    if target.exists() and any(target.iterdir()):
-        raise ChallengeError([f"{target} exists and is not empty; choose a new folder"])
-    shutil.copytree(sample_data_dir(), target, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ChallengeError([f"{target} exists and is not an empty folder; choose a new folder"])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Copied beside the target and renamed into place: an interrupted copy leaves nothing.
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        shutil.copytree(sample_data_dir(), staging, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
+        if target.exists():
+            target.rmdir()
+        os.replace(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     count = len(json.loads((target / "cases.json").read_text(encoding="utf-8"))["cases"])
     print(
         f"wrote the demo dataset ({count} cases) to {target}: cases.json, ground_truth.json, images/"
