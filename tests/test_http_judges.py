@@ -110,3 +110,43 @@ def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
             assert log.status == "success", log.error
         # Three judge requests for the first run; the second is served from the cache.
         assert len(requests) == 3
+
+
+def test_a_cached_unusable_reply_is_always_followed_by_a_fresh_call(tmp_path: Path) -> None:
+    write_png(tmp_path / "data" / "scan.png")
+    write_json(tmp_path / "data" / "cases.json", {"cases": [
+        {"case_id": "c1", "task_type": "open", "question": "What is shown?", "image_path": "scan.png"}]})  # fmt: skip
+    write_json(
+        tmp_path / "data" / "ground_truth.json",
+        {"cases": [{"case_id": "c1", "task_type": "open", "answer": "A lesion."}]},
+    )
+
+    def judge(request: dict[str, Any]) -> str:
+        text, _ = message_parts(request)
+        if "could not be used" in text:  # the correction: answer properly
+            return json.dumps({"score": 2, "rationale": "ok"})
+        return "four out of four"  # the first reply is never usable
+
+    def model_under_test(*_: Any) -> ModelOutput:
+        return scripted_output(json.dumps({"reasoning_trace": "A lesion.", "answer": "A lesion."}))
+
+    with openai_stub("judge", judge) as (url, requests):
+        calls = []
+        for _ in range(2):
+            before = len(requests)
+            [log] = eval(
+                open_ended(data=str(tmp_path / "data")),  # judge cache on
+                model=get_model("mockllm/model", custom_outputs=model_under_test),
+                model_roles={"grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
+                             "vision_grader": get_model("openai-api/stub/judge", base_url=url,
+                                                        api_key="stub")},
+                display="none", log_dir=str(tmp_path / "logs"),
+            )  # fmt: skip
+            assert log.status == "success", log.error
+            assert log.samples is not None
+            score = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
+            assert isinstance(score.value, dict) and score.value["gt_final"] == 2.0
+            calls.append(len(requests) - before)
+    # First run: three bad first replies and three corrections. Second run: the bad first
+    # replies come from the cache, the corrections are asked afresh.
+    assert calls == [6, 3]

@@ -389,6 +389,9 @@ async def run_judge(
             ChatMessageAssistant(content=reply[:MAX_KEPT_REPLY_CHARS]),
             ChatMessageUser(content=templates.retry.render(problem=problem, expected=expected)),
         ]
+        # The unusable reply may itself have come from the cache (a rerun, eval-retry): the
+        # corrections are always asked afresh, so a cached bad reply never decides again.
+        cache = False
     return outcome
 
 
