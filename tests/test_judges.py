@@ -164,7 +164,7 @@ def test_judge_prompts_can_be_swapped(tmp_path: Path) -> None:
     assert templates.system("gt").text == "custom judge_gt_system ${question}"
     assert templates.log_record()["judge_va_user"]["source"] == str(tmp_path / "judge_va_user.txt")
     (tmp_path / "judge_rvf_user.txt").unlink()
-    with pytest.raises(FileNotFoundError, match=r"judge_rvf_user\.txt"):
+    with pytest.raises(ValueError, match=r"judge_rvf_user\.txt"):
         JudgeTemplates.load(tmp_path)
 
 

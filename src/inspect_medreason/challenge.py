@@ -16,8 +16,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
-from inspect_ai.log import EvalSample, read_eval_log, read_eval_log_samples
+from inspect_ai.log import (
+    EvalLog,
+    EvalLogInfo,
+    EvalSample,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_samples,
+)
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
@@ -77,22 +85,51 @@ class ExportReport:
 # --- reading logs ---------------------------------------------------------------------
 
 
-def log_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Eval logs named directly or found (recursively) in the named folders."""
+def log_files(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Path]:
+    """Eval logs named directly or found (recursively) by Inspect's own log listing in the
+    named folders; a named file that is not a log is skipped with a note."""
     found: list[Path] = []
     missing: list[str] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*") if p.suffix in {".eval", ".json"}
-                                and p.name not in {"logs.json", "listing.json"}))  # fmt: skip
-        elif path.is_file():
+            found.extend(
+                sorted(_info_path(info) for info in list_eval_logs(str(path), recursive=True))
+            )
+        elif path.is_file() and path.suffix in {".eval", ".json"}:
             found.append(path)
+        elif path.is_file():
+            if notes is not None:
+                notes.append(f"{path}: skipped, not an eval log (.eval or .json)")
         else:
             missing.append(f"{path}: no such file or folder")
     if missing:
         raise ChallengeError(missing)
     return found
+
+
+def _info_path(info: EvalLogInfo) -> Path:
+    parsed = urlparse(info.name)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
+
+
+def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
+    """The headers of the logs this package's challenge tasks wrote; anything else (an
+    unreadable or corrupt file, a log of another task, an exported results.json) is skipped
+    with a one-line note."""
+    headers: list[tuple[Path, EvalLog]] = []
+    for path in logs:
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception as error:  # a corrupt or foreign file: skip it, say why
+            notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
+            continue
+        metadata = header.eval.metadata or {}
+        if not str(header.eval.task).startswith("inspect_medreason/") or "data" not in metadata:
+            notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
+            continue
+        headers.append((path, header))
+    return headers
 
 
 def _log_samples(path: Path) -> Iterator[EvalSample]:
@@ -120,12 +157,17 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
     problems: list[str] = []
     notes: list[str] = []
     model_names: list[str] = []
-    for path in logs:
-        header = read_eval_log(str(path), header_only=True)
+    for path, header in medreason_headers(logs, notes):
         model_names.append(header.eval.model)
         if header.status != "success":
-            notes.append(f"{path}: log status is {header.status!r}; cases it lacks are missing")
-        for sample in _log_samples(path):
+            problems.append(f"{path}: the run ended with status {header.status!r}; the cases it "
+                            "did not finish would be missing (resume it with inspect eval-retry)")  # fmt: skip
+        try:
+            samples = list(_log_samples(path))
+        except Exception as error:  # a log whose samples cannot be read
+            problems.append(f"{path}: its samples cannot be read ({type(error).__name__})")
+            continue
+        for sample in samples:
             metadata = sample.metadata or {}
             case_id = str(metadata.get("case_id", sample.id))
             task_type = metadata.get("task_type")
@@ -186,7 +228,10 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
     left_out: list[str] = []
     seen: dict[str, Path] = {}
     duplicates: list[str] = []
-    for path in logs:
+    notes: list[str] = []
+    for path, header in medreason_headers(logs, notes):
+        if header.status != "success":
+            left_out.append(f"{path}: the run ended with status {header.status!r}")
         for sample in _log_samples(path):
             metadata = sample.metadata or {}
             if metadata.get("task_type") != "open":
@@ -216,7 +261,7 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
             rows.append({"case_id": case_id, **{k: float(v) for k, v in values.items()}})  # type: ignore[arg-type]
     if duplicates:
         raise ChallengeError([*duplicates, "pass logs that judge each case once"])
-    return {"scores": rows}, left_out
+    return {"scores": rows}, [*notes, *left_out]
 
 
 # --- validation -------------------------------------------------------------------------

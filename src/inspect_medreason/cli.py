@@ -37,8 +37,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     for target in (args.output, args.zip):
         if target:
             check_output_path(Path(target), args.force)
-    logs = log_files(args.logs)
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
     report = export_results(logs, args.name)
+    report.notes[:0] = skipped
     cases = case_specs(Path(args.cases)) if args.cases else None
     problems = report.problems + submission_problems(
         report.submission.model_dump(exclude_none=True), cases
@@ -65,7 +67,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_judge_scores(args: argparse.Namespace) -> int:
     check_output_path(Path(args.output), args.force)
-    document, left_out = judge_scores_from_logs(log_files(args.logs))
+    skipped: list[str] = []
+    document, left_out = judge_scores_from_logs(log_files(args.logs, skipped))
+    left_out[:0] = skipped
     write_text_atomically(Path(args.output), json.dumps(document, indent=2) + "\n", args.force)
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
     if left_out:
@@ -143,7 +147,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     for target in (args.output, args.plot):
         if target:
             check_output_path(Path(target), args.force)
-    board = collect_rows(log_files(args.logs), args.label_arg, args.include_partial)
+    skipped: list[str] = []
+    board = collect_rows(log_files(args.logs, skipped), args.label_arg, args.include_partial)
+    board.notes[:0] = skipped
     for note in board.notes:
         print(f"note: {note}", file=sys.stderr)
     if not board.rows:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     CachePolicy,
     ChatMessage,
@@ -32,6 +31,7 @@ from inspect_ai.model import (
 from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
+from inspect_medreason.errors import SetupError, TaskArgumentError
 from inspect_medreason.extraction import json_objects
 from inspect_medreason.params import coerce_bool, coerce_float, coerce_int
 from inspect_medreason.prompts import PromptTemplate, context_block, load_template
@@ -99,9 +99,11 @@ class JudgeSettings:
             timeout=coerce_float(timeout, "judge_timeout"),
         )
         if not 0 < settings.timeout < float("inf"):
-            raise ValueError(f"judge_timeout={timeout!r}: expected a positive number of seconds")
+            raise TaskArgumentError(
+                f"-T judge_timeout={timeout!r}: expected a positive number of seconds"
+            )
         if settings.retries < 0:
-            raise ValueError(f"judge_retries={retries!r}: expected 0 or more")
+            raise TaskArgumentError(f"-T judge_retries={retries!r}: expected 0 or more")
         return settings
 
     @classmethod
@@ -151,9 +153,11 @@ class JudgeTemplates:
             if directory is not None and not (Path(directory) / f"{name}.txt").is_file()
         ]
         if missing:
-            raise FileNotFoundError(
-                f"judge_prompts={directory}: missing template file(s) "
+            raise TaskArgumentError(
+                f"-T judge_prompts={directory}: missing template file(s) "
                 + ", ".join(f"{name}.txt" for name in missing)
+                + f". A replacement set needs all of {', '.join(n + '.txt' for n in JUDGE_TEMPLATE_NAMES)}"
+                " (copy the built-in ones from the package's prompts/ folder and edit them)"
             )
         templates = {name: load_template(name, directory) for name in JUDGE_TEMPLATE_NAMES}
         unfenced = [
@@ -162,7 +166,7 @@ class JudgeTemplates:
             and "${fence_id}" not in template.text
         ]  # fmt: skip
         if unfenced:
-            raise ValueError(
+            raise TaskArgumentError(
                 f"judge_prompts={directory}: {', '.join(unfenced)} put(s) the candidate's text in "
                 "the prompt without ${fence_id}: write the markers around it with the id, e.g. "
                 "<candidate_answer ${fence_id}> ... </candidate_answer ${fence_id}>, so the "
@@ -363,7 +367,7 @@ async def run_judge(
         try:
             with anyio.fail_after(settings.timeout):
                 output = await model.generate(conversation, config=config, cache=cache)
-        except PrerequisiteError:
+        except SetupError:
             raise  # a missing role or provider set-up: the run must stop, not go unscored
         except TimeoutError:
             outcome.failure = f"judge call timed out after {settings.timeout:g} s (judge_timeout)"

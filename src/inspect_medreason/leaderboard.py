@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.log import EvalLog
 from scipy.stats import rankdata
 
-from inspect_medreason.challenge import METRIC_NAMES
+from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
 
 # Where each leaderboard metric lives in a log: (score name, metric name, track).
 METRIC_SOURCES = {
@@ -228,8 +228,7 @@ def collect_rows(
     """One row per experiment; see the module docstring for how logs combine."""
     notes: list[str] = []
     items: list[LogMetrics] = []
-    for path in logs:
-        log = read_eval_log(str(path), header_only=True)
+    for path, log in medreason_headers(logs, notes):
         if log.status != "success":
             notes.append(f"{path}: left out (status {log.status!r})")
             continue

@@ -25,6 +25,7 @@ from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
 from pydantic import ValidationError
 
 from inspect_medreason.dicom import dicom_as_png, is_dicom
+from inspect_medreason.errors import UserInputError
 from inspect_medreason.images import ImagePathError, check_image_decodes, resolve_image_path
 from inspect_medreason.schema import (
     Case,
@@ -122,13 +123,16 @@ class Problem:
         return f"{self.file}: case {self.case_id!r}: {self.field}: {self.message}"
 
 
-class DatasetError(ValueError):
+class DatasetError(UserInputError):
     """Every problem found in a dataset, raised before any sample is evaluated."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         lines = "\n".join(f"  - {problem}" for problem in problems)
-        super().__init__(f"{len(problems)} problem(s) in the input data:\n{lines}")
+        super().__init__(
+            f"{len(problems)} problem(s) in the input data; nothing was evaluated. Fix them "
+            f"and run again:\n{lines}"
+        )
 
 
 @dataclass

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspect_medreason.errors import TaskArgumentError
+
 
 def coerce_bool(value: Any, name: str) -> bool:
     """Accept real booleans and the usual spellings (``true``, ``no``, ``1``...)."""
@@ -14,19 +16,19 @@ def coerce_bool(value: Any, name: str) -> bool:
         return True
     if text in {"false", "no", "0", "off"}:
         return False
-    raise ValueError(f"{name}={value!r}: expected true or false")
+    raise TaskArgumentError(f"-T {name}={value!r}: expected true or false")
 
 
 def coerce_int(value: Any, name: str) -> int:
     try:
         return int(str(value).strip())
-    except ValueError as error:
-        raise ValueError(f"{name}={value!r}: expected a whole number") from error
+    except (TypeError, ValueError) as error:
+        raise TaskArgumentError(f"-T {name}={value!r}: expected a whole number") from error
 
 
 def coerce_float(value: Any, name: str) -> float:
     """YAML reads ``1e-3`` as a string; accept it."""
     try:
         return float(str(value).strip())
-    except ValueError as error:
-        raise ValueError(f"{name}={value!r}: expected a number") from error
+    except (TypeError, ValueError) as error:
+        raise TaskArgumentError(f"-T {name}={value!r}: expected a number") from error

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
-from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import ChatMessageUser, ContentImage, Model, get_model, model_roles
 from inspect_ai.scorer import (
     Metric,
@@ -27,6 +27,7 @@ from inspect_ai.scorer._metric import MetricProtocol
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
+from inspect_medreason.errors import UserInputError
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
 from inspect_medreason.judges import (
@@ -240,8 +241,39 @@ def open_ended_metrics() -> dict[str, list[Metric]]:
 def judge_model(role: str, allow_self_judging: bool) -> Model:
     """The model bound to a judge role; refuse to fall back silently to the model under test."""
     if not allow_self_judging and role not in model_roles():
-        raise PrerequisiteError(MISSING_ROLE_MESSAGE.format(role=role))
+        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
     return get_model(role=role)
+
+
+def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:
+    """Stop an ``inspect eval`` that will score before the model under test is called, when
+    a judge role is missing.
+
+    Inspect does not tell a task whether scoring is on, and ``--no-score`` runs need no
+    judge; so the command line is read: an ``inspect eval``/``eval-set`` without
+    ``--no-score`` is checked here, at task creation, where the roles given with
+    ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
+    the first score.
+    """
+    if allow_self_judging or not _cli_run_that_scores():
+        return
+    missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
+    if missing:
+        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
+
+
+def _cli_run_that_scores() -> bool:
+    argv = sys.argv
+    program = Path(argv[0]).name if argv else ""
+    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
+        "inspect_ai/__main__.py"
+    )
+    return (
+        is_inspect
+        and len(argv) > 1
+        and argv[1] in {"eval", "eval-set"}
+        and "--no-score" not in argv
+    )
 
 
 async def case_image_uris(state: TaskState) -> list[str]:

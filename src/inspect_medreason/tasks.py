@@ -23,6 +23,7 @@ from inspect_medreason.scorers import (
     OPEN_COMPONENTS,
     mcq_scorer,
     open_ended_scorer,
+    require_judge_roles,
 )
 from inspect_medreason.solvers import TrackPrompts, with_prompt
 
@@ -102,6 +103,9 @@ def judge_choices(
         judge_structured_output, judge_cache, judge_timeout,
     )  # fmt: skip
     templates = JudgeTemplates.load(judge_prompts)
+    require_judge_roles(
+        list(JUDGE_ROLES.values()), coerce_bool(allow_self_judging, "allow_self_judging")
+    )
     scorer_args = {
         "judge_prompts": judge_prompts,
         "allow_self_judging": coerce_bool(allow_self_judging, "allow_self_judging"),

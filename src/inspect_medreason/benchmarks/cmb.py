@@ -59,6 +59,7 @@ from pydantic import BaseModel, Field
 
 from inspect_medreason.benchmarks.common import grader_templates
 from inspect_medreason.benchmarks.hub import HubSource, load_rows
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import extract_label, json_objects
 from inspect_medreason.judges import (
     JudgeSettings,
@@ -71,13 +72,28 @@ from inspect_medreason.judges import (
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
-from inspect_medreason.scorers import judge_model, metadata_mean
+from inspect_medreason.scorers import judge_model, metadata_mean, require_judge_roles
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 CMB_TASK_VERSION = "1.1.0"
-CMB_EXAM_HUB = HubSource("FreedomIntelligence/CMB", name="exam", split="test")
-CMB_VAL_HUB = HubSource("FreedomIntelligence/CMB", name="exam", split="val")
-CMB_CLIN_HUB = HubSource("FreedomIntelligence/CMB", name="clin", split="test")
+CMB_EXAM_HUB = HubSource(
+    "FreedomIntelligence/CMB",
+    name="exam",
+    split="test",
+    layout="CMB-Exam test as JSON/JSONL rows with exam_type, exam_class, exam_subject, question, answer, question_type, option {A..E}",
+)
+CMB_VAL_HUB = HubSource(
+    "FreedomIntelligence/CMB",
+    name="exam",
+    split="val",
+    layout="CMB-Exam val as JSON/JSONL rows (as test, plus explanation); pass it as -T fewshot_data=PATH",
+)
+CMB_CLIN_HUB = HubSource(
+    "FreedomIntelligence/CMB",
+    name="clin",
+    split="test",
+    layout="CMB-Clin as JSON rows with id, title, description, QA_pairs [{question, solution}]",
+)
 MULTI_ANSWER = "多项选择题"
 CMB_ANSWER_PATTERN = re.compile(
     r"(答案|正确选项)(?:是|：|为|应该是|应该为)(.*?)(。|\.|$)", re.DOTALL
@@ -252,7 +268,7 @@ def mode_disagreement() -> Metric:
 def cmb_exam_scorer(extraction: str = "safe", order_sensitive: bool = False) -> Scorer:
     """Exact set (or upstream string) match of the extracted letters; both modes recorded."""
     if extraction not in EXTRACTION_MODES:
-        raise ValueError(f"extraction={extraction!r}: choose one of {EXTRACTION_MODES}")
+        raise TaskArgumentError(f"-T extraction={extraction!r}: choose one of {EXTRACTION_MODES}")
     ordered = coerce_bool(order_sensitive, "order_sensitive")
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -297,7 +313,7 @@ def cmb_exam(
     """CMB-Exam test split (11,200 questions). ``prompt=answer_only|cot``; ``fewshot=N``
     examples from the validation split (``fewshot_data`` for a local copy)."""
     if prompt not in {"answer_only", "cot"}:
-        raise ValueError(f"prompt={prompt!r}: choose answer_only or cot")
+        raise TaskArgumentError(f"-T prompt={prompt!r}: choose answer_only or cot")
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
     loaded = load_rows(data, CMB_EXAM_HUB, revision)
     source = str(data or CMB_EXAM_HUB.path)
@@ -472,6 +488,7 @@ def cmb_clin(
     if problems:
         raise DatasetError(problems)
     judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
+    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
         dataset=MemoryDataset(samples, name="cmb_clin", location=source),
         solver=clinical_conversation(),

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from inspect_medreason.benchmarks.common import build_sample, grader_templates, yes_no
 from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import extract_label, json_objects
 from inspect_medreason.judges import (
     JudgeOutcome,
@@ -45,7 +46,7 @@ from inspect_medreason.judges import (
 from inspect_medreason.loaders import RAW_OPTION_PREFIX, DatasetError, Problem
 from inspect_medreason.params import coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
-from inspect_medreason.scorers import breakdown, judge_model
+from inspect_medreason.scorers import breakdown, judge_model, require_judge_roles
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 GEMEX_TASK_VERSION = "1.1.0"
@@ -326,7 +327,9 @@ def gemex(
     kinds = question_types.split(",") if isinstance(question_types, str) else list(question_types)
     unknown = [k for k in kinds if k.strip() not in QUESTION_TYPES]
     if unknown:
-        raise ValueError(f"question_types: unknown {unknown}; choose from {list(QUESTION_TYPES)}")
+        raise TaskArgumentError(
+            f"-T question_types: unknown {unknown}; choose from {list(QUESTION_TYPES)}"
+        )
     system, user = load_template("gemex_system"), load_template("gemex_user")
     samples = []
     origins: dict[str, Any] = {}
@@ -341,7 +344,14 @@ def gemex(
                 continue
             local = str(matches[0])
         loaded = load_rows(
-            local, HubSource(GEMEX_HUB, split="train", data_files=f"*{file_key}*"), revision
+            local,
+            HubSource(
+                GEMEX_HUB,
+                split="train",
+                data_files=f"*{file_key}*",
+                layout="a folder with the four JSONL files (closed_ended_question, single_choice_question, multi_choice_question, open_ended_question) holding question, type, answer, choices, reason, visual_regions, visual_locations, image_path; images under -T image_root",
+            ),
+            revision,
         )
         origins[kind] = loaded.origin
         root = Path(image_root) if image_root else (Path(data) if data else None)
@@ -381,6 +391,7 @@ def gemex(
     if problems:
         raise DatasetError(problems)
     judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
+    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
         dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),
         solver=generate(),

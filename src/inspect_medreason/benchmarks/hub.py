@@ -35,6 +35,8 @@ class HubSource:
     name: str | None = None
     revision: str | None = None
     data_files: dict[str, str] | str | None = None
+    # The published layout, named in the message when the hub cannot be reached.
+    layout: str = "the dataset's published files (JSONL, JSON or parquet)"
 
 
 @dataclass
@@ -93,27 +95,20 @@ def load_rows(data: str | None, hub: HubSource, revision: str | None = None) -> 
         image_root = path if path.is_dir() else path.parent
         return LoadedRows([dict(row) for row in dataset], origin, image_root)
     requested = revision or hub.revision
-    pinned = resolve_revision(hub.path, requested)
     try:
+        pinned = resolve_revision(hub.path, requested)
         dataset = datasets.load_dataset(
             hub.path, name=hub.name, split=hub.split, revision=pinned, data_files=hub.data_files
         )
+    except DatasetError:
+        raise
     except Exception as error:  # the hub's many failure types all need the same advice
-        raise DatasetError(
-            [
-                Problem(
-                    hub.path,
-                    "-",
-                    "data",
-                    (
-                        f"could not load {hub.path} (config {hub.name}, split {hub.split}) from the hub: "
-                        f"{type(error).__name__}: {error}. Download the dataset in its published schema and "
-                        "pass -T data=PATH instead (datasets built by a loading script no longer load "
-                        f"with datasets {datasets.__version__})."
-                    ),
-                )
-            ]
-        ) from error
+        raise DatasetError([Problem(hub.path, "-", "data", (
+            f"could not load {hub.path} (config {hub.name}, split {hub.split}) from the Hugging "
+            f"Face hub ({type(error).__name__}: {str(error)[:200]}). Without network access, or "
+            f"for a dataset the hub no longer serves (loading scripts are refused by datasets "
+            f"{datasets.__version__}), download it and pass -T data=PATH: {hub.layout}."
+        ))]) from error  # fmt: skip
     origin = {"kind": "huggingface", "path": hub.path, "name": hub.name, "split": hub.split,
               "revision_requested": requested or "main", "revision": pinned}  # fmt: skip
     return LoadedRows([dict(row) for row in dataset], origin, None)

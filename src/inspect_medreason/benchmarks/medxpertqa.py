@@ -28,7 +28,12 @@ from inspect_medreason.solvers import TrackPrompts, render_case_prompt
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 MEDXPERTQA_TASK_VERSION = "1.1.0"
-MEDXPERTQA_HUB = HubSource("TsinghuaC3I/MedXpertQA", name="MM", split="test")
+MEDXPERTQA_HUB = HubSource(
+    "TsinghuaC3I/MedXpertQA",
+    name="MM",
+    split="test",
+    layout="the MM test split as JSONL or parquet with id, question, options {A..E}, label, images (file names under -T image_root), medical_task, body_system, question_type",
+)
 # The dataset's question text repeats the options after this marker; the prompt lists them.
 _ANSWER_CHOICES = re.compile(r"\s*Answer Choices:.*$", re.DOTALL)
 

@@ -34,7 +34,7 @@ from inspect_medreason.judges import JudgeSettings
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.prompts import load_template
-from inspect_medreason.scorers import breakdown
+from inspect_medreason.scorers import breakdown, require_judge_roles
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 VQA_TASK_VERSION = "1.1.0"
@@ -55,21 +55,33 @@ class VqaBenchmark:
 
 VQA_RAD = VqaBenchmark(
     name="vqa_rad",
-    hub=HubSource("flaviagiammarino/vqa-rad", split="test"),
+    hub=HubSource(
+        "flaviagiammarino/vqa-rad",
+        split="test",
+        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+    ),
     licence="CC0 1.0",
     images_of=lambda row: [row["image"]],
     answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
 )
 PATH_VQA = VqaBenchmark(
     name="path_vqa",
-    hub=HubSource("flaviagiammarino/path-vqa", split="test"),
+    hub=HubSource(
+        "flaviagiammarino/path-vqa",
+        split="test",
+        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+    ),
     licence="MIT",
     images_of=lambda row: [row["image"]],
     answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
 )
 SLAKE = VqaBenchmark(
     name="slake",
-    hub=HubSource("BoKelvin/SLAKE", split="test"),
+    hub=HubSource(
+        "BoKelvin/SLAKE",
+        split="test",
+        layout="test.json with img_name, question, answer, q_lang, answer_type, modality, content_type, location, and the imgs/ folder as -T image_root",
+    ),
     licence="CC BY 4.0",
     images_of=lambda row: [row.get("image") or row["img_name"]],
     answer_type_of=lambda row: (
@@ -138,6 +150,9 @@ def vqa_task(
     judge_args: dict[str, Any],
 ) -> Task:
     show_images = coerce_bool(images, "images")
+    require_judge_roles(
+        ["grader"], coerce_bool(judge_args.get("allow_self_judging", False), "allow_self_judging")
+    )
     loaded = load_rows(data, benchmark.hub, revision)
     rows = loaded.rows
     if benchmark.language_field and language and language != "all":
