@@ -78,7 +78,7 @@ def test_gemex_scores_every_question_type(tmp_path: Path) -> None:
     assert log.results is not None
     metrics = {s.name: s.metrics for s in log.results.scores}
     assert metrics["accuracy"]["mean"].value == pytest.approx(2 / 3)
-    assert "inspect_medreason/breakdown_question_type:multi" in metrics["jaccard"]
+    assert "grouped_question_type:multi" in metrics["jaccard"]
 
 
 def test_gemex_text_overlap_compares_one_normalised_answer_form(tmp_path: Path) -> None:
@@ -186,8 +186,8 @@ def test_medxpertqa_mm(tmp_path: Path) -> None:
     metrics = log.results.scores[0].metrics
     assert metrics["accuracy"].value == 0.5
     assert (
-        metrics["body_system:Skeletal"].value == 1.0
-        and metrics["medical_task:Treatment"].value == 0.0
+        metrics["accuracy by body_system:Skeletal"].value == 1.0
+        and metrics["accuracy by medical_task:Treatment"].value == 0.0
     )
     assert log.samples is not None
     first_turn = log.samples[0].input[-1]

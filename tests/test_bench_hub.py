@@ -96,7 +96,7 @@ def test_hub_failure_advises_local_data(monkeypatch: pytest.MonkeyPatch) -> None
         raise RuntimeError("Dataset scripts are no longer supported")
 
     monkeypatch.setattr(datasets, "load_dataset", refuse)
-    with pytest.raises(ValueError, match="pass -T data=PATH instead"):
+    with pytest.raises(ValueError, match="pass -T data=PATH: the test split as parquet"):
         vqa_rad()
 
 

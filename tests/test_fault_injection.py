@@ -77,5 +77,5 @@ def test_faulty_judges_and_hostile_replies_never_error_a_sample(tmp_path: Path) 
     assert any("invalid judge output" in reason for reason in reasons)
     assert log.results is not None
     metrics = {s.name: s.metrics for s in log.results.scores}
-    unscored = metrics["gt_final_unscored"]["inspect_medreason/total"].value
-    assert 0 < unscored < cases and not math.isnan(metrics["gt_final"]["mean"].value)
+    unscored = metrics["gt_final_unscored"]["mean"].value
+    assert 0 < unscored < 1 and not math.isnan(metrics["gt_final"]["mean"].value)

@@ -58,9 +58,9 @@ def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> 
     assert metric(log, "strict_accuracy") == pytest.approx(1 / 3)
     assert metric(log, "unparsed") == pytest.approx(1 / 3)
     assert metric(log, "parsed_accuracy") == pytest.approx(1.0)
-    assert metric(log, "modality:CT") == 1.0
-    assert metric(log, "modality:X-ray") == 0.0
-    assert metric(log, "organ_system:Chest") == 0.5
+    assert metric(log, "accuracy by modality:CT") == 1.0
+    assert metric(log, "accuracy by modality:X-ray") == 0.0
+    assert metric(log, "accuracy by organ_system:Chest") == 0.5
 
 
 def test_prompt_carries_images_options_context_and_is_logged(

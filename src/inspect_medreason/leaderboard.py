@@ -38,7 +38,8 @@ METRIC_SOURCES = {
     "Open-ended GT": ("gt_final", "mean", "open"),
     "Open-ended VA": ("va_final", "mean", "open"),
 }
-BREAKDOWN_PREFIX = "inspect_medreason/breakdown_"
+# How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
+BREAKDOWN_PREFIXES = ("grouped_", "accuracy by ", "inspect_medreason/breakdown_")
 # Generation settings that decide how a run is executed, not what it answers.
 EXECUTION_ONLY = {
     "max_retries", "timeout", "attempt_timeout", "stream_idle_timeout", "max_connections",
@@ -195,14 +196,16 @@ def metrics_from_log(
                 found[name] = float(metric.value)
                 counts[name] = int(score.scored_samples or 0)
             # Breakdown metrics are the ones named "field:value" (e.g. "modality:CT").
-            categories = {
-                key.removeprefix(BREAKDOWN_PREFIX): m.value
-                for key, m in score.metrics.items()
-                if ":" in key
-            }
+            categories = {_category(key): m.value for key, m in score.metrics.items() if ":" in key}
             if categories:
                 breakdown[name] = {k: float(v) for k, v in categories.items()}
     return found, counts, breakdown
+
+
+def _category(key: str) -> str:
+    for prefix in BREAKDOWN_PREFIXES:
+        key = key.removeprefix(prefix)
+    return key
 
 
 def _compatible(row: dict[str, Any], item: LogMetrics) -> bool:

@@ -23,7 +23,6 @@ from inspect_ai.scorer import (
     scorer,
     stderr,
 )
-from inspect_ai.scorer._metric import MetricProtocol
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
@@ -47,27 +46,15 @@ from inspect_medreason.params import coerce_bool
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 
 
-@metric
-def breakdown(fields: list[str]) -> Metric:
-    """Means per value of each metadata field, e.g. ``modality:CT``, in one metric.
-
-    Inspect keys metrics by name, so two ``grouped()`` metrics on one score would overwrite
-    each other; this runs one ``grouped(mean())`` per field and merges their results.
-    """
-    per_field = [
-        grouped(mean(), field, all=False, name_template=f"{field}:{{group_name}}")
+def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:
+    """Means per value of each metadata field (``modality:CT``), one Inspect ``grouped()``
+    per field. ``of`` names the score broken down where the column does not ("accuracy by
+    modality:CT"); in a dictionary score the column is the score's own key."""
+    label = f"{of} by " if of else ""
+    return [
+        grouped(mean(), field, all=False, name_template=f"{label}{field}:{{group_name}}")
         for field in fields
     ]
-
-    def compute(scores: list[SampleScore]) -> Value:
-        merged: dict[str, Any] = {}
-        for field_metric in per_field:
-            result = cast(MetricProtocol, field_metric)(scores)
-            if isinstance(result, dict):
-                merged.update(result)
-        return cast(Value, merged)
-
-    return compute
 
 
 def scored_samples(scores: list[SampleScore]) -> list[SampleScore]:
@@ -132,7 +119,7 @@ def mcq_metrics() -> list[Metric]:
         strict_accuracy(),
         parsed_accuracy(),
         unparsed(),
-        breakdown(list(MCQ_GROUP_FIELDS)),
+        *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
     ]
 
 
@@ -214,27 +201,19 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
-@metric
-def total() -> Metric:
-    """Sum of a 0/1 key: how many samples have it set (e.g. unscored components)."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        return float(sum(float(cast(float, s.score.value)) for s in scores))
-
-    return compute
-
-
 def open_ended_metrics() -> dict[str, list[Metric]]:
     """Means with stderr for every component; breakdowns for the two leaderboard metrics."""
     by_group = breakdown(list(OPEN_GROUP_FIELDS))
     return {
-        "gt_final": [mean(), stderr(), by_group],
+        "gt_final": [mean(), stderr(), *by_group],
         "va_answer": [mean(), stderr()],
         "rvf_trace": [mean(), stderr()],
-        "va_final": [mean(), stderr(), by_group],
-        "gt_final_unscored": [total()],
-        "va_answer_unscored": [total()],
-        "rvf_trace_unscored": [total()],
+        "va_final": [mean(), stderr(), *by_group],
+        # The share of open cases whose component is unscored (the count is the component's
+        # unscored_samples in the log).
+        "gt_final_unscored": [mean()],
+        "va_answer_unscored": [mean()],
+        "rvf_trace_unscored": [mean()],
     }
 
 

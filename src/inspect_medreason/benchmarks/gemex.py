@@ -230,7 +230,7 @@ async def ar_rating(question: str, reference: str, candidate: str, settings: Jud
 
 def gemex_metrics() -> dict[str, list[Metric]]:
     by_type = breakdown(["question_type"])
-    return {key: [mean(), stderr(), by_type] for key in SCORE_KEYS}
+    return {key: [mean(), stderr(), *by_type] for key in SCORE_KEYS}
 
 
 @scorer(metrics=gemex_metrics())

@@ -98,7 +98,7 @@ def medxpertqa_mm(
         raise DatasetError(problems)
     metrics: list[Metric | dict[str, list[Metric]]] = [
         accuracy(), stderr(), strict_accuracy(), parsed_accuracy(), unparsed(),
-        breakdown(["body_system", "medical_task", "question_type"]),
+        *breakdown(["body_system", "medical_task", "question_type"], of="accuracy"),
     ]  # fmt: skip
     return Task(
         dataset=MemoryDataset(samples, name="medxpertqa_mm", location=source),

@@ -103,7 +103,7 @@ def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]
     base: list[Metric | dict[str, list[Metric]]] = [
         accuracy(), stderr(), accuracy_closed(), accuracy_open(),
     ]  # fmt: skip
-    return [*base, breakdown(group_fields)] if group_fields else base
+    return [*base, *breakdown(group_fields, of="accuracy")]
 
 
 @scorer(metrics=vqa_metrics([]))
