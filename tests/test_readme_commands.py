@@ -1,0 +1,140 @@
+"""Every `inspect` and `medreason` command in the README runs as written, offline.
+
+The README's code blocks are read in order and each command is run in one scratch folder
+(so `logs/` and the files one command writes are there for the next). Real hosts are
+rewritten to a local OpenAI-compatible server started here, `openai/` models reach it
+through OPENAI_BASE_URL, and placeholder data paths become the demo data. Commands that
+cannot run here (installing, serving GPUs, browsing) are listed below with the reason; any
+other command that appears in the README is run, so a README change that breaks a command
+fails CI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+from openai_stub import message_parts, openai_stub
+
+from inspect_medreason.loaders import sample_data_dir
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+# Commands that are not run, and why. Matched on how the command starts.
+NOT_RUN = {
+    "pip install": "installing is what CI itself does first",
+    "python -m pytest": "this is the test run itself",
+    "vllm serve": "serves a model on GPUs",
+    "export ": "sets an environment variable (applied to the commands after it)",
+    "python benchmarks/": "a performance measurement, minutes long",
+    "python scripts/": "regenerates the demo images from optional packages",
+    "inspect view": "starts a long-running web server",
+    "ruff check": "the linters, run by CI itself",
+    "bash .ci/run": "CI itself",
+}
+PLACEHOLDER_DATA = (
+    "path/to/validation/",
+    "path/to/cases.json",
+    "train_subset/",
+    "validation/",
+    "val/",
+)
+
+
+def readme_commands() -> list[str]:
+    """The shell commands of the README's bash blocks, continuation lines joined."""
+    commands: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split("  #", 1)[0].strip()
+            if command and not command.startswith("#"):
+                commands.append(" ".join(command.split()))
+    return commands
+
+
+def respond(request: dict[str, Any]) -> str:
+    """A stand-in for every model the README names: judges get a score, MCQ prompts a label,
+    open prompts an answer with its reasoning."""
+    text, _ = message_parts(request)
+    if "Reply with only the JSON object" in text or '"score"' in text:
+        return json.dumps({"score": 3, "rationale": "Consistent with the reference."})
+    if re.search(r"^\s*A[.)] ", text, re.M) or "Options:" in text:
+        return json.dumps({"reasoning_trace": "The image was inspected.", "answer": "A"})
+    return json.dumps({"reasoning_trace": "A dense region is visible.", "answer": "A nodule."})
+
+
+def rewrite(command: str, url: str, demo: Path, workdir: Path) -> str:
+    command = re.sub(r"https?://[A-Za-z0-9.\-]+(?::\d+)?/v1", url, command)
+    for placeholder in PLACEHOLDER_DATA:
+        command = command.replace(f"={placeholder}", f"={demo}/").replace(
+            f" {placeholder}", f" {demo}/"
+        )
+    command = command.replace("-T data=...", f"-T data={demo}")
+    if "<" in command:  # logs/<log>.eval: the newest log so far
+        newest = max((workdir / "logs").glob("*.eval"), key=lambda path: path.stat().st_mtime_ns)
+        command = re.sub(r"logs/<[^>]*>\.eval", shlex.quote(str(newest)), command)
+    return command
+
+
+def test_every_readme_command_runs(tmp_path: Path) -> None:
+    commands = readme_commands()
+    assert len(commands) >= 15
+    demo = tmp_path / "demo"
+    shutil.copytree(sample_data_dir(), demo, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    prompts = tmp_path / "organizer_prompts"
+    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", prompts)
+    skipped: list[str] = []
+    ran: list[str] = []
+    with openai_stub("stub", respond) as (url, requests):
+        env = {**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "stub", "LOCAL_API_KEY": "stub",
+               "GATEWAY_API_KEY": "stub", "NO_COLOR": "1", "INSPECT_DISPLAY": "plain"}  # fmt: skip
+        for raw in commands:
+            reason = next((why for start, why in NOT_RUN.items() if raw.startswith(start)), None)
+            if reason is not None:
+                skipped.append(raw)
+                continue
+            assert raw.startswith(("inspect eval", "inspect score", "medreason ")), (
+                f"the README shows a command this test does not know how to run: {raw!r}"
+            )
+            command = rewrite(raw, url, demo, tmp_path)
+            before = {info.name for info in list_eval_logs(str(tmp_path / "logs"))}
+            argv = shlex.split(command)
+            if argv[0] == "medreason":
+                argv = [sys.executable, "-m", "inspect_medreason.cli", *argv[1:]]
+            else:
+                argv = [sys.executable, "-m", "inspect_ai", *argv[1:]]
+            result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                    timeout=600, check=False)  # fmt: skip
+            assert result.returncode == 0, (
+                raw,
+                command,
+                result.stdout[-2000:],
+                result.stderr[-3000:],
+            )
+            for info in list_eval_logs(str(tmp_path / "logs")):
+                if info.name not in before:
+                    assert read_eval_log(info, header_only=True).status == "success", raw
+            ran.append(raw)
+    assert len(requests) > 0  # the real-provider examples reached the local server
+    assert any(c.startswith("inspect eval") for c in ran) and any(
+        c.startswith("medreason score") for c in ran
+    )
+    assert (tmp_path / "metrics.json").is_file() and (tmp_path / "submission.zip").is_file()
+    assert len(ran) >= 12, ran
+
+
+@pytest.mark.parametrize("command", [c for c in readme_commands() if c.startswith("inspect eval")])
+def test_readme_eval_commands_name_registered_tasks(command: str) -> None:
+    task = command.split()[2]
+    assert task.startswith("inspect_medreason/")
+    from inspect_medreason import _registry
+
+    assert hasattr(_registry, task.split("/", 1)[1]), task
