@@ -366,3 +366,59 @@ def test_judge_scores_refuses_a_case_judged_in_two_logs(
     assert main(["judge-scores", first.location, second.location, "--output", str(output)]) == 1
     assert not output.exists()
     assert "case 'o1' is in" in capsys.readouterr().err
+
+
+def test_long_work_shows_progress_when_asked(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    monkeypatch.setenv("MEDREASON_PROGRESS", "1")
+    monkeypatch.setenv("COLUMNS", "250")
+    assert main(["export", log.location, "--output", str(tmp_path / "r.json")]) == 0
+    err = capsys.readouterr().err
+    assert "exporting" in err and "4/4" in err
+    assert main(["judge-scores", log.location, "--output", str(tmp_path / "j.json")]) == 0
+    assert "reading judge scores" in capsys.readouterr().err
+    monkeypatch.setenv("MEDREASON_PROGRESS", "0")
+    assert main(["leaderboard", log.location]) == 0
+    assert "reading log headers" not in capsys.readouterr().err
+
+
+def test_html_leaderboard_is_one_standalone_page_with_the_plot(
+    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import base64
+    import re
+
+    judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    page = tmp_path / "board.html"
+    assert (
+        main(["leaderboard", str(tmp_path / "logs"), "--format", "html", "--output", str(page)])
+        == 0
+    )
+    text = page.read_text(encoding="utf-8")
+    assert (
+        text.startswith("<!DOCTYPE html>")
+        and "<style>" in text
+        and text.rstrip().endswith("</html>")
+    )
+    assert "<table" in text and "mockllm/model" in text and "http" not in text.split("<body>")[1]
+    image = re.search(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", text)
+    assert image is not None and base64.b64decode(image.group(1))[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_plot_grows_with_the_rows() -> None:
+    from io import BytesIO
+
+    from PIL import Image
+
+    from inspect_medreason.leaderboard import plot_png
+
+    def height(count: int) -> int:
+        rows = rank_rows([ModelRow(f"provider/a-rather-long-model-name-number-{i}-instruct",
+                                   {"MCQ Accuracy": i / 10, "Open-ended GT": 2.0, "Open-ended VA": None})
+                          for i in range(count)])  # fmt: skip
+        return Image.open(BytesIO(plot_png(rows))).height
+
+    assert height(10) > 2 * height(2) > 0

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
+from inspect_medreason.progress import track
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
@@ -118,7 +119,7 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
     unreadable or corrupt file, a log of another task, an exported results.json) is skipped
     with a one-line note."""
     headers: list[tuple[Path, EvalLog]] = []
-    for path in logs:
+    for path in track(logs, "reading log headers", len(logs)):
         try:
             header = read_eval_log(str(path), header_only=True)
         except Exception as error:  # a corrupt or foreign file: skip it, say why
@@ -162,8 +163,9 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
         if header.status != "success":
             problems.append(f"{path}: the run ended with status {header.status!r}; the cases it "
                             "did not finish would be missing (resume it with inspect eval-retry)")  # fmt: skip
+        total = header.results.total_samples if header.results else None
         try:
-            samples = list(_log_samples(path))
+            samples = list(track(_log_samples(path), f"exporting {path.name}", total))
         except Exception as error:  # a log whose samples cannot be read
             problems.append(f"{path}: its samples cannot be read ({type(error).__name__})")
             continue
@@ -232,7 +234,8 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
     for path, header in medreason_headers(logs, notes):
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
-        for sample in _log_samples(path):
+        total = header.results.total_samples if header.results else None
+        for sample in track(_log_samples(path), f"reading judge scores in {path.name}", total):
             metadata = sample.metadata or {}
             if metadata.get("task_type") != "open":
                 continue

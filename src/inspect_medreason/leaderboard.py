@@ -18,6 +18,7 @@ of one configuration exist, the newest is used and the note names the others.
 
 from __future__ import annotations
 
+import base64
 import csv
 import hashlib
 import html
@@ -422,20 +423,7 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
         return buffer.getvalue()
     body = table_rows(rows)
     if fmt == "html":
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
-        lines = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in line) + "</tr>"
-            for line in body
-        )
-        parts = [
-            '<table class="medreason-leaderboard">\n'
-            f"<thead><tr>{head}</tr></thead>\n<tbody>{lines}</tbody>\n</table>\n"
-            f"<p>{html.escape(RANKING_NOTE)}</p>\n",
-            *(f"<p class='note'>{html.escape(note)}</p>\n" for note in _all_notes(board)),
-        ]
-        if breakdown:
-            parts.append(_breakdown_html(rows))
-        return "".join(parts)
+        return _html_page(board, body, breakdown)
     markdown = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     markdown += ["| " + " | ".join(line) + " |" for line in body]
     text = "\n".join(markdown) + f"\n\n{RANKING_NOTE}\n"
@@ -445,6 +433,43 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     if breakdown:
         text += "\n" + render_breakdown(rows)
     return text
+
+
+HTML_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem; color: #1f2933; }
+h1 { font-size: 1.4rem; margin-bottom: .2rem; } h3 { margin-top: 2rem; }
+p.lead { color: #52606d; margin-top: 0; }
+table { border-collapse: collapse; margin: 1rem 0; font-size: .88rem; }
+th, td { border-bottom: 1px solid #d9e2ec; padding: .35rem .6rem; text-align: right; }
+th { background: #f0f4f8; position: sticky; top: 0; }
+td:nth-child(1), td:nth-child(3), th:nth-child(1), th:nth-child(3) { text-align: left; }
+td:nth-child(3) { font-weight: 600; max-width: 28rem; overflow-wrap: anywhere; }
+tr:nth-child(even) td { background: #fafbfc; }
+img { max-width: 100%; border: 1px solid #d9e2ec; }
+p.note { color: #7b8794; font-size: .82rem; margin: .2rem 0; }
+"""
+
+
+def _html_page(board: Leaderboard, body: list[list[str]], breakdown: bool) -> str:
+    """One standalone page: styles, the table, the plot embedded as a data URI, notes."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
+    lines = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in line) + "</tr>"
+        for line in body
+    )
+    image = base64.b64encode(plot_png(board.rows)).decode("ascii")
+    notes = "".join(f"<p class='note'>{html.escape(note)}</p>\n" for note in _all_notes(board))
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        "<title>MedReason leaderboard</title>\n"
+        f"<style>{HTML_STYLE}</style>\n</head>\n<body>\n"
+        "<h1>MedReason leaderboard</h1>\n"
+        f"<p class='lead'>{html.escape(RANKING_NOTE)}</p>\n"
+        f'<table class="medreason-leaderboard">\n<thead><tr>{head}</tr></thead>\n'
+        f"<tbody>{lines}</tbody>\n</table>\n"
+        f"<img alt='The three leaderboard metrics per model' src='data:image/png;base64,{image}'>\n"
+        f"{notes}{_breakdown_html(board.rows) if breakdown else ''}</body>\n</html>\n"
+    )
 
 
 def _all_notes(board: Leaderboard) -> list[str]:
@@ -516,38 +541,52 @@ def _breakdown_html(rows: list[ModelRow]) -> str:
     return "".join(parts)
 
 
-def plot(rows: list[ModelRow], output: Path) -> None:
-    """Three panels, one per metric (each on its own scale), one bar per model."""
+def plot_png(rows: list[ModelRow]) -> bytes:
+    """Three panels (one per metric, each on its own scale) of horizontal bars, one row per
+    model in leaderboard order; long labels wrap, the figure grows with the rows, and each
+    bar carries its value and case count."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from inspect_medreason.files import write_bytes_atomically
-
     limits = {"MCQ Accuracy": 1.0, "Open-ended GT": 4.0, "Open-ended VA": 4.0}
-    figure, axes = plt.subplots(1, 3, figsize=(4 + 1.2 * len(rows) * 3, 4.5), sharey=False)
+    labels = []
+    for row in rows:
+        position = "unranked" if row.position is None else f"{row.position:g}."
+        labels.append(f"{position} " + "\n".join(textwrap.wrap(row.model, 34)[:3]))
+    lines = sum(label.count("\n") + 1 for label in labels)
+    height = 1.6 + 0.32 * max(lines, 2) + 0.18 * len(rows)
+    figure, axes = plt.subplots(1, 3, figsize=(13, height), sharey=True)
+    positions = list(range(len(rows)))[::-1]  # the best at the top
     colours = plt.get_cmap("tab10")
     for axis, name in zip(axes, METRIC_NAMES, strict=True):
         values = [row.metrics.get(name) for row in rows]
-        bars = axis.bar(
-            range(len(rows)),
-            [v if v is not None else 0.0 for v in values],
-            color=[colours(i % 10) for i in range(len(rows))],
-        )
-        for bar, value in zip(bars, values, strict=True):
-            axis.annotate(
-                _cell(value, 2) if value is not None else "n/a",
-                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                ha="center", va="bottom", fontsize=8,
-            )  # fmt: skip
-        axis.set_title(name)
-        axis.set_ylim(0, limits[name] * 1.1)
-        axis.set_xticks(range(len(rows)))
-        axis.set_xticklabels([row.model for row in rows], rotation=30, ha="right", fontsize=8)
-    figure.suptitle("MedReason leaderboard metrics (higher is better)")
+        axis.barh(positions, [v if v is not None else 0.0 for v in values],
+                  color=[colours(i % 10) for i in range(len(rows))],
+                  hatch=["//" if row.partial else "" for row in rows])  # fmt: skip
+        for y, row, value in zip(positions, rows, values, strict=True):
+            text = "n/a" if value is None else f"{value:.2f} (n={row.counts.get(name, 0)})"
+            axis.text((value or 0.0) + limits[name] * 0.01, y, text, va="center", fontsize=8)
+        axis.set_title(name, fontsize=11)
+        axis.set_xlim(0, limits[name] * 1.3)
+        axis.set_xticks([limits[name] * step / 4 for step in range(5)])
+        axis.grid(axis="x", alpha=0.3)
+        axis.set_yticks(positions)
+        axis.set_yticklabels(labels, fontsize=8)
+    figure.suptitle("MedReason leaderboard (higher is better; position = mean of the three ranks)",
+                    fontsize=11)  # fmt: skip
     figure.tight_layout()
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=120)
+    figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
-    write_bytes_atomically(output, buffer.getvalue(), force=True)
+    return buffer.getvalue()
+
+
+def plot(rows: list[ModelRow], output: Path) -> None:
+    """Write the leaderboard plot as a PNG, atomically."""
+    from inspect_medreason.files import write_bytes_atomically
+
+    write_bytes_atomically(output, plot_png(rows), force=True)

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspect_medreason.progress import track
+
 # The official scorer's task types; validate_submission.py has the same minus free_text.
 SCORER_TASK_TYPES = {
     "mcq": "mcq",
@@ -257,7 +259,7 @@ def score_like_official(
     gt_values: list[float] = []
     va_values: list[float] = []
     per_case: list[dict[str, Any]] = []
-    for case_id, reference in truth.items():
+    for case_id, reference in track(truth.items(), "scoring", len(truth)):
         prediction = preds.get(case_id)
         task_type = reference["task_type"]
         if prediction is None or task_type is None or prediction["task_type"] is None:
