@@ -228,10 +228,10 @@ def test_every_task_is_registered_under_the_plugin_name() -> None:
 
 def test_blind_text_only_case_gets_no_notice() -> None:
     """A text-only case run blind is told nothing is withheld: it had nothing to withhold."""
-    from inspect_ai.dataset import Sample
+    from inspect_medreason.loaders import case_to_sample
+    from inspect_medreason.schema import Case
 
-    from inspect_medreason.solvers import TrackPrompts, case_messages
-
-    sample = Sample(id="t", input=[ChatMessageUser(content="Q")],
-                    metadata={"question": "Q", "options": [{"label": "A", "text": "x"}]})  # fmt: skip
-    assert "withheld" not in case_messages(sample, TrackPrompts.load("mcq"), images=False)[-1].text
+    case = Case(case_id="t", task_type="open", question="Q")
+    assert case_to_sample(case, [], show_images=False).metadata["images_withheld"] is False  # type: ignore[index]
+    imaged = Case(case_id="i", task_type="open", question="Q", image_paths=["a.png"])
+    assert case_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]

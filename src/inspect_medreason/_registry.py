@@ -7,6 +7,7 @@ from inspect_medreason.benchmarks.gemex import gemex, gemex_scorer
 from inspect_medreason.benchmarks.medxpertqa import medxpertqa_mm
 from inspect_medreason.benchmarks.vqa import path_vqa, slake, vqa_rad, vqa_scorer
 from inspect_medreason.scorers import mcq_scorer, open_ended_scorer
+from inspect_medreason.solvers import medreason_prompt
 from inspect_medreason.tasks import mcq, medreason, open_ended
 
 
@@ -28,6 +29,7 @@ __all__ = [
     "mcq_scorer",
     "medreason",
     "medreason_pipeline_check",
+    "medreason_prompt",
     "medxpertqa_mm",
     "open_ended",
     "open_ended_scorer",

@@ -518,7 +518,11 @@ def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[s
 
 
 def case_to_sample(
-    case: Case, images: list[Path], shuffle_seed: int | None = None, data_dir: Path | None = None
+    case: Case,
+    images: list[Path],
+    shuffle_seed: int | None = None,
+    data_dir: Path | None = None,
+    show_images: bool = True,
 ) -> Sample:
     """The ``record_to_sample`` adapter: images as file paths, case facts in metadata."""
     options = [option.model_dump() for option in case.options]
@@ -530,8 +534,14 @@ def case_to_sample(
         target = case.answer.strip()
         if case.task_type == "mcq":
             target = next(shown for shown, original in label_map.items() if original == target)
-    content: list[Content] = [ContentImage(image=str(path)) for path in images]
-    content.append(ContentText(text=case.question))
+    # The sample is the case: its images and its question (the prompt is the solver's job).
+    content: list[Content] = (
+        [ContentImage(image=str(path)) for path in images] if show_images else []
+    )
+    context = (
+        f"Context: {case.context.strip()}\n\n" if case.context and case.context.strip() else ""
+    )
+    content.append(ContentText(text=f"{context}{case.question}"))
     group_values = case.metadata.model_dump(include=set(GROUP_FIELDS))
     extra = {
         key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
@@ -551,12 +561,15 @@ def case_to_sample(
         # Where image_paths are confined: re-scoring resolves them again under this folder.
         "data_dir": str(data_dir) if data_dir is not None else None,
         "extra_metadata": extra,
+        # The blind control: the case has images, this run does not show them.
+        "images_withheld": bool(images) and not show_images,
     }
     for key in GROUP_FIELDS:
         metadata[key] = str(group_values.get(key) or UNKNOWN_GROUP)
     return Sample(
         id=case.case_id,
         input=[ChatMessageUser(content=content)],
+        choices=[option["text"] for option in options] if case.task_type == "mcq" else None,
         target=target,
         metadata=metadata,
     )
@@ -568,11 +581,14 @@ def build_dataset(
     task_types: set[str],
     shuffle_seed: int | None = None,
     name: str = "medreason",
+    show_images: bool = True,
 ) -> tuple[MemoryDataset, LoadedCases]:
     """Load, validate and keep the cases of the requested tracks as a dataset."""
     loaded = load_cases(data, ground_truth)
     samples = [
-        case_to_sample(case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir)
+        case_to_sample(
+            case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir, show_images
+        )
         for case in loaded.cases
         if case.task_type in task_types
     ]

@@ -1,8 +1,12 @@
 """Turning a case into the conversation a model sees, for either track.
 
-The prompt is built once per sample when the dataset is loaded, not by a solver at run
-time: every solver step costs Inspect a state snapshot and diff per sample, which on
-thousands of image cases is measurable (see benchmarks/), and the result is the same.
+Samples carry the case itself (its images and question as the user turn, MCQ options as
+``choices``); the ``medreason_prompt`` solver turns it into the track's prompt and calls
+``generate`` in the same step. It changes only the text part of the user turn (the image
+parts are left as they are, so Inspect's state-change record holds a few hundred bytes of
+text, never the images) and passes the system prompt as the generation's
+``system_message``, so the messages list is not reshuffled either. ``--solver`` swaps it
+for any other solver (Inspect's ``multiple_choice()`` runs on the same samples).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from inspect_ai.model import (
     ContentImage,
     ContentText,
 )
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from inspect_medreason.prompts import PromptTemplate, context_block, format_options, load_template
 
@@ -83,13 +88,32 @@ def prompt_messages(
     return messages
 
 
-def case_messages(sample: Sample, prompts: TrackPrompts, images: bool = True) -> list[ChatMessage]:
-    """The prompt of a MedReason case: its images and the track's filled templates."""
-    text = render_case_prompt(prompts.user, sample.metadata or {})
-    return prompt_messages(case_images(sample), text, prompts.system, images)
+@solver
+def medreason_prompt() -> Solver:
+    """Ask for ``{"reasoning_trace", "answer"}`` in the track's format (MCQ: the option
+    label; open: a concise answer), with the track's system prompt, then generate."""
+    prompts = {track: TrackPrompts.load(track) for track in ("mcq", "open")}
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        track = state.metadata.get("task_type", "open")
+        templates = prompts["mcq" if track == "mcq" else "open"]
+        text = render_case_prompt(templates.user, state.metadata)
+        if state.metadata.get("images_withheld"):
+            text = BLIND_NOTICE + text
+        replace_prompt_text(state, text)
+        return await generate(state, system_message=templates.system.text.strip())
+
+    return solve
 
 
-def with_prompt(sample: Sample, prompts: TrackPrompts, images: bool = True) -> Sample:
-    """The sample with its input replaced by the full prompt (images stay file paths)."""
-    sample.input = case_messages(sample, prompts, images)
-    return sample
+def replace_prompt_text(state: TaskState, text: str) -> None:
+    """Put ``text`` in place of the user turn's text part, leaving its images untouched."""
+    message = state.user_prompt
+    if isinstance(message.content, str):
+        message.content = text
+        return
+    for index in range(len(message.content) - 1, -1, -1):
+        if isinstance(message.content[index], ContentText):
+            message.content[index] = ContentText(text=text)
+            return
+    message.content.append(ContentText(text=text))

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import GenerateConfig
-from inspect_ai.solver import generate
 
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
@@ -25,7 +23,7 @@ from inspect_medreason.scorers import (
     open_ended_scorer,
     require_judge_roles,
 )
-from inspect_medreason.solvers import TrackPrompts, with_prompt
+from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
 MCQ_TASK_VERSION = "1.1.0"
 OPEN_ENDED_TASK_VERSION = "1.0.0"
@@ -64,23 +62,6 @@ def run_record(
         "extraction": {"mode": EXTRACTION_MODE, "rules": (EXTRACTION_RULES or "").strip()},
         **choices,
     }
-
-
-def prompted_dataset(
-    data: str | None,
-    ground_truth: str | None,
-    tracks: set[str],
-    shuffle_seed: int | None,
-    images: bool,
-    name: str,
-) -> tuple[MemoryDataset, LoadedCases, dict[str, TrackPrompts]]:
-    """Load and validate the cases of the given tracks and attach each track's prompt."""
-    dataset, loaded = build_dataset(data, ground_truth, tracks, shuffle_seed, name=name)
-    prompts = {track: TrackPrompts.load(track) for track in sorted(tracks)}
-    for sample in dataset:
-        track = (sample.metadata or {})["task_type"]
-        with_prompt(sample, prompts[track], images=images)
-    return dataset, loaded, prompts
 
 
 def judge_choices(
@@ -137,9 +118,10 @@ def medreason_task(
     shuffle_seed = coerce_int(seed, "seed")
     show_images = coerce_bool(images, "images")
     scorer_args, judge_record = judge_choices(**judge_args) if judge_args else ({}, None)
-    dataset, loaded, prompts = prompted_dataset(
-        data, ground_truth, tracks, shuffle_seed if shuffle else None, show_images, name
+    dataset, loaded = build_dataset(
+        data, ground_truth, tracks, shuffle_seed if shuffle else None, name, show_images
     )
+    prompts = {track: TrackPrompts.load(track) for track in sorted(tracks)}
     scorers = []
     if "mcq" in tracks:
         scorers.append(mcq_scorer())
@@ -152,7 +134,7 @@ def medreason_task(
         choices["judges"] = judge_record
     return Task(
         dataset=dataset,
-        solver=generate(),
+        solver=medreason_prompt(),
         scorer=scorers,
         config=DEFAULT_GENERATE_CONFIG,
         version=version,
