@@ -34,7 +34,7 @@ NOT_RUN = {
     "python -m pytest": "this is the test run itself",
     "vllm serve": "serves a model on GPUs",
     "export ": "sets an environment variable (applied to the commands after it)",
-    "python benchmarks/": "a performance measurement, minutes long",
+    "python perf/": "a performance measurement, minutes long",
     "python scripts/": "regenerates the demo images from optional packages",
     "inspect view": "starts a long-running web server",
     "ruff check": "the linters, run by CI itself",

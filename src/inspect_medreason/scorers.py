@@ -219,9 +219,11 @@ def open_ended_metrics() -> dict[str, list[Metric]]:
 
 def judge_model(role: str, allow_self_judging: bool) -> Model:
     """The model bound to a judge role; refuse to fall back silently to the model under test."""
-    if not allow_self_judging and role not in model_roles():
+    if allow_self_judging:
+        return get_model(role=role)  # falls back to the model under test, as asked
+    if role not in model_roles():
         raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
-    return get_model(role=role)
+    return get_model(role=role, required=True)
 
 
 def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:

@@ -1,22 +1,30 @@
-"""Wall time and peak memory of the MCQ task against bare Inspect on the same samples.
+"""Wall time, peak memory and log size of the MCQ task against bare Inspect.
 
 Generates N image cases (random-noise PNGs, so they do not compress away) in the official
-layout, then runs, each in a fresh process so that peak RSS is its own:
+layout, then runs, each in a fresh process so that peak RSS is its own, alternating the
+variants on every repeat:
 
 - ``bare``: a plain Inspect Task over the same images as file-path ``ContentImage``s, the
   question text, ``generate()`` and ``match()``: the floor any plugin sits on;
-- ``plugin``: ``inspect_medreason/mcq`` on the cases.json (validation of every case and
-  image, prompt building, robust extraction, metrics with breakdowns).
+- ``multiple_choice``: Inspect's own ``multiple_choice()`` solver and ``choice()`` scorer
+  over the same samples with ``choices``;
+- ``plugin``: ``inspect_medreason/mcq`` on the cases.json (validation and full decoding of
+  every case and image, the ``medreason_prompt`` solver, robust extraction, metrics with
+  breakdowns).
 
-Both use mockllm answering every request with the same JSON reply (usage set, so no
-tokenizer is touched). Usage: python benchmarks/bench_mcq.py [--cases 2000] [--repeats 1]
+All use mockllm answering every request with the same JSON reply (usage set, so no
+tokenizer is touched) and write logs without images (``--no-log-images``), whose bytes per
+sample are reported. Medians over the repeats.
+Usage: python perf/bench_mcq.py [--cases 2000] [--repeats 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +36,7 @@ import numpy as np
 from PIL import Image
 
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
+VARIANTS = ["bare", "multiple_choice", "plugin"]
 
 
 def make_dataset(folder: Path, count: int, side: int) -> None:
@@ -65,7 +74,7 @@ def scripted_model() -> Any:
     return get_model("mockllm/model", custom_outputs=respond)
 
 
-def bare_task(folder: Path) -> Any:
+def bare_task(folder: Path, with_choices: bool = False) -> Any:
     from inspect_ai import Task
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
@@ -92,25 +101,39 @@ def bare_task(folder: Path) -> Any:
         )
         for case in cases
     ]
-    return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=match())
+    if not with_choices:
+        return Task(dataset=MemoryDataset(samples), solver=generate(), scorer=match())
+    from inspect_ai.scorer import choice
+    from inspect_ai.solver import multiple_choice
+
+    for sample in samples:
+        sample.choices = ["first", "second", "third", "fourth"]
+    return Task(dataset=MemoryDataset(samples), solver=multiple_choice(), scorer=choice())
 
 
 def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     from inspect_ai import eval
 
     started = time.perf_counter()
-    if variant == "bare":
-        task: Any = bare_task(folder)
+    if variant in VARIANTS[:2]:
+        task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
     else:
         from inspect_medreason.tasks import mcq
 
         task = mcq(data=str(folder))
-    [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir))
+    [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir),
+                 log_images=False)  # fmt: skip
     elapsed = time.perf_counter() - started
     if log.status != "success":
         raise SystemExit(f"{variant} run failed: {log.error}")
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return {"seconds": elapsed, "peak_rss_mib": peak_kib / 1024}
+    log_bytes = sum(p.stat().st_size for p in log_dir.glob("*.eval"))
+    samples = len(log.samples or [])
+    return {
+        "seconds": elapsed,
+        "peak_rss_mib": peak_kib / 1024,
+        "log_bytes_per_sample": log_bytes / samples,
+    }
 
 
 def main() -> None:
@@ -118,7 +141,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=2000)
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--child", choices=["bare", "plugin"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "mcq.json"
@@ -134,9 +157,10 @@ def main() -> None:
         folder = Path(tmp) / "data"
         make_dataset(folder, args.cases, args.side)
         image_bytes = sum(p.stat().st_size for p in (folder / "images").iterdir())
-        runs: dict[str, list[dict[str, float]]] = {"bare": [], "plugin": []}
-        for _ in range(args.repeats):
-            for variant in ("bare", "plugin"):
+        runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+        for repeat in range(args.repeats):
+            # Alternate the order, so that no variant always runs on a warmer machine.
+            for variant in VARIANTS if repeat % 2 == 0 else VARIANTS[::-1]:
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", variant, "--folder", str(folder)],
                     capture_output=True,
@@ -146,24 +170,31 @@ def main() -> None:
                 runs[variant].append(json.loads(out.stdout.strip().splitlines()[-1]))
                 print(variant, runs[variant][-1], flush=True)
 
-    def best(variant: str, key: str) -> float:
-        return min(run[key] for run in runs[variant])
+    def median(variant: str, key: str) -> float:
+        return float(statistics.median(run[key] for run in runs[variant]))
 
-    result = {
+    result: dict[str, Any] = {
         "cases": args.cases,
         "image_side": args.side,
         "mean_image_kib": round(image_bytes / args.cases / 1024, 1),
         "repeats": args.repeats,
-        "bare": {"seconds": best("bare", "seconds"), "peak_rss_mib": best("bare", "peak_rss_mib")},
-        "plugin": {
-            "seconds": best("plugin", "seconds"),
-            "peak_rss_mib": best("plugin", "peak_rss_mib"),
+        "statistic": "median",
+        "machine": platform.platform(),
+        "date": time.strftime("%Y-%m-%d"),
+        **{
+            variant: {key: round(median(variant, key), 3)
+                      for key in ("seconds", "peak_rss_mib", "log_bytes_per_sample")}
+            for variant in VARIANTS
         },
-    }
-    result["time_ratio"] = round(result["plugin"]["seconds"] / result["bare"]["seconds"], 3)
-    result["memory_ratio"] = round(
-        result["plugin"]["peak_rss_mib"] / result["bare"]["peak_rss_mib"], 3
-    )
+    }  # fmt: skip
+    plugin = result["plugin"]
+    for baseline in ("bare", "multiple_choice"):
+        for key, name in (
+            ("seconds", "time"),
+            ("peak_rss_mib", "memory"),
+            ("log_bytes_per_sample", "log"),
+        ):
+            result[f"{name}_ratio_vs_{baseline}"] = round(plugin[key] / result[baseline][key], 3)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
