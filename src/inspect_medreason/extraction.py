@@ -57,9 +57,10 @@ _NEGATIONS = {
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _QUALIFIER = r"(?:final|correct|best|right|most\s+likely|only|true)"
-# "Answer:", "Final answer is:", "ANSWER =", "correct option:" ...
+# "Answer:", "Final answer is:", "ANSWER =", "Final answer - D", "correct option:" ...
 _COLON_MARKER = re.compile(
-    rf"(?:\b{_QUALIFIER}\s+)?\b(?:answer|option|choice)\b[\"']?\s*(?:is\s*|would\s+be\s*)?[:=]\s*",
+    rf"(?:\b{_QUALIFIER}\s+)?\b(?:answer|option|choice)\b[\"']?\s*(?:is\s*|would\s+be\s*)?"
+    r"(?:[:=]|(?<=\s)[-–—](?=\s))\s*",
     re.IGNORECASE,
 )
 # "the answer is", "my final answer would be", "the best option is", a line opening with
