@@ -144,7 +144,7 @@ def test_every_problem_is_listed_at_once(
     code, text = run_score(tmp_path, preds, truth, judges)
     err = capsys.readouterr().err
     assert code == 1 and text is None and "Traceback" not in err
-    for expected in ["'a': a second prediction", "reasoning_trace is required",
+    for expected in ["predictions case 'a': a second entry", "reasoning_trace is required",
                      "rvf_trace is missing", "no prediction for 1 case(s): ['c']",
                      "unknown case(s): ['ghost']"]:  # fmt: skip
         assert expected in err, expected

@@ -279,6 +279,19 @@ def test_mixed_task_reports_all_three_metrics(official_dataset: Path, tmp_path: 
     assert math.isnan(open_scores["q1"].value)
 
 
+def rejudge_with_pipeline_check(log_file: Path, env: dict[str, str]) -> None:
+    """``inspect score`` with the open-ended scorer and the offline judges, as the README shows."""
+    score_run = subprocess.run(
+        [sys.executable, "-m", "inspect_ai", "score", str(log_file), "--scorer",
+         "inspect_medreason/open_ended_scorer",
+         "--model-role", "grader=medreason/pipeline-check",
+         "--model-role", "vision_grader=medreason/pipeline-check",
+         "--overwrite", "--display", "plain"],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert score_run.returncode == 0, score_run.stderr[-2000:]
+
+
 def test_no_score_then_inspect_score_rejudges(tmp_path: Path) -> None:
     """The README's re-judging flow, through the CLI, offline; the log has no images, so the
     judges must read them from the case files."""
@@ -296,15 +309,7 @@ def test_no_score_then_inspect_score_rejudges(tmp_path: Path) -> None:
     unscored = read_eval_log(str(log_file))
     assert unscored.status == "success"
     assert unscored.results is None or not unscored.results.scores
-    score_run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "score", str(log_file), "--scorer",
-         "inspect_medreason/open_ended_scorer",
-         "--model-role", "grader=medreason/pipeline-check",
-         "--model-role", "vision_grader=medreason/pipeline-check",
-         "--overwrite", "--display", "plain"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
-    assert score_run.returncode == 0, score_run.stderr[-2000:]
+    rejudge_with_pipeline_check(log_file, env)
     rescored = read_eval_log(str(log_file))
     assert rescored.status == "success" and rescored.results is not None
     gt = next(s for s in rescored.results.scores if s.name == "gt_final")
@@ -393,15 +398,7 @@ def test_rescoring_an_edited_log_never_sends_outside_files(tmp_path: Path) -> No
         str(tmp_path / "secret.png")
     ]  # ignored: paths are resolved again
     write_eval_log(log, str(log_file))
-    score_run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "score", str(log_file), "--scorer",
-         "inspect_medreason/open_ended_scorer",
-         "--model-role", "grader=medreason/pipeline-check",
-         "--model-role", "vision_grader=medreason/pipeline-check",
-         "--overwrite", "--display", "plain"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
-    assert score_run.returncode == 0, score_run.stderr[-2000:]
+    rejudge_with_pipeline_check(log_file, env)
     rescored = read_eval_log(str(log_file))
     assert rescored.status == "success" and rescored.samples is not None
     first, second = (s.scores["open_ended_scorer"] for s in rescored.samples)  # type: ignore[index]

@@ -21,6 +21,7 @@ import math
 import statistics
 import zipfile
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,10 +120,14 @@ def _note_non_string(item: dict[str, Any], key: str, where: str, verdict: Verdic
         )
 
 
-def _predictions(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for index, item in enumerate(_rows(payload, "answers", "predictions", verdict)):
-        where = f"predictions answers[{index}]"
+def _keyed_rows(
+    payload: Any, key: str, what: str, verdict: Verdict
+) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(case id, where, row) for each row of a file that is an object with a case id not
+    seen before, as the official loaders take them; every other row is a problem."""
+    seen: set[str] = set()
+    for index, item in enumerate(_rows(payload, key, what, verdict)):
+        where = f"{what} {key}[{index}]"
         if not isinstance(item, dict):
             verdict.problems.append(f"{where}: expected an object")
             continue
@@ -130,10 +135,17 @@ def _predictions(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
         if not case_id:
             verdict.problems.append(f"{where}: case_id is required")
             continue
-        where = f"predictions case {case_id!r}"
-        if case_id in found:
-            verdict.problems.append(f"{where}: a second prediction for this case")
+        where = f"{what} case {case_id!r}"
+        if case_id in seen:
+            verdict.problems.append(f"{where}: a second entry for this case")
             continue
+        seen.add(case_id)
+        yield case_id, where, item
+
+
+def _predictions(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    for case_id, where, item in _keyed_rows(payload, "answers", "predictions", verdict):
         if item.get("case_id") != case_id:
             _note_non_string(item, "case_id", where, verdict)
         task_type = _task_type(item.get("task_type", ""), SCORER_TASK_TYPES, where, verdict)
@@ -153,19 +165,7 @@ def _predictions(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
 
 def _ground_truth(payload: Any, verdict: Verdict) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
-    for index, item in enumerate(_rows(payload, "cases", "ground truth", verdict)):
-        where = f"ground truth cases[{index}]"
-        if not isinstance(item, dict):
-            verdict.problems.append(f"{where}: expected an object")
-            continue
-        case_id = _text(item, "case_id")
-        if not case_id:
-            verdict.problems.append(f"{where}: case_id is required")
-            continue
-        where = f"ground truth case {case_id!r}"
-        if case_id in found:
-            verdict.problems.append(f"{where}: a second entry for this case")
-            continue
+    for case_id, where, item in _keyed_rows(payload, "cases", "ground truth", verdict):
         task_type = _task_type(item.get("task_type", ""), SCORER_TASK_TYPES, where, verdict)
         answer = item.get("answer")
         if answer is not None and not isinstance(answer, str):
@@ -206,19 +206,7 @@ def _judge_value(item: dict[str, Any], key: str, where: str, verdict: Verdict) -
 
 def _judge_scores(payload: Any, verdict: Verdict) -> dict[str, tuple[float, float, float]]:
     found: dict[str, tuple[float, float, float]] = {}
-    for index, item in enumerate(_rows(payload, "scores", "judge scores", verdict)):
-        where = f"judge scores[{index}]"
-        if not isinstance(item, dict):
-            verdict.problems.append(f"{where}: expected an object")
-            continue
-        case_id = _text(item, "case_id")
-        if not case_id:
-            verdict.problems.append(f"{where}: case_id is required")
-            continue
-        where = f"judge scores case {case_id!r}"
-        if case_id in found:
-            verdict.problems.append(f"{where}: a second score row for this case")
-            continue
+    for case_id, where, item in _keyed_rows(payload, "scores", "judge scores", verdict):
         values = [_judge_value(item, key, where, verdict) for key in JUDGE_KEYS]
         gt, va, rvf = (value if value is not None else math.nan for value in values)
         found[case_id] = (gt, va, rvf)
