@@ -95,8 +95,9 @@ def test_methods_are_reported() -> None:
     assert extract_label('{"answer": "B"}', OPTIONS).method == "json_answer_field"
     assert extract_label("ANSWER: B", OPTIONS).method == "answer_statement"
     assert extract_label("答案是B", OPTIONS).method == "chinese_statement"
-    assert extract_label("**B**", OPTIONS).method == "final_line"
-    assert extract_label("B", OPTIONS).method == "final_line"
+    assert extract_label("**B**", OPTIONS).method == "label_line"
+    assert extract_label("B", OPTIONS).method == "label_line"
+    assert extract_label("Reasoning.\nC) Consolidation", OPTIONS).method == "final_line"
     assert extract_label("<answer>B</answer>", OPTIONS).method == "answer_tag"
     assert extract_label("Consolidation", OPTIONS).method == "option_text"
     assert extract_label("Answer: E", OPTIONS).method == "invalid_label"
@@ -138,6 +139,9 @@ FINAL_STATEMENT: list[tuple[str, str | None]] = [
     ("ANSWER: C\nThis answer is consistent with the image.", "C"),
     ("this answer is consistent with an effusion\nANSWER: B", "B"),
     ("Answer: B and a small effusion", "B"),
+    ("B\n\nExplanation: the meniscus sign.", "B"),  # a line that is only a label
+    ("A. Pneumothorax\nB. Pleural effusion\nC. Consolidation", None),  # an echoed list
+    ("The options are:\n(A)\n(B)\nI cannot decide.", None),
 ]
 
 # What peers read, and this reader must too.

@@ -10,8 +10,9 @@ The rules (extraction mode ``robust-v2``):
 3. Otherwise the reply's answer statements: ``ANSWER: X``, "the (final/correct) answer is
    X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``, "I choose
    X", "X is correct", "Option X is the best", ``答案是X``, ``选X``, ``故选X``, ``所以选X``,
-   and a last line that holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``,
-   ``$B$``, ``(B)``, ``B. text``). The *last* statement is authoritative: when it names no
+   a line that holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``,
+   ``(B)``) and a last line that is a label with its option's text (``C) Consolidation``),
+   unless such lines form a list (an echo of the options). The *last* statement is authoritative: when it names no
    option (a label the question does not have, "unknown", an empty ``\\boxed{}``, "A or
    B"), the result is no answer, never an earlier statement.
 4. Otherwise a one-line reply that states exactly one option's text (and does not deny it).
@@ -427,11 +428,36 @@ def _statements(text: str) -> list[_Statement]:
     found.extend(_answer_tags(text))
     for match in _BOXED.finditer(text):
         found.append(_Statement(match.start(), "boxed", match.group("content")))
-    lines = text.rstrip().split("\n")
-    if lines and lines[-1].strip():
-        last = lines[-1]
-        found.append(_Statement(len(text.rstrip()) - len(last), "final_line", last, bare_line=True))
+    found.extend(_label_lines(text))
     return sorted(found, key=lambda statement: statement.position)
+
+
+_LABEL_ONLY_LINE = re.compile(
+    r"[ \t]*(?:\*\*|__|[*_'`$\"(\[])*[A-Za-z](?:\*\*|__|[*_'`$\")\].])*[ \t]*"
+)
+
+
+def _label_lines(text: str) -> list[_Statement]:
+    """Lines that hold nothing but a label (``B``, ``**B**``, ``(B)``), and a last line that
+    is a label with its option's text (``C) Consolidation``): each is a statement unless it
+    stands in a list of such lines (an echo of the options, not a choice)."""
+    lines: list[tuple[int, str]] = []
+    position = 0
+    for line in text.split("\n"):
+        if line.strip():
+            lines.append((position, line))
+        position += len(line) + 1
+    labelled = [bool(_LEADING_LABEL.match(_unwrap(line))) for _, line in lines]
+    found: list[_Statement] = []
+    for index, (start, line) in enumerate(lines):
+        in_list = (index > 0 and labelled[index - 1]) or (index + 1 < len(lines) and labelled[index + 1])
+        if in_list:
+            continue
+        if _LABEL_ONLY_LINE.fullmatch(line):
+            found.append(_Statement(start, "label_line", line, bare_line=True))
+        elif index == len(lines) - 1:
+            found.append(_Statement(start, "final_line", line, bare_line=True))
+    return found
 
 
 def _read_statements(
