@@ -53,7 +53,9 @@ def scripted_vqa(replies: dict[str, str]) -> Any:
 
 def grader(messages: list[ChatMessage], *_: Any) -> ModelOutput:
     text = user_text(messages)
-    candidate = re.search(r"<candidate_answer id-\w+>\s*(.*?)\s*</candidate_answer id-\w+>", text, re.S)
+    candidate = re.search(
+        r"<candidate_answer id-\w+>\s*(.*?)\s*</candidate_answer id-\w+>", text, re.S
+    )
     assert candidate is not None
     correct = candidate.group(1).lower() == "computed tomography" and "ct" in text
     return scripted_output(
@@ -199,3 +201,20 @@ def test_final_answer_and_closed_rules() -> None:
 )
 def test_closed_means_a_yes_no_reference(reference: str, closed: bool) -> None:
     assert is_yes_no_reference(reference) is closed
+
+
+def test_vqa_samples_carry_the_question_and_the_solver_prompts(tmp_path: Path) -> None:
+    data = vqa_rad_parquet(tmp_path / "vqa_rad")
+    seen: list[tuple[list[ChatMessage], Any]] = []
+
+    def respond(messages: list[ChatMessage], _tools: Any, _choice: Any, config: Any) -> ModelOutput:
+        seen.append((list(messages), config))
+        return scripted_output("ANSWER: yes")
+
+    log = run(vqa_rad(data=str(data)), respond, tmp_path)
+    assert log.samples is not None
+    first = log.samples[0]
+    assert isinstance(first.input, list) and first.input[0].role == "user"
+    assert first.input[0].text == VQA_RAD_ROWS[0][0]  # the case's question, not the prompt
+    messages, _ = seen[0]
+    assert messages[0].role == "system" and "ANSWER:" in user_text(messages)

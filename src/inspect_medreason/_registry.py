@@ -7,7 +7,7 @@ from inspect_medreason.benchmarks.gemex import gemex, gemex_scorer
 from inspect_medreason.benchmarks.medxpertqa import medxpertqa_mm
 from inspect_medreason.benchmarks.vqa import path_vqa, slake, vqa_rad, vqa_scorer
 from inspect_medreason.scorers import mcq_scorer, open_ended_scorer
-from inspect_medreason.solvers import medreason_prompt
+from inspect_medreason.solvers import medreason_prompt, template_prompt
 from inspect_medreason.tasks import mcq, medreason, open_ended
 
 
@@ -35,6 +35,7 @@ __all__ = [
     "open_ended_scorer",
     "path_vqa",
     "slake",
+    "template_prompt",
     "vqa_rad",
     "vqa_scorer",
 ]

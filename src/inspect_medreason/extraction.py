@@ -450,7 +450,9 @@ def _label_lines(text: str) -> list[_Statement]:
     labelled = [bool(_LEADING_LABEL.match(_unwrap(line))) for _, line in lines]
     found: list[_Statement] = []
     for index, (start, line) in enumerate(lines):
-        in_list = (index > 0 and labelled[index - 1]) or (index + 1 < len(lines) and labelled[index + 1])
+        in_list = (index > 0 and labelled[index - 1]) or (
+            index + 1 < len(lines) and labelled[index + 1]
+        )
         if in_list:
             continue
         if _LABEL_ONLY_LINE.fullmatch(line):

@@ -11,16 +11,11 @@ for any other solver (Inspect's ``multiple_choice()`` runs on the same samples).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.dataset import Sample
 from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Content,
-    ContentImage,
     ContentText,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -58,36 +53,6 @@ def render_case_prompt(template: PromptTemplate, metadata: dict[str, Any]) -> st
     )
 
 
-def case_images(sample: Sample) -> list[ContentImage]:
-    """The images of a sample's user turn, in order."""
-    images: list[ContentImage] = []
-    if isinstance(sample.input, list):
-        for message in sample.input:
-            if isinstance(message, ChatMessageUser) and not isinstance(message.content, str):
-                images.extend(c for c in message.content if isinstance(c, ContentImage))
-    return images
-
-
-def prompt_messages(
-    images: list[ContentImage], text: str, system: PromptTemplate | None, show_images: bool
-) -> list[ChatMessage]:
-    """System prompt (if any), then one user turn: the images, then the instruction.
-
-    With ``show_images=False`` the images are dropped and the prompt says so (a blind
-    control); a text-only case has nothing withheld to mention.
-    """
-    if images and not show_images:
-        text = BLIND_NOTICE + text
-    content: list[Content] = (
-        [*images, ContentText(text=text)] if show_images else [ContentText(text=text)]
-    )
-    messages: list[ChatMessage] = []
-    if system is not None:
-        messages.append(ChatMessageSystem(content=system.text.strip()))
-    messages.append(ChatMessageUser(content=content))
-    return messages
-
-
 @solver
 def medreason_prompt() -> Solver:
     """Ask for ``{"reasoning_trace", "answer"}`` in the track's format (MCQ: the option
@@ -117,3 +82,28 @@ def replace_prompt_text(state: TaskState, text: str) -> None:
             message.content[index] = ContentText(text=text)
             return
     message.content.append(ContentText(text=text))
+
+
+@functools.cache
+def _template(name: str) -> PromptTemplate:
+    return load_template(name)
+
+
+@solver
+def template_prompt() -> Solver:
+    """The prompt of a benchmark sample: the templates its metadata names
+    (``prompt = {"system": name or None, "user": name, "values": {...}}``), rendered into
+    the text part of the user turn, the system template as ``system_message``; then
+    generate. Swappable with ``--solver`` like ``medreason_prompt``."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = state.metadata["prompt"]
+        text = _template(spec["user"]).render(**spec.get("values", {}))
+        if state.metadata.get("images_withheld"):
+            text = BLIND_NOTICE + text
+        replace_prompt_text(state, text)
+        if spec.get("system"):
+            return await generate(state, system_message=_template(spec["system"]).text.strip())
+        return await generate(state)
+
+    return solve

@@ -15,7 +15,9 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
+    Content,
     ContentImage,
+    ContentText,
 )
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 from pydantic import BaseModel, Field
@@ -31,9 +33,8 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.prompts import PromptTemplate, load_template
+from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import judge_model, scored_samples
-from inspect_medreason.solvers import prompt_messages
 
 _ANSWER_LINE = re.compile(r"^\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:：]\s*(.+?)\s*$",
                           re.IGNORECASE | re.MULTILINE)  # fmt: skip
@@ -52,17 +53,25 @@ class CorrectnessVerdict(BaseModel):
 def build_sample(
     sample_id: str,
     images: list[Path],
-    text: str,
-    system: PromptTemplate | None,
+    question: str,
+    prompt: dict[str, Any],
     target: str | list[str],
     metadata: dict[str, Any],
     show_images: bool = True,
+    choices: list[str] | None = None,
 ) -> Sample:
-    """A sample whose input is final (system prompt, images as file paths, instruction)."""
-    content = [ContentImage(image=str(p)) for p in images]
-    messages = prompt_messages(content, text, system, show_images)
-    metadata = {**metadata, "image_files": [str(p) for p in images]}
-    return Sample(id=sample_id, input=messages, target=target, metadata=metadata)
+    """A sample that carries the case: its images (file paths) and question as the user
+    turn; ``prompt`` names the templates and values the task's solver renders."""
+    content: list[Content] = [ContentImage(image=str(p)) for p in images] if show_images else []
+    content.append(ContentText(text=question))
+    metadata = {
+        **metadata,
+        "image_files": [str(p) for p in images],
+        "images_withheld": bool(images) and not show_images,
+        "prompt": prompt,
+    }
+    return Sample(id=sample_id, input=[ChatMessageUser(content=content)], target=target,
+                  choices=choices, metadata=metadata)  # fmt: skip
 
 
 def final_answer(completion: str) -> tuple[str, str]:

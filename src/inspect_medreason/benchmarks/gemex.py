@@ -25,7 +25,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
@@ -47,6 +47,7 @@ from inspect_medreason.loaders import RAW_OPTION_PREFIX, DatasetError, Problem
 from inspect_medreason.params import coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import breakdown, judge_model, require_judge_roles
+from inspect_medreason.solvers import template_prompt
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 GEMEX_TASK_VERSION = "1.1.0"
@@ -382,19 +383,21 @@ def gemex(
                 "reference_text": reference_text, "reference_boxes": [list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))],
                 "visual_regions": row.get("visual_regions") or [],
             }  # fmt: skip
-            text = user.render(question=str(row["question"]), choices_block=choices_block,
-                               answer_instruction=ANSWER_INSTRUCTIONS[kind],
-                               coordinate_size=coerce_int(coordinate_size, "coordinate_size"))  # fmt: skip
-            samples.append(build_sample(id_of(row, index), row_files, text, system,
+            prompt = {"system": system.name, "user": user.name, "values": {
+                "question": str(row["question"]), "choices_block": choices_block,
+                "answer_instruction": ANSWER_INSTRUCTIONS[kind],
+                "coordinate_size": coerce_int(coordinate_size, "coordinate_size")}}  # fmt: skip
+            samples.append(build_sample(id_of(row, index), row_files, str(row["question"]), prompt,
                                         json.dumps(reference) if kind == "multi" else str(reference),
-                                        metadata, show_images))  # fmt: skip
+                                        metadata, show_images,
+                                        choices=[text for _, text in choices] or None))  # fmt: skip
     if problems:
         raise DatasetError(problems)
     judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
     require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
         dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),
-        solver=generate(),
+        solver=template_prompt(),
         scorer=gemex_scorer(**judge_args),
         config=DEFAULT_GENERATE_CONFIG,
         version=GEMEX_TASK_VERSION,

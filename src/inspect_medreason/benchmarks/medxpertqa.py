@@ -10,7 +10,6 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, accuracy, stderr
-from inspect_ai.solver import generate
 
 from inspect_medreason.benchmarks.common import build_sample
 from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
@@ -24,7 +23,7 @@ from inspect_medreason.scorers import (
     strict_accuracy,
     unparsed,
 )
-from inspect_medreason.solvers import TrackPrompts, render_case_prompt
+from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 MEDXPERTQA_TASK_VERSION = "1.1.0"
@@ -90,9 +89,10 @@ def medxpertqa_mm(
             "medical_task": str(row.get("medical_task") or "unknown"),
             "question_type": str(row.get("question_type") or "unknown"),
         }
+        # The MCQ track's own solver renders the prompt from these metadata (no prompt spec).
         samples.append(build_sample(
-            id_of(row, index), row_files, render_case_prompt(prompts.user, metadata), prompts.system,
-            label, metadata, show_images,
+            id_of(row, index), row_files, str(metadata["question"]), {}, label, metadata,
+            show_images, choices=[o["text"] for o in options],
         ))  # fmt: skip
     if problems:
         raise DatasetError(problems)
@@ -102,7 +102,7 @@ def medxpertqa_mm(
     ]  # fmt: skip
     return Task(
         dataset=MemoryDataset(samples, name="medxpertqa_mm", location=source),
-        solver=generate(),
+        solver=medreason_prompt(),
         scorer=mcq_scorer(),
         metrics=metrics,
         config=DEFAULT_GENERATE_CONFIG,

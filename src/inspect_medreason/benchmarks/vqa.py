@@ -17,7 +17,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, Score, Scorer, Target, accuracy, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import TaskState
 
 from inspect_medreason.benchmarks.common import (
     accuracy_closed,
@@ -35,6 +35,7 @@ from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import breakdown, require_judge_roles
+from inspect_medreason.solvers import template_prompt
 from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 VQA_TASK_VERSION = "1.1.0"
@@ -183,13 +184,18 @@ def vqa_task(
         }
         if benchmark.language_field:
             metadata["language"] = str(row.get(benchmark.language_field, ""))
+        prompt = {
+            "system": system.name,
+            "user": user.name,
+            "values": {"question": str(row["question"])},
+        }
         samples.append(build_sample(
-            f"{id_of(row, index)}", row_files, user.render(question=str(row["question"])), system,
+            f"{id_of(row, index)}", row_files, str(row["question"]), prompt,
             str(row["answer"]), metadata, show_images,
         ))  # fmt: skip
     return Task(
         dataset=MemoryDataset(samples, name=benchmark.name, location=source),
-        solver=generate(),
+        solver=template_prompt(),
         scorer=vqa_scorer(**judge_args),
         metrics=vqa_metrics(list(benchmark.group_fields)),
         config=DEFAULT_GENERATE_CONFIG,
