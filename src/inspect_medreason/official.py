@@ -403,17 +403,7 @@ def validate_like_official(payload: Any, cases: Any | None, verdict: Verdict) ->
         verdict.problems.append(f"answers{bad[:10]}: every answer must be an object")
         return len(answers)
     _document_warnings(payload, verdict)
-    seen: set[str] = set()
-    for index, item in enumerate(answers):
-        where = f"answers[{index}]"
-        case_id = _text(item, "case_id")
-        if not case_id:
-            verdict.problems.append(f"{where}: case_id is required")
-            continue
-        where = f"answers[{index}] (case {case_id!r})"
-        if case_id in seen:
-            verdict.problems.append(f"{where}: duplicate case_id")
-        seen.add(case_id)
+    for _, where, item in _keyed_rows(answers, "answers", "submission", verdict):
         task_type = _task_type(item.get("task_type", ""), VALIDATOR_TASK_TYPES, where, verdict)
         answer = item.get("answer")
         if not isinstance(answer, str) or not answer.strip():
