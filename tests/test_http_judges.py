@@ -78,14 +78,19 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
     assert score.metadata["judge_models"]["rvf_trace"] == "vllm/vision-judge"
 
 
-def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
-    write_png(tmp_path / "data" / "scan.png")
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
+def one_open_case(folder: Path) -> None:
+    """One open case about one image, with its reference answer."""
+    write_png(folder / "scan.png")
+    write_json(folder / "cases.json", {"cases": [
         {"case_id": "c1", "task_type": "open", "question": "What is shown?", "image_path": "scan.png"}]})  # fmt: skip
     write_json(
-        tmp_path / "data" / "ground_truth.json",
+        folder / "ground_truth.json",
         {"cases": [{"case_id": "c1", "task_type": "open", "answer": "A lesion."}]},
     )
+
+
+def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
+    one_open_case(tmp_path / "data")
 
     def judge(_: dict[str, Any]) -> str:
         return json.dumps({"score": 3, "rationale": "ok"})
@@ -113,13 +118,7 @@ def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
 
 
 def test_a_cached_unusable_reply_is_always_followed_by_a_fresh_call(tmp_path: Path) -> None:
-    write_png(tmp_path / "data" / "scan.png")
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
-        {"case_id": "c1", "task_type": "open", "question": "What is shown?", "image_path": "scan.png"}]})  # fmt: skip
-    write_json(
-        tmp_path / "data" / "ground_truth.json",
-        {"cases": [{"case_id": "c1", "task_type": "open", "answer": "A lesion."}]},
-    )
+    one_open_case(tmp_path / "data")
 
     def judge(request: dict[str, Any]) -> str:
         text, _ = message_parts(request)
