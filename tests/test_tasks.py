@@ -235,3 +235,20 @@ def test_blind_text_only_case_gets_no_notice() -> None:
     assert case_to_sample(case, [], show_images=False).metadata["images_withheld"] is False  # type: ignore[index]
     imaged = Case(case_id="i", task_type="open", question="Q", image_paths=["a.png"])
     assert case_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]
+
+
+def test_several_epochs_say_which_metrics_cover_only_the_first(
+    official_dataset: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from inspect_ai import Epochs
+
+    answers = iter(["ANSWER: A", "ANSWER: A", "ANSWER: A", "ANSWER: B", "ANSWER: C", "ANSWER: B"])
+
+    def respond(*_: Any) -> ModelOutput:
+        return scripted_output(next(answers))
+
+    with caplog.at_level("WARNING"):
+        [log] = eval(mcq(data=str(official_dataset)), model=get_model("mockllm/model", custom_outputs=respond),
+                     epochs=Epochs(2, "max"), max_samples=1, display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    assert log.status == "success"
+    assert any("describe the first epoch only" in record.getMessage() for record in caplog.records)

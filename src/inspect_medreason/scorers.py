@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import sys
 from dataclasses import asdict
@@ -42,6 +43,8 @@ from inspect_medreason.judges import (
 )
 from inspect_medreason.loaders import prepare_image
 from inspect_medreason.params import coerce_bool
+
+logger = logging.getLogger(__name__)
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 
@@ -178,10 +181,20 @@ def score_mcq_reply(completion: str, metadata: dict[str, Any], target: str) -> S
 @scorer(metrics=mcq_metrics())
 def mcq_scorer() -> Scorer:
     """Exact-match accuracy on the extracted option label, plus the official strict rule."""
+    warned = False
 
     async def score(state: TaskState, target: Target) -> Score:
+        nonlocal warned
         if state.metadata.get("task_type") != "mcq":
             return Score.unscored(reason="open-ended case: scored by open_ended_scorer")
+        if state.epoch > 1 and not warned:
+            # Inspect's epoch reducers keep the first epoch's score metadata, which these
+            # three metrics read: say so rather than let them pass for all epochs.
+            warned = True
+            logger.warning(
+                "with several epochs, strict_accuracy, parsed_accuracy and unparsed describe the "
+                "first epoch only (accuracy and its breakdowns use every epoch)"
+            )
         return score_mcq_reply(state.output.completion, state.metadata, target.text)
 
     return score
