@@ -1,0 +1,98 @@
+"""Each custom metric on hand-built scores, against values worked out by hand; and what
+Inspect's epoch reducers hand them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+from inspect_ai.scorer import SampleScore, Score, max_score, mean_score
+
+from inspect_medreason.benchmarks.cmb import accuracy_other_mode, cmb_macro, mode_disagreement
+from inspect_medreason.benchmarks.common import accuracy_closed, accuracy_open
+from inspect_medreason.scorers import parsed_accuracy, strict_accuracy, unparsed
+
+
+def sample(
+    value: float, metadata: dict[str, Any] | None = None, **sample_metadata: Any
+) -> SampleScore:
+    return SampleScore(
+        score=Score(value=value, metadata=metadata or {}), sample_metadata=sample_metadata
+    )
+
+
+def compute(metric: Any, scores: list[SampleScore]) -> Any:
+    return metric()(scores)
+
+
+MCQ_SCORES = [
+    sample(1.0, {"correct": 1.0, "strict_correct": 1.0, "parsed": True}),
+    sample(1.0, {"correct": 1.0, "strict_correct": 0.0, "parsed": True}),  # "B." read as B
+    sample(0.0, {"correct": 0.0, "strict_correct": 0.0, "parsed": True}),
+    sample(0.0, {"correct": 0.0, "strict_correct": 0.0, "parsed": False}),  # no answer
+    sample(math.nan, {}),  # unscored (no reference): left out of every metric
+]
+
+
+def test_mcq_metrics_by_hand() -> None:
+    assert compute(strict_accuracy, MCQ_SCORES) == pytest.approx(1 / 4)
+    assert compute(parsed_accuracy, MCQ_SCORES) == pytest.approx(2 / 3)
+    assert compute(unparsed, MCQ_SCORES) == pytest.approx(1 / 4)
+    assert math.isnan(compute(strict_accuracy, [sample(math.nan, {})]))
+
+
+def test_vqa_subset_accuracies_by_hand() -> None:
+    scores = [sample(1.0, answer_type="closed"), sample(0.0, answer_type="closed"),
+              sample(1.0, answer_type="closed"), sample(0.0, answer_type="open"),
+              sample(math.nan, answer_type="open")]  # fmt: skip
+    assert compute(accuracy_closed, scores) == pytest.approx(2 / 3)
+    assert compute(accuracy_open, scores) == 0.0
+    assert math.isnan(compute(accuracy_open, scores[:3]))
+
+
+def test_cmb_metrics_by_hand() -> None:
+    scores = [
+        sample(
+            1.0,
+            {"other_mode_correct": 0.0, "modes_disagree": 1.0},
+            exam_type="医师",
+            exam_class="甲",
+        ),
+        sample(
+            0.0,
+            {"other_mode_correct": 0.0, "modes_disagree": 0.0},
+            exam_type="医师",
+            exam_class="甲",
+        ),
+        sample(
+            1.0,
+            {"other_mode_correct": 1.0, "modes_disagree": 0.0},
+            exam_type="医师",
+            exam_class="乙",
+        ),
+        sample(
+            1.0,
+            {"other_mode_correct": 1.0, "modes_disagree": 0.0},
+            exam_type="护理",
+            exam_class="丙",
+        ),
+    ]
+    assert compute(accuracy_other_mode, scores) == pytest.approx(2 / 4)
+    assert compute(mode_disagreement, scores) == pytest.approx(1 / 4)
+    macro = compute(cmb_macro, scores)
+    # Subcategories: 甲 0.5, 乙 1.0, 丙 1.0; categories: 医师 (0.5 + 1.0) / 2, 护理 1.0.
+    assert macro["exam_class:甲"] == 0.5 and macro["exam_type:医师"] == pytest.approx(0.75)
+    assert macro["exam_type:护理"] == 1.0 and macro["macro_all"] == pytest.approx(2.5 / 3)
+
+
+@pytest.mark.parametrize(("reducer", "expected"), [(mean_score(), 0.5), (max_score(), 1.0)])
+def test_epoch_reducers_keep_the_first_epochs_metadata(reducer: Any, expected: float) -> None:
+    """Why the MCQ task warns with several epochs: the reduced value covers every epoch, the
+    metadata the metadata-based metrics read is the first epoch's."""
+    first = Score(value=0.0, metadata={"correct": 0.0, "strict_correct": 0.0, "parsed": False})
+    second = Score(value=1.0, metadata={"correct": 1.0, "strict_correct": 1.0, "parsed": True})
+    reduced = reducer([first, second])
+    assert reduced.value == expected
+    scores = [SampleScore(score=reduced)]
+    assert compute(unparsed, scores) == 1.0 and compute(strict_accuracy, scores) == 0.0
