@@ -274,12 +274,13 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
     return None
 
 
-def _is_word_not_label(letter: str, rest: str, wrapped: bool, after_phrase: bool) -> bool:
+def _is_word_not_label(letter: str, rest: str, wrapped: bool) -> bool:
     """The letter begins a word, an article or a pronoun rather than naming an option.
 
     "A large effusion" (article), "I think" (pronoun), "a bit unclear": a single letter
     followed by a lower-case word that is not a connective ("B because", "A is correct").
-    A lower-case letter counts as a label only right after an answer phrase, or alone.
+    Segments are what follows an answer phrase, so a lower-case "b" alone, before
+    punctuation or before a connective is a label there.
     """
     if wrapped:
         return False
@@ -287,10 +288,8 @@ def _is_word_not_label(letter: str, rest: str, wrapped: bool, after_phrase: bool
     word = re.match(r"[A-Za-z]+", following) if rest[:1].isspace() else None
     if letter.islower():
         if not following or not following[0].isalpha():
-            return not after_phrase and bool(following)
-        return not (
-            after_phrase and word is not None and word.group(0).lower() in _LABEL_CONNECTIVES
-        )
+            return False
+        return not (word is not None and word.group(0).lower() in _LABEL_CONNECTIVES)
     if letter in {"A", "I"} and word is not None and word.group(0)[0].islower():
         return word.group(0).lower() not in _LABEL_CONNECTIVES
     return False
@@ -306,13 +305,10 @@ def _names_another_label(letter: str, rest: str) -> bool:
 
 
 def label_from_segment(
-    segment: str, options: list[tuple[str, str]], after_phrase: bool = True
+    segment: str, options: list[tuple[str, str]]
 ) -> tuple[SegmentStatus, str | None]:
-    """Read the label a stated answer begins with, or the option text it states.
-
-    ``after_phrase`` says the segment follows an answer phrase ("the answer is b"), where a
-    lower-case letter followed by a connective is a label.
-    """
+    """Read the label a stated answer (the text after an answer phrase, a JSON answer
+    field) begins with, or the option text it states."""
     labels = [label for label, _ in options]
     cleaned = _unwrap(segment)
     match = _LEADING_LABEL.match(cleaned)
@@ -322,7 +318,7 @@ def label_from_segment(
         rest = cleaned[match.end() :]
         if _names_another_label(letter, rest):
             return "multiple", None
-        if not _is_word_not_label(letter, rest, wrapped, after_phrase):
+        if not _is_word_not_label(letter, rest, wrapped):
             if letter in labels:
                 return "label", letter
             if letter.islower() and letter.upper() in labels:
@@ -381,7 +377,6 @@ class _Statement:
     position: int
     method: str
     segment: str
-    after_phrase: bool = True
     bare_line: bool = False
 
 
@@ -472,7 +467,7 @@ def _read_statements(
             if status == "none":
                 continue  # a last line that is not a bare label is not a statement
         else:
-            status, label = label_from_segment(statement.segment, options, statement.after_phrase)
+            status, label = label_from_segment(statement.segment, options)
         return status, label, statement
     return None
 

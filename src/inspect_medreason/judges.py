@@ -221,7 +221,8 @@ def fence_id(candidate: str) -> str:
     return f"id-{digest}"
 
 
-_MARKER_ID = re.compile(r"\bid-[0-9a-f]{20}\b")
+# How many JSON objects of a candidate's text are looked for in a judge's echo.
+MAX_ECHO_SPANS = 200
 
 
 def echoed_spans(candidate: str) -> list[str]:
@@ -237,8 +238,6 @@ def echoed_spans(candidate: str) -> list[str]:
         spans.append(candidate[match.start() : end])
     return sorted(set(spans), key=len, reverse=True)
 
-
-MAX_ECHO_SPANS = 200
 
 
 def scrub_echo(reply: str, candidate: str) -> str:
