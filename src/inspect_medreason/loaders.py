@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, Content, ContentImage, ContentText
+from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage, ContentText
 from pydantic import ValidationError
 
 from inspect_medreason.dicom import dicom_as_png, is_dicom
 from inspect_medreason.errors import UserInputError
 from inspect_medreason.images import ImagePathError, check_image_decodes, resolve_image_path
+from inspect_medreason.prompts import context_block
 from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
@@ -517,6 +518,16 @@ def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[s
     return shown, label_map
 
 
+def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMessage]:
+    """The user turn a sample carries: the case's images (file paths; none in the blind
+    control) and its question. The prompt around it is the solver's job."""
+    content: list[Content] = (
+        [ContentImage(image=str(path)) for path in images] if show_images else []
+    )
+    content.append(ContentText(text=text))
+    return [ChatMessageUser(content=content)]
+
+
 def case_to_sample(
     case: Case,
     images: list[Path],
@@ -534,14 +545,6 @@ def case_to_sample(
         target = case.answer.strip()
         if case.task_type == "mcq":
             target = next(shown for shown, original in label_map.items() if original == target)
-    # The sample is the case: its images and its question (the prompt is the solver's job).
-    content: list[Content] = (
-        [ContentImage(image=str(path)) for path in images] if show_images else []
-    )
-    context = (
-        f"Context: {case.context.strip()}\n\n" if case.context and case.context.strip() else ""
-    )
-    content.append(ContentText(text=f"{context}{case.question}"))
     group_values = case.metadata.model_dump(include=set(GROUP_FIELDS))
     extra = {
         key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
@@ -568,7 +571,7 @@ def case_to_sample(
         metadata[key] = str(group_values.get(key) or UNKNOWN_GROUP)
     return Sample(
         id=case.case_id,
-        input=[ChatMessageUser(content=content)],
+        input=case_turn(images, f"{context_block(case.context)}{case.question}", show_images),
         choices=[option["text"] for option in options] if case.task_type == "mcq" else None,
         target=target,
         metadata=metadata,

@@ -15,9 +15,6 @@ from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
     ChatMessageUser,
-    Content,
-    ContentImage,
-    ContentText,
 )
 from inspect_ai.scorer import Metric, SampleScore, Value, metric
 from pydantic import BaseModel, Field
@@ -33,6 +30,7 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
+from inspect_medreason.loaders import case_turn
 from inspect_medreason.prompts import load_template
 from inspect_medreason.scorers import judge_model, scored_samples
 
@@ -62,15 +60,13 @@ def build_sample(
 ) -> Sample:
     """A sample that carries the case: its images (file paths) and question as the user
     turn; ``prompt`` names the templates and values the task's solver renders."""
-    content: list[Content] = [ContentImage(image=str(p)) for p in images] if show_images else []
-    content.append(ContentText(text=question))
     metadata = {
         **metadata,
         "image_files": [str(p) for p in images],
         "images_withheld": bool(images) and not show_images,
         "prompt": prompt,
     }
-    return Sample(id=sample_id, input=[ChatMessageUser(content=content)], target=target,
+    return Sample(id=sample_id, input=case_turn(images, question, show_images), target=target,
                   choices=choices, metadata=metadata)  # fmt: skip
 
 
