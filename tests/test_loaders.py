@@ -391,3 +391,15 @@ def test_ground_truth_that_gives_no_case_a_reference_stops_the_run(official_data
     (official_dataset / "ground_truth.json").write_text(json.dumps(truth))
     with pytest.raises(DatasetError, match="none of the 1 open cases has a reference answer"):
         open_ended(data=str(official_dataset))
+
+
+def test_unknown_ground_truth_keys_are_reported_not_ignored(
+    official_dataset: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    truth = json.loads((official_dataset / "ground_truth.json").read_text())
+    truth["cases"][0]["explanation"] = "The CT window is used."
+    (official_dataset / "ground_truth.json").write_text(json.dumps(truth))
+    with caplog.at_level("WARNING"):
+        loaded = load_cases(official_dataset)
+    assert loaded.unknown_keys == {"ground_truth.explanation": 1}
+    assert any("'ground_truth.explanation' (1 cases)" in r.getMessage() for r in caplog.records)

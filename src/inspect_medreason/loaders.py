@@ -339,7 +339,9 @@ def _misspelled_keys(
     return problems
 
 
-def _read_ground_truth(path: Path) -> tuple[dict[str, GroundTruthEntry], list[Problem]]:
+def _read_ground_truth(
+    path: Path, unknown: Counter[str]
+) -> tuple[dict[str, GroundTruthEntry], list[Problem]]:
     problems: list[Problem] = []
     entries: dict[str, GroundTruthEntry] = {}
     text, problem = read_text_file(path)
@@ -355,7 +357,7 @@ def _read_ground_truth(path: Path) -> tuple[dict[str, GroundTruthEntry], list[Pr
         row_id = str(row.get("case_id", f"#{index}")) if isinstance(row, dict) else f"#{index}"
         if isinstance(row, dict):
             problems.extend(
-                _misspelled_keys(row, KNOWN_GROUND_TRUTH_KEYS, str(path), row_id, Counter())
+                _misspelled_keys(row, KNOWN_GROUND_TRUTH_KEYS, str(path), row_id, unknown)
             )
         try:
             entry = GroundTruthEntry.model_validate(row)
@@ -410,12 +412,14 @@ def load_cases(
     elif (data_dir / GROUND_TRUTH_FILE_NAME).is_file() and cases_file.name == CASES_FILE_NAME:
         ground_truth_file = data_dir / GROUND_TRUTH_FILE_NAME
     truth: dict[str, GroundTruthEntry] = {}
+    truth_unknown: Counter[str] = Counter()
     if ground_truth_file is not None:
-        truth, truth_problems = _read_ground_truth(ground_truth_file)
+        truth, truth_problems = _read_ground_truth(ground_truth_file, truth_unknown)
         problems.extend(truth_problems)
 
     ids = Counter(str(record.get("case_id")) for record in records if isinstance(record, dict))
-    unknown: Counter[str] = Counter()
+    # Unknown ground-truth keys are reported beside the cases' own, under their file's name.
+    unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
     for index, record in enumerate(records):
