@@ -118,7 +118,7 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     if variant in VARIANTS[:2]:
         task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
     else:
-        from inspect_medreason.tasks import mcq
+        from inspect_medreason.medreason.medreason import mcq
 
         task = mcq(data=str(folder))
     [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir),

@@ -9,13 +9,8 @@ import pytest
 from conftest import run_with_grader, scripted_output, user_text, write_json
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ModelOutput
 
-from inspect_medreason.benchmarks.cmb import (
-    cmb_clin,
-    cmb_exam,
-    extract_cmb_safe,
-    extract_cmb_upstream,
-    parse_clin,
-)
+from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
+from inspect_medreason.cmb.scorer import extract_cmb_safe, extract_cmb_upstream, parse_clin
 
 OPTIONS = [("A", "小叶型肺炎"), ("B", "浸润性肺结核"), ("C", "继发性肺结核"), ("D", "原发性肺结核"),
            ("E", "粟粒型肺结核")]  # fmt: skip

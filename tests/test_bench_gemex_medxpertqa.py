@@ -11,8 +11,10 @@ import pytest
 from conftest import run_with_grader, scripted_output, user_text, write_png
 from inspect_ai.model import ChatMessage, ModelOutput
 
-from inspect_medreason.benchmarks.gemex import gemex, parse_gemex_reply, parse_label_set, v_score
-from inspect_medreason.benchmarks.medxpertqa import medxpertqa_mm
+from inspect_medreason.gemex.dataset import parse_label_set
+from inspect_medreason.gemex.gemex import gemex
+from inspect_medreason.gemex.scorer import parse_gemex_reply, v_score
+from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -14,8 +14,8 @@ from dicom_fixtures import gradient, write_dicom
 from inspect_ai.model import ContentImage
 from PIL import Image
 
-from inspect_medreason.benchmarks import hub
-from inspect_medreason.benchmarks.vqa import slake, vqa_rad
+from inspect_medreason import hub
+from inspect_medreason.vqa.vqa import slake, vqa_rad
 
 
 def test_hub_load_resolves_and_records_the_commit(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -101,7 +101,7 @@ def test_hub_failure_advises_local_data(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_cmb_option_forms() -> None:
-    from inspect_medreason.benchmarks.cmb import exam_options
+    from inspect_medreason.cmb.dataset import exam_options
 
     expected = [("A", "甲"), ("B", "乙")]
     assert exam_options({"option": {"A": "甲", "B": "乙"}}) == expected

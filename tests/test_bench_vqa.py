@@ -15,8 +15,9 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput
 from PIL import Image
 
-from inspect_medreason.benchmarks.common import final_answer, is_yes_no_reference, yes_no
-from inspect_medreason.benchmarks.vqa import closed_correct, path_vqa, slake, vqa_rad
+from inspect_medreason.short_answers import final_answer, is_yes_no_reference, yes_no
+from inspect_medreason.vqa.scorer import closed_correct
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
 VQA_RAD_ROWS = [
     ("is there a fracture?", "yes", "ANSWER: Yes."),

@@ -18,7 +18,7 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
 from inspect_medreason.cli import main
 from inspect_medreason.leaderboard import ModelRow, rank_rows
-from inspect_medreason.tasks import mcq, medreason
+from inspect_medreason.medreason.medreason import mcq, medreason
 
 
 def judged_log(data: Path, log_dir: Path, mcq_reply: str, model: str = "mockllm/model",

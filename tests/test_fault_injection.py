@@ -13,7 +13,7 @@ from fault_server import FaultPlan, fault_server
 from inspect_ai import eval
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 
-from inspect_medreason.tasks import open_ended
+from inspect_medreason.medreason.medreason import open_ended
 
 HOSTILE_REPLIES = [
     "[" * 1000,

@@ -13,7 +13,7 @@ from inspect_ai import eval
 from inspect_ai.model import ModelOutput, get_model
 from openai_stub import message_parts, openai_stub
 
-from inspect_medreason.tasks import open_ended
+from inspect_medreason.medreason.medreason import open_ended
 
 
 def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> None:

@@ -8,16 +8,10 @@ import pytest
 from conftest import SHARED_OFFICIAL, write_json, write_png
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
 
-from inspect_medreason.loaders import (
-    DatasetError,
-    build_dataset,
-    case_to_sample,
-    load_cases,
-    sample_data_dir,
-    shuffle_options,
-)
+from inspect_medreason.loaders import DatasetError, load_cases, sample_data_dir
+from inspect_medreason.medreason.dataset import build_dataset, case_to_sample, shuffle_options
+from inspect_medreason.medreason.medreason import mcq, open_ended
 from inspect_medreason.schema import normalise_task_type
-from inspect_medreason.tasks import mcq, open_ended
 
 
 def problems_of(error: pytest.ExceptionInfo[DatasetError]) -> set[tuple[str, str]]:

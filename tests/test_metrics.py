@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from inspect_ai.scorer import SampleScore, Score, max_score, mean_score
 
-from inspect_medreason.benchmarks.cmb import accuracy_other_mode, cmb_macro, mode_disagreement
-from inspect_medreason.benchmarks.common import accuracy_closed, accuracy_open
-from inspect_medreason.scorers import parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.cmb.scorer import accuracy_other_mode, cmb_macro, mode_disagreement
+from inspect_medreason.metrics import parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.vqa.scorer import accuracy_closed, accuracy_open
 
 
 def sample(

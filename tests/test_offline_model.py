@@ -4,9 +4,13 @@ import json
 
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
-from inspect_medreason.benchmarks.cmb import parse_clin
-from inspect_medreason.benchmarks.common import grader_templates, parse_correctness
-from inspect_medreason.judges import JudgeTemplates, parse_judge_reply
+from inspect_medreason.cmb.scorer import parse_clin
+from inspect_medreason.judges import (
+    JudgeTemplates,
+    grader_templates,
+    parse_correctness,
+    parse_judge_reply,
+)
 from inspect_medreason.offline_model import pipeline_check_reply
 
 

@@ -16,7 +16,7 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
 from inspect_medreason.loaders import sample_data_dir
-from inspect_medreason.tasks import medreason, open_ended
+from inspect_medreason.medreason.medreason import medreason, open_ended
 
 GATE_CASES = [(rvf, va) for rvf in range(5) for va in (0, 2, 4)]
 

@@ -18,7 +18,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import multiple_choice
 
-from inspect_medreason.tasks import mcq, open_ended
+from inspect_medreason.medreason.medreason import mcq, open_ended
 
 
 def test_the_solver_prompts_per_track_and_keeps_the_images(

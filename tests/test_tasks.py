@@ -13,7 +13,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
-from inspect_medreason.tasks import MCQ_TASK_VERSION, mcq
+from inspect_medreason.medreason.medreason import MCQ_TASK_VERSION, mcq
 
 MCQ_REPLIES = {
     "(q1)": '{"reasoning_trace": "Dense bone, cross-section.", "answer": "A"}',
@@ -228,7 +228,7 @@ def test_every_task_is_registered_under_the_plugin_name() -> None:
 
 def test_blind_text_only_case_gets_no_notice() -> None:
     """A text-only case run blind is told nothing is withheld: it had nothing to withhold."""
-    from inspect_medreason.loaders import case_to_sample
+    from inspect_medreason.medreason.dataset import case_to_sample
     from inspect_medreason.schema import Case
 
     case = Case(case_id="t", task_type="open", question="Q")

@@ -1,12 +1,12 @@
 """Inspect AI evaluations for medical visual question answering (MedReason 2026 protocol)."""
 
-from inspect_medreason.benchmarks.cmb import cmb_clin, cmb_exam
-from inspect_medreason.benchmarks.gemex import gemex
-from inspect_medreason.benchmarks.medxpertqa import medxpertqa_mm
-from inspect_medreason.benchmarks.vqa import path_vqa, slake, vqa_rad
-from inspect_medreason.scorers import mcq_scorer, open_ended_scorer
+from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
+from inspect_medreason.gemex.gemex import gemex
+from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
+from inspect_medreason.medreason.scorer import mcq_scorer, open_ended_scorer
+from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
-from inspect_medreason.tasks import mcq, medreason, open_ended
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
 __version__ = "0.1.0"
 

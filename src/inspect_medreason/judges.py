@@ -6,9 +6,11 @@ or no score with the reason it failed. A failure is never turned into a number h
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +29,13 @@ from inspect_ai.model import (
     GenerateConfig,
     Model,
     ResponseSchema,
+    get_model,
+    model_roles,
 )
 from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
-from inspect_medreason.errors import SetupError, TaskArgumentError
+from inspect_medreason.errors import SetupError, TaskArgumentError, UserInputError
 from inspect_medreason.extraction import json_objects
 from inspect_medreason.params import coerce_bool, coerce_float, coerce_int
 from inspect_medreason.prompts import PromptTemplate, context_block, load_template
@@ -410,3 +414,112 @@ def gate_visual_accuracy(va_answer: float, rvf_trace: float) -> float:
     if rvf_trace == 2:
         return min(va_answer, 3)
     return va_answer
+
+
+MISSING_ROLE_MESSAGE = (
+    "Judges are Inspect model roles and {role!r} was not given. Pass it, e.g. "
+    "--model-role {role}=openai/gpt-4o (the open-ended track needs both grader and "
+    "vision_grader; in Python: eval(..., model_roles={{'{role}': ...}})). "
+    "To judge with the model under test instead, say so explicitly with "
+    "-T allow_self_judging=true (or -S allow_self_judging=true with inspect score)."
+)
+
+
+def judge_model(role: str, allow_self_judging: bool) -> Model:
+    """The model bound to a judge role; refuse to fall back silently to the model under test."""
+    if allow_self_judging:
+        return get_model(role=role)  # falls back to the model under test, as asked
+    if role not in model_roles():
+        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
+    return get_model(role=role, required=True)
+
+
+def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:
+    """Stop an ``inspect eval`` that will score before the model under test is called, when
+    a judge role is missing.
+
+    Inspect does not tell a task whether scoring is on, and ``--no-score`` runs need no
+    judge; so the command line is read: an ``inspect eval``/``eval-set`` without
+    ``--no-score`` is checked here, at task creation, where the roles given with
+    ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
+    the first score.
+    """
+    if allow_self_judging or not _cli_run_that_scores():
+        return
+    missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
+    if missing:
+        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
+
+
+def _cli_run_that_scores() -> bool:
+    argv = sys.argv
+    program = Path(argv[0]).name if argv else ""
+    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
+        "inspect_ai/__main__.py"
+    )
+    return (
+        is_inspect
+        and len(argv) > 1
+        and argv[1] in {"eval", "eval-set"}
+        and "--no-score" not in argv
+    )
+
+
+CORRECT_FORMAT = '{"correct": <true or false>, "rationale": "<one sentence>"}'
+
+
+class CorrectnessVerdict(BaseModel):
+    """Whether a candidate answer means the same as the reference."""
+
+    correct: bool = Field(description="True when the candidate matches the reference")
+    rationale: str = Field(description="One sentence")
+
+
+def parse_correctness(text: str) -> tuple[Verdict | None, str]:
+    candidates = [c for c in json_objects(text) if "correct" in c]
+    if not candidates:
+        return None, "no JSON object with a 'correct' field"
+    value = candidates[-1]["correct"]
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        value = value.strip().lower() == "true"
+    if not isinstance(value, bool):
+        return None, f"'correct' is {short_repr(value)}, not true or false"
+    return Verdict(int(value), rationale_text(candidates[-1].get("rationale"))), ""
+
+
+@functools.cache
+def grader_templates(prefix: str) -> JudgeTemplates:
+    """A grader's system/user templates plus the shared retry template (read once, not once
+    per graded answer)."""
+    names = (f"{prefix}_system", f"{prefix}_user", "judge_retry")
+    return JudgeTemplates({name: load_template(name) for name in names})
+
+
+async def grade_correctness(
+    question: str,
+    reference: str,
+    candidate: str,
+    settings: JudgeSettings,
+    allow_self_judging: bool,
+) -> JudgeOutcome:
+    """Ask the ``grader`` role whether a free-text answer matches the reference."""
+    templates = grader_templates("grader_correct")
+    text = templates.templates["grader_correct_user"].render(
+        question=question,
+        reference_answer=reference,
+        candidate_answer=candidate,
+        fence_id=fence_id(candidate),
+    )
+    messages: list[ChatMessage] = [
+        ChatMessageSystem(content=templates.templates["grader_correct_system"].text.strip()),
+        ChatMessageUser(content=text),
+    ]
+    return await run_judge(
+        "correct", judge_model("grader", allow_self_judging), messages, templates, settings,
+        parse=parse_correctness, expected=CORRECT_FORMAT, schema=CorrectnessVerdict,
+        candidate=candidate,
+    )  # fmt: skip
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)

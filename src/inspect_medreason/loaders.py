@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-import random
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,14 +19,13 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage, ContentText
 from pydantic import ValidationError
 
 from inspect_medreason.dicom import dicom_as_png, is_dicom
 from inspect_medreason.errors import UserInputError
 from inspect_medreason.images import ImagePathError, check_image_decodes, resolve_image_path
-from inspect_medreason.prompts import context_block
 from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
@@ -502,24 +500,6 @@ def load_cases(
     return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown))
 
 
-def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[str, str]]:
-    """Permute option texts under fixed labels; return shown options and shown→original labels.
-
-    The permutation depends only on the seed and the case id, so it is stable whatever the
-    order, subset or concurrency of the run.
-    """
-    rng = random.Random(f"{seed}:{case.case_id}")
-    order = list(range(len(case.options)))
-    rng.shuffle(order)
-    shown = [
-        {"label": case.options[position].label, "text": case.options[source].text}
-        for position, source in enumerate(order)
-    ]
-    label_map = {
-        case.options[position].label: case.options[source].label
-        for position, source in enumerate(order)
-    }
-    return shown, label_map
 
 
 def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMessage]:
@@ -532,102 +512,38 @@ def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMess
     return [ChatMessageUser(content=content)]
 
 
-def case_to_sample(
-    case: Case,
-    images: list[Path],
-    shuffle_seed: int | None = None,
-    data_dir: Path | None = None,
-    show_images: bool = True,
-) -> Sample:
-    """The ``record_to_sample`` adapter: images as file paths, case facts in metadata."""
-    options = [option.model_dump() for option in case.options]
-    label_map = {option.label: option.label for option in case.options}
-    if shuffle_seed is not None and case.options:
-        options, label_map = shuffle_options(case, shuffle_seed)
-    target = ""
-    if case.answer is not None:
-        target = case.answer.strip()
-        if case.task_type == "mcq":
-            target = next(shown for shown, original in label_map.items() if original == target)
-    group_values = case.metadata.model_dump(include=set(GROUP_FIELDS))
-    extra = {
-        key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
-    }
-    metadata: dict[str, Any] = {
-        "case_id": case.case_id,
-        "task_type": case.task_type,
-        "question": case.question,
-        "context": case.context,
-        "options": options,
-        "label_map": label_map,
-        "reference_answer": case.answer,
-        "has_reference": case.answer is not None and case.answer.strip() != "",
-        "reference_reasoning": case.reference_reasoning,
-        "image_paths": case.image_paths,
-        "image_files": [str(path) for path in images],
-        # Where image_paths are confined: re-scoring resolves them again under this folder.
-        "data_dir": str(data_dir) if data_dir is not None else None,
-        "extra_metadata": extra,
-        # The blind control: the case has images, this run does not show them.
-        "images_withheld": bool(images) and not show_images,
-    }
-    for key in GROUP_FIELDS:
-        metadata[key] = str(group_values.get(key) or UNKNOWN_GROUP)
-    return Sample(
-        id=case.case_id,
-        input=case_turn(images, f"{context_block(case.context)}{case.question}", show_images),
-        choices=[option["text"] for option in options] if case.task_type == "mcq" else None,
-        target=target,
-        metadata=metadata,
-    )
 
 
-def build_dataset(
-    data: str | Path | None,
-    ground_truth: str | Path | None,
-    task_types: set[str],
-    shuffle_seed: int | None = None,
-    name: str = "medreason",
-    show_images: bool = True,
-) -> tuple[MemoryDataset, LoadedCases]:
-    """Load, validate and keep the cases of the requested tracks as a dataset."""
-    loaded = load_cases(data, ground_truth)
-    samples = [
-        case_to_sample(
-            case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir, show_images
-        )
-        for case in loaded.cases
-        if case.task_type in task_types
-    ]
-    if not samples:
-        raise DatasetError(
-            [
-                Problem(
-                    str(loaded.cases_file),
-                    "-",
-                    "task_type",
-                    f"no case of type {sorted(task_types)} in the data",
-                )
-            ]
-        )
-    if loaded.ground_truth_file is not None and not any(
-        (sample.metadata or {}).get("has_reference") for sample in samples
-    ):
-        raise DatasetError([Problem(
-            str(loaded.ground_truth_file), "-", "answer",
-            f"ground truth was given, but none of the {len(samples)} {'/'.join(sorted(task_types))} "
-            "cases has a reference answer in it: check that its case_id values match the cases "
-            "file and that it holds answers (every score would otherwise be missing)",
-        )])  # fmt: skip
-    return MemoryDataset(samples, name=name, location=str(loaded.cases_file)), loaded
 
 
 __all__ = [
     "DatasetError",
     "LoadedCases",
     "Problem",
-    "build_dataset",
-    "case_to_sample",
+    "build_sample",
+    "case_turn",
     "load_cases",
     "locate_cases_file",
 ]
+
+
+def build_sample(
+    sample_id: str,
+    images: list[Path],
+    question: str,
+    prompt: dict[str, Any],
+    target: str | list[str],
+    metadata: dict[str, Any],
+    show_images: bool = True,
+    choices: list[str] | None = None,
+) -> Sample:
+    """A sample that carries the case: its images (file paths) and question as the user
+    turn; ``prompt`` names the templates and values the task's solver renders."""
+    metadata = {
+        **metadata,
+        "image_files": [str(p) for p in images],
+        "images_withheld": bool(images) and not show_images,
+        "prompt": prompt,
+    }
+    return Sample(id=sample_id, input=case_turn(images, question, show_images), target=target,
+                  choices=choices, metadata=metadata)  # fmt: skip

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspect_ai.model import GenerateConfig
+
 from inspect_medreason.errors import TaskArgumentError
 
 
@@ -32,3 +34,7 @@ def coerce_float(value: Any, name: str) -> float:
         return float(str(value).strip())
     except (TypeError, ValueError) as error:
         raise TaskArgumentError(f"-T {name}={value!r}: expected a number") from error
+
+
+# The official baseline decodes greedily; 1024 tokens leaves room for the reasoning trace.
+DEFAULT_GENERATE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)

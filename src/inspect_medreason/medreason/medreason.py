@@ -1,4 +1,5 @@
-"""The MedReason tasks. Each task function reads as a table of contents: data, prompt, scorer."""
+"""MedReason 2026 tasks: ``mcq``, ``open_ended`` and ``medreason`` (both tracks in one run).
+"""
 
 from __future__ import annotations
 
@@ -8,28 +9,31 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.model import GenerateConfig
 
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
-from inspect_medreason.judges import JudgeSettings, JudgeTemplates
-from inspect_medreason.loaders import LoadedCases, build_dataset
-from inspect_medreason.params import coerce_bool, coerce_int
-from inspect_medreason.prompts import PromptTemplate
-from inspect_medreason.scorers import (
+from inspect_medreason.judges import JudgeSettings, JudgeTemplates, require_judge_roles
+from inspect_medreason.loaders import LoadedCases
+from inspect_medreason.medreason.dataset import build_dataset
+from inspect_medreason.medreason.scorer import (
     JUDGE_ROLES,
     OPEN_COMPONENTS,
     mcq_scorer,
     open_ended_scorer,
-    require_judge_roles,
 )
+from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.prompts import PromptTemplate
 from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
 MCQ_TASK_VERSION = "1.1.0"
+
+
 OPEN_ENDED_TASK_VERSION = "1.0.0"
+
+
 MEDREASON_TASK_VERSION = "1.1.0"
-# The official baseline decodes greedily; 1024 tokens leaves room for the reasoning trace.
-DEFAULT_GENERATE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}
 
 

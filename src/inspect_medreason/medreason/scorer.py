@@ -1,33 +1,33 @@
-"""Scorers and metrics for the MedReason tracks."""
+"""Scorers of the two MedReason tracks.
+
+MCQ: exact match of the extracted option label (plus the official rule on the raw answer
+field as ``strict_accuracy``). Open-ended: the three judges ``GT_final``, ``VA_answer`` and
+``RVF_trace``, with ``VA_final`` gated by ``RVF_trace``; a judge failure leaves its
+component unscored, never zero.
+"""
 
 from __future__ import annotations
 
 import logging
 import math
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessageUser, ContentImage, Model, get_model, model_roles
+from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_ai.scorer import (
     Metric,
-    SampleScore,
     Score,
     Scorer,
     Target,
     Value,
-    accuracy,
-    grouped,
     mean,
-    metric,
     scorer,
     stderr,
 )
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
-from inspect_medreason.errors import UserInputError
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
 from inspect_medreason.judges import (
@@ -38,92 +38,15 @@ from inspect_medreason.judges import (
     JudgeTemplates,
     gate_visual_accuracy,
     judge_messages,
+    judge_model,
     run_judge,
     scored_by_rule,
 )
 from inspect_medreason.loaders import prepare_image
+from inspect_medreason.metrics import MCQ_GROUP_FIELDS, breakdown, mcq_metrics
 from inspect_medreason.params import coerce_bool
 
 logger = logging.getLogger(__name__)
-
-MCQ_GROUP_FIELDS = ("modality", "organ_system")
-
-
-def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:
-    """Means per value of each metadata field (``modality:CT``), one Inspect ``grouped()``
-    per field. ``of`` names the score broken down where the column does not ("accuracy by
-    modality:CT"); in a dictionary score the column is the score's own key."""
-    label = f"{of} by " if of else ""
-    return [
-        grouped(mean(), field, all=False, name_template=f"{label}{field}:{{group_name}}")
-        for field in fields
-    ]
-
-
-def scored_samples(scores: list[SampleScore]) -> list[SampleScore]:
-    return [
-        s for s in scores if not (isinstance(s.score.value, float) and math.isnan(s.score.value))
-    ]
-
-
-def metadata_mean(scores: list[SampleScore], key: str, only_parsed: bool = False) -> float:
-    """Mean of a numeric score-metadata field over the scored samples (NaN when none)."""
-    values = [
-        float(s.score.metadata[key])
-        for s in scored_samples(scores)
-        if s.score.metadata is not None
-        and key in s.score.metadata
-        and (not only_parsed or s.score.metadata.get("parsed"))
-    ]
-    return sum(values) / len(values) if values else float("nan")
-
-
-@metric
-def strict_accuracy() -> Metric:
-    """The official rule on the raw answer field: ``answer.strip() == label``."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "strict_correct")
-
-    return compute
-
-
-@metric
-def parsed_accuracy() -> Metric:
-    """Accuracy over the replies from which a label was extracted."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "correct", only_parsed=True)
-
-    return compute
-
-
-@metric
-def unparsed() -> Metric:
-    """Share of replies with no extractable label (ambiguous, silent or empty)."""
-
-    def compute(scores: list[SampleScore]) -> Value:
-        return 1.0 - metadata_mean(scores, "parsed")
-
-    return compute
-
-
-def mcq_metrics() -> list[Metric]:
-    """``accuracy`` counts an unparsed reply as wrong, as the challenge does; with
-    ``parsed_accuracy`` and ``unparsed`` beside it, what extraction costs is visible.
-
-    The score value is a single float (not a dict) on purpose: Inspect deep-copies every
-    sample score once per dict key when computing metrics, which on thousands of samples
-    costs seconds; the other numbers are read from the score's metadata instead.
-    """
-    return [
-        accuracy(),
-        stderr(),
-        strict_accuracy(),
-        parsed_accuracy(),
-        unparsed(),
-        *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
-    ]
 
 
 def official_mcq_correct(raw_answer: str | None, target: str) -> bool:
@@ -200,18 +123,13 @@ def mcq_scorer() -> Scorer:
     return score
 
 
-# --- Open-ended track -------------------------------------------------------------------
-
 JUDGE_ROLES = {"gt": "grader", "va": "vision_grader", "rvf": "vision_grader"}
+
+
 OPEN_COMPONENTS = {"gt": "gt_final", "va": "va_answer", "rvf": "rvf_trace"}
+
+
 OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
-MISSING_ROLE_MESSAGE = (
-    "Judges are Inspect model roles and {role!r} was not given. Pass it, e.g. "
-    "--model-role {role}=openai/gpt-4o (the open-ended track needs both grader and "
-    "vision_grader; in Python: eval(..., model_roles={{'{role}': ...}})). "
-    "To judge with the model under test instead, say so explicitly with "
-    "-T allow_self_judging=true (or -S allow_self_judging=true with inspect score)."
-)
 
 
 def open_ended_metrics() -> dict[str, list[Metric]]:
@@ -228,46 +146,6 @@ def open_ended_metrics() -> dict[str, list[Metric]]:
         "va_answer_unscored": [mean()],
         "rvf_trace_unscored": [mean()],
     }
-
-
-def judge_model(role: str, allow_self_judging: bool) -> Model:
-    """The model bound to a judge role; refuse to fall back silently to the model under test."""
-    if allow_self_judging:
-        return get_model(role=role)  # falls back to the model under test, as asked
-    if role not in model_roles():
-        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
-    return get_model(role=role, required=True)
-
-
-def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:
-    """Stop an ``inspect eval`` that will score before the model under test is called, when
-    a judge role is missing.
-
-    Inspect does not tell a task whether scoring is on, and ``--no-score`` runs need no
-    judge; so the command line is read: an ``inspect eval``/``eval-set`` without
-    ``--no-score`` is checked here, at task creation, where the roles given with
-    ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
-    the first score.
-    """
-    if allow_self_judging or not _cli_run_that_scores():
-        return
-    missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
-    if missing:
-        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
-
-
-def _cli_run_that_scores() -> bool:
-    argv = sys.argv
-    program = Path(argv[0]).name if argv else ""
-    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
-        "inspect_ai/__main__.py"
-    )
-    return (
-        is_inspect
-        and len(argv) > 1
-        and argv[1] in {"eval", "eval-set"}
-        and "--no-score" not in argv
-    )
 
 
 async def case_image_uris(state: TaskState) -> list[str]:

@@ -1,9 +1,8 @@
-"""MedXpertQA, multimodal subset: five-option MCQ on expert-level clinical images, scored
-with the MedReason MCQ extraction and metrics, grouped by body system and task."""
+"""MedXpertQA-MM task.
+"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -11,40 +10,16 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, accuracy, stderr
 
-from inspect_medreason.benchmarks.common import build_sample
-from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
 from inspect_medreason.extraction import EXTRACTION_MODE
-from inspect_medreason.loaders import DatasetError, Problem
-from inspect_medreason.params import coerce_bool
-from inspect_medreason.scorers import (
-    breakdown,
-    mcq_scorer,
-    parsed_accuracy,
-    strict_accuracy,
-    unparsed,
-)
+from inspect_medreason.hub import collect_images, load_rows
+from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.medreason.scorer import mcq_scorer
+from inspect_medreason.medxpertqa.dataset import _ANSWER_CHOICES, MEDXPERTQA_HUB, record_options
+from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.solvers import TrackPrompts, medreason_prompt
-from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
 
 MEDXPERTQA_TASK_VERSION = "1.1.0"
-MEDXPERTQA_HUB = HubSource(
-    "TsinghuaC3I/MedXpertQA",
-    name="MM",
-    split="test",
-    layout="the MM test split as JSONL or parquet with id, question, options {A..E}, label, images (file names under -T image_root), medical_task, body_system, question_type",
-)
-# The dataset's question text repeats the options after this marker; the prompt lists them.
-_ANSWER_CHOICES = re.compile(r"\s*Answer Choices:.*$", re.DOTALL)
-
-
-def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
-    """``options`` as published: a dict {"A": text, ...} (or a list of {key, value})."""
-    raw = row.get("options") or {}
-    if isinstance(raw, list):
-        raw = {item.get("key"): item.get("value") for item in raw if isinstance(item, dict)}
-    return [
-        {"label": str(k), "text": str(v)} for k, v in sorted(raw.items()) if v not in (None, "")
-    ]
 
 
 @task(version=MEDXPERTQA_TASK_VERSION)

@@ -1,63 +1,40 @@
-"""GEMeX: groundable, explainable chest X-ray VQA in four question types.
-
-- closed (``"Yes."``/``"No."``), single-choice (one label) and multi-choice (a set of labels):
-  A-score accuracy; multi-choice by set equality, with Jaccard and per-label precision and
-  recall as partial credit;
-- open-ended: the ``grader`` role rates answer + reason against the reference on 1-10, and
-  the reference against itself; the AR-score is their ratio (GEMeX's relative score);
-- every type: the V-score, mean IoU after Hungarian matching of predicted to reference
-  boxes (unmatched boxes count 0), and BLEU and ROUGE-L of answer + reason.
+"""GEMeX scoring: answer (label sets, BLEU/ROUGE, the AR rating by the grader role) and
+grounding (box IoU).
 """
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import functools
 import json
 import math
 import re
-from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
-from inspect_medreason.benchmarks.common import build_sample, grader_templates, yes_no
-from inspect_medreason.benchmarks.hub import HubSource, collect_images, load_rows
-from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import extract_label, json_objects
+from inspect_medreason.gemex.dataset import parse_label_set
 from inspect_medreason.judges import (
     JudgeOutcome,
     JudgeSettings,
     Verdict,
     fence_id,
+    grader_templates,
     integer_score,
+    judge_model,
     rationale_text,
     run_judge,
     short_repr,
 )
-from inspect_medreason.loaders import RAW_OPTION_PREFIX, DatasetError, Problem
-from inspect_medreason.params import coerce_bool, coerce_int
-from inspect_medreason.prompts import load_template
-from inspect_medreason.scorers import breakdown, judge_model, require_judge_roles
-from inspect_medreason.solvers import template_prompt
-from inspect_medreason.tasks import DEFAULT_GENERATE_CONFIG
+from inspect_medreason.metrics import breakdown
+from inspect_medreason.params import coerce_bool
+from inspect_medreason.short_answers import yes_no
 
-GEMEX_TASK_VERSION = "1.1.0"
-GEMEX_HUB = "BoKelvin/GEMeX-VQA"
-QUESTION_TYPES = {
-    "closed": "closed_ended_question",
-    "single": "single_choice_question",
-    "multi": "multi_choice_question",
-    "open": "open_ended_question",
-}
 SCORE_KEYS = (
     "accuracy",
     "jaccard",
@@ -68,21 +45,23 @@ SCORE_KEYS = (
     "bleu",
     "rouge_l",
 )
-ANSWER_INSTRUCTIONS = {
-    "closed": '"answer" is "Yes." or "No.".',
-    "single": '"answer" is the letter of the one correct choice, e.g. "B".',
-    "multi": '"answer" is the list of the letters of every correct choice, e.g. ["A", "C"].',
-    "open": '"answer" is a concise free-text answer.',
-}
+
+
 AR_FORMAT = '{"score": <integer 1-10>, "rationale": "<one sentence>"}'
+
+
 _BOX = re.compile(
     r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]"
 )
+
+
 _TAGGED = re.compile(
     r"<answer>(?P<answer>.*?)(?:<reason>(?P<reason>.*?))?(?:<location>(?P<location>.*))?$",
     re.DOTALL,
 )
-_STANDALONE_LABEL = re.compile(r"(?<![A-Za-z])([A-H])(?![A-Za-z])")
+
+
+
 
 Box = tuple[float, float, float, float]
 
@@ -92,36 +71,6 @@ class ArVerdict(BaseModel):
 
     score: int = Field(ge=1, le=10)
     rationale: str
-
-
-def parse_choices(choices: list[str]) -> list[tuple[str, str]]:
-    """``["A: text", ...]`` as (label, text) pairs."""
-    parsed = []
-    for index, choice in enumerate(choices):
-        match = RAW_OPTION_PREFIX.match(str(choice))
-        parsed.append(
-            (match.group(1).upper(), str(choice)[match.end() :].strip())
-            if match
-            else ("ABCDEFGH"[index], str(choice))
-        )
-    return parsed
-
-
-def parse_label_set(value: Any, labels: set[str]) -> set[str]:
-    """Labels named by a multi-choice answer: a list, "['A', 'C']", "A, B, and C", "A and C"."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped.startswith("["):
-            try:
-                value = json.loads(stripped)
-            except json.JSONDecodeError:
-                with contextlib.suppress(ValueError, SyntaxError):
-                    value = ast.literal_eval(stripped)
-    if isinstance(value, list | tuple | set):
-        return {
-            str(item).strip().strip("()").upper()[:1] for item in value if str(item).strip()
-        } & labels
-    return {label for label in _STANDALONE_LABEL.findall(str(value)) if label in labels}
 
 
 def parse_boxes(value: Any) -> list[Box]:
@@ -293,120 +242,3 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
                      explanation=json.dumps({k: v for k, v in values.items() if not math.isnan(v)}))  # fmt: skip
 
     return score
-
-
-def _reference_answer(kind: str, row: dict[str, Any], labels: set[str]) -> Any:
-    answer = row.get("answer")
-    if kind == "multi":
-        return sorted(parse_label_set(answer, labels))
-    if kind == "single":
-        return str(answer).strip().strip("()").upper()[:1]
-    return str(answer)
-
-
-@task(version=GEMEX_TASK_VERSION)
-def gemex(
-    data: str | None = None,
-    image_root: str | None = None,
-    question_types: str | list[str] = "closed,single,multi,open",
-    coordinate_size: int = 224,
-    revision: str | None = None,
-    images: bool = True,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = True,
-    judge_timeout: float = 120.0,
-) -> Task:
-    """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
-    the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under
-    ``image_root``."""
-    show_images = coerce_bool(images, "images")
-    kinds = question_types.split(",") if isinstance(question_types, str) else list(question_types)
-    unknown = [k for k in kinds if k.strip() not in QUESTION_TYPES]
-    if unknown:
-        raise TaskArgumentError(
-            f"-T question_types: unknown {unknown}; choose from {list(QUESTION_TYPES)}"
-        )
-    system, user = load_template("gemex_system"), load_template("gemex_user")
-    samples = []
-    origins: dict[str, Any] = {}
-    problems: list[Problem] = []
-    for kind in (k.strip() for k in kinds):
-        file_key = QUESTION_TYPES[kind]
-        local = None
-        if data:
-            matches = sorted(Path(data).glob(f"*{file_key}*.jsonl")) if Path(data).is_dir() else []
-            if not matches:
-                problems.append(Problem(str(data), "-", kind, f"no *{file_key}*.jsonl file"))
-                continue
-            local = str(matches[0])
-        loaded = load_rows(
-            local,
-            HubSource(
-                GEMEX_HUB,
-                split="train",
-                data_files=f"*{file_key}*",
-                layout="a folder with the four JSONL files (closed_ended_question, single_choice_question, multi_choice_question, open_ended_question) holding question, type, answer, choices, reason, visual_regions, visual_locations, image_path; images under -T image_root",
-            ),
-            revision,
-        )
-        origins[kind] = loaded.origin
-        root = Path(image_root) if image_root else (Path(data) if data else None)
-        source = local or GEMEX_HUB
-
-        def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
-            return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
-
-        # The blind control needs no image files (MIMIC-CXR is credentialed): none are read.
-        files = (
-            collect_images(loaded.rows, lambda row: [row["image_path"]], root, source, id_of)
-            if show_images
-            else [[] for _ in loaded.rows]
-        )
-        for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
-            choices = parse_choices(list(row.get("choices") or []))
-            labels = {label for label, _ in choices}
-            reference = _reference_answer(kind, row, labels)
-            reference_text = (
-                f"{answer_as_text(kind, row.get('answer'), choices)} {row.get('reason') or ''}"
-            )
-            choices_block = (
-                ("\n" + "\n".join(f"{label}. {text}" for label, text in choices)) if choices else ""
-            )
-            metadata = {
-                "question": str(row["question"]), "question_type": kind, "category": str(row.get("type") or "unknown"),
-                "choices": [list(c) for c in choices], "reference_answer": reference,
-                "reference_text": reference_text, "reference_boxes": [list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))],
-                "visual_regions": row.get("visual_regions") or [],
-            }  # fmt: skip
-            prompt = {"system": system.name, "user": user.name, "values": {
-                "question": str(row["question"]), "choices_block": choices_block,
-                "answer_instruction": ANSWER_INSTRUCTIONS[kind],
-                "coordinate_size": coerce_int(coordinate_size, "coordinate_size")}}  # fmt: skip
-            samples.append(build_sample(id_of(row, index), row_files, str(row["question"]), prompt,
-                                        json.dumps(reference) if kind == "multi" else str(reference),
-                                        metadata, show_images,
-                                        choices=[text for _, text in choices] or None))  # fmt: skip
-    if problems:
-        raise DatasetError(problems)
-    judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
-    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
-    return Task(
-        dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),
-        solver=template_prompt(),
-        scorer=gemex_scorer(**judge_args),
-        config=DEFAULT_GENERATE_CONFIG,
-        version=GEMEX_TASK_VERSION,
-        metadata={
-            "task_version": GEMEX_TASK_VERSION,
-            "data": origins,
-            "images": show_images,
-            "coordinate_size": coordinate_size,
-            "prompts": {t.name: t.log_record() for t in (system, user)},
-            "scoring": __doc__,
-        },
-    )

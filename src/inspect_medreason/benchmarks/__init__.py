@@ -1,1 +1,0 @@
-"""The public medical VQA benchmarks, scored as their authors define them."""

@@ -1,0 +1,137 @@
+"""GEMeX-VQA task.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.gemex.dataset import (
+    ANSWER_INSTRUCTIONS,
+    GEMEX_HUB,
+    QUESTION_TYPES,
+    _reference_answer,
+    parse_choices,
+)
+from inspect_medreason.gemex.scorer import answer_as_text, gemex_scorer, parse_boxes
+from inspect_medreason.hub import HubSource, collect_images, load_rows
+from inspect_medreason.judges import require_judge_roles
+from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.prompts import load_template
+from inspect_medreason.solvers import template_prompt
+
+GEMEX_TASK_VERSION = "1.1.0"
+
+
+@task(version=GEMEX_TASK_VERSION)
+def gemex(
+    data: str | None = None,
+    image_root: str | None = None,
+    question_types: str | list[str] = "closed,single,multi,open",
+    coordinate_size: int = 224,
+    revision: str | None = None,
+    images: bool = True,
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 256,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+) -> Task:
+    """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
+    the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under
+    ``image_root``."""
+    show_images = coerce_bool(images, "images")
+    kinds = question_types.split(",") if isinstance(question_types, str) else list(question_types)
+    unknown = [k for k in kinds if k.strip() not in QUESTION_TYPES]
+    if unknown:
+        raise TaskArgumentError(
+            f"-T question_types: unknown {unknown}; choose from {list(QUESTION_TYPES)}"
+        )
+    system, user = load_template("gemex_system"), load_template("gemex_user")
+    samples = []
+    origins: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for kind in (k.strip() for k in kinds):
+        file_key = QUESTION_TYPES[kind]
+        local = None
+        if data:
+            matches = sorted(Path(data).glob(f"*{file_key}*.jsonl")) if Path(data).is_dir() else []
+            if not matches:
+                problems.append(Problem(str(data), "-", kind, f"no *{file_key}*.jsonl file"))
+                continue
+            local = str(matches[0])
+        loaded = load_rows(
+            local,
+            HubSource(
+                GEMEX_HUB,
+                split="train",
+                data_files=f"*{file_key}*",
+                layout="a folder with the four JSONL files (closed_ended_question, single_choice_question, multi_choice_question, open_ended_question) holding question, type, answer, choices, reason, visual_regions, visual_locations, image_path; images under -T image_root",
+            ),
+            revision,
+        )
+        origins[kind] = loaded.origin
+        root = Path(image_root) if image_root else (Path(data) if data else None)
+        source = local or GEMEX_HUB
+
+        def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
+            return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
+
+        # The blind control needs no image files (MIMIC-CXR is credentialed): none are read.
+        files = (
+            collect_images(loaded.rows, lambda row: [row["image_path"]], root, source, id_of)
+            if show_images
+            else [[] for _ in loaded.rows]
+        )
+        for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
+            choices = parse_choices(list(row.get("choices") or []))
+            labels = {label for label, _ in choices}
+            reference = _reference_answer(kind, row, labels)
+            reference_text = (
+                f"{answer_as_text(kind, row.get('answer'), choices)} {row.get('reason') or ''}"
+            )
+            choices_block = (
+                ("\n" + "\n".join(f"{label}. {text}" for label, text in choices)) if choices else ""
+            )
+            metadata = {
+                "question": str(row["question"]), "question_type": kind, "category": str(row.get("type") or "unknown"),
+                "choices": [list(c) for c in choices], "reference_answer": reference,
+                "reference_text": reference_text, "reference_boxes": [list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))],
+                "visual_regions": row.get("visual_regions") or [],
+            }  # fmt: skip
+            prompt = {"system": system.name, "user": user.name, "values": {
+                "question": str(row["question"]), "choices_block": choices_block,
+                "answer_instruction": ANSWER_INSTRUCTIONS[kind],
+                "coordinate_size": coerce_int(coordinate_size, "coordinate_size")}}  # fmt: skip
+            samples.append(build_sample(id_of(row, index), row_files, str(row["question"]), prompt,
+                                        json.dumps(reference) if kind == "multi" else str(reference),
+                                        metadata, show_images,
+                                        choices=[text for _, text in choices] or None))  # fmt: skip
+    if problems:
+        raise DatasetError(problems)
+    judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
+    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
+    return Task(
+        dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),
+        solver=template_prompt(),
+        scorer=gemex_scorer(**judge_args),
+        config=DEFAULT_GENERATE_CONFIG,
+        version=GEMEX_TASK_VERSION,
+        metadata={
+            "task_version": GEMEX_TASK_VERSION,
+            "data": origins,
+            "images": show_images,
+            "coordinate_size": coordinate_size,
+            "prompts": {t.name: t.log_record() for t in (system, user)},
+            "scoring": __doc__,
+        },
+    )

@@ -1,0 +1,99 @@
+"""Metrics shared by the tasks: per-group breakdowns and the MCQ accuracy family.
+
+Unscored samples (no reference, a failed judge) are left out of every mean, never counted as
+zero; ``unparsed`` reports how many replies had no readable answer.
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Value,
+    accuracy,
+    grouped,
+    mean,
+    metric,
+    stderr,
+)
+
+MCQ_GROUP_FIELDS = ("modality", "organ_system")
+
+
+def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:
+    """Means per value of each metadata field (``modality:CT``), one Inspect ``grouped()``
+    per field. ``of`` names the score broken down where the column does not ("accuracy by
+    modality:CT"); in a dictionary score the column is the score's own key."""
+    label = f"{of} by " if of else ""
+    return [
+        grouped(mean(), field, all=False, name_template=f"{label}{field}:{{group_name}}")
+        for field in fields
+    ]
+
+
+def scored_samples(scores: list[SampleScore]) -> list[SampleScore]:
+    return [
+        s for s in scores if not (isinstance(s.score.value, float) and math.isnan(s.score.value))
+    ]
+
+
+def metadata_mean(scores: list[SampleScore], key: str, only_parsed: bool = False) -> float:
+    """Mean of a numeric score-metadata field over the scored samples (NaN when none)."""
+    values = [
+        float(s.score.metadata[key])
+        for s in scored_samples(scores)
+        if s.score.metadata is not None
+        and key in s.score.metadata
+        and (not only_parsed or s.score.metadata.get("parsed"))
+    ]
+    return sum(values) / len(values) if values else float("nan")
+
+
+@metric
+def strict_accuracy() -> Metric:
+    """The official rule on the raw answer field: ``answer.strip() == label``."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return metadata_mean(scores, "strict_correct")
+
+    return compute
+
+
+@metric
+def parsed_accuracy() -> Metric:
+    """Accuracy over the replies from which a label was extracted."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return metadata_mean(scores, "correct", only_parsed=True)
+
+    return compute
+
+
+@metric
+def unparsed() -> Metric:
+    """Share of replies with no extractable label (ambiguous, silent or empty)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return 1.0 - metadata_mean(scores, "parsed")
+
+    return compute
+
+
+def mcq_metrics() -> list[Metric]:
+    """``accuracy`` counts an unparsed reply as wrong, as the challenge does; with
+    ``parsed_accuracy`` and ``unparsed`` beside it, what extraction costs is visible.
+
+    The score value is a single float (not a dict) on purpose: Inspect deep-copies every
+    sample score once per dict key when computing metrics, which on thousands of samples
+    costs seconds; the other numbers are read from the score's metadata instead.
+    """
+    return [
+        accuracy(),
+        stderr(),
+        strict_accuracy(),
+        parsed_accuracy(),
+        unparsed(),
+        *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
+    ]

@@ -1,0 +1,67 @@
+"""How the rows of VQA-RAD, PathVQA and SLAKE become samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspect_medreason.hub import HubSource
+from inspect_medreason.short_answers import is_yes_no_reference
+
+
+@dataclass(frozen=True)
+class VqaBenchmark:
+    """How one VQA dataset's rows map onto questions, answers, images and groups."""
+
+    name: str
+    hub: HubSource
+    licence: str
+    images_of: Callable[[dict[str, Any]], list[Any]]
+    answer_type_of: Callable[[dict[str, Any]], str]
+    group_fields: dict[str, str] = field(default_factory=dict)  # metadata key -> row field
+    language_field: str | None = None
+
+
+VQA_RAD = VqaBenchmark(
+    name="vqa_rad",
+    hub=HubSource(
+        "flaviagiammarino/vqa-rad",
+        split="test",
+        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+    ),
+    licence="CC0 1.0",
+    images_of=lambda row: [row["image"]],
+    answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
+)
+
+
+PATH_VQA = VqaBenchmark(
+    name="path_vqa",
+    hub=HubSource(
+        "flaviagiammarino/path-vqa",
+        split="test",
+        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+    ),
+    licence="MIT",
+    images_of=lambda row: [row["image"]],
+    answer_type_of=lambda row: "closed" if is_yes_no_reference(str(row["answer"])) else "open",
+)
+
+
+SLAKE = VqaBenchmark(
+    name="slake",
+    hub=HubSource(
+        "BoKelvin/SLAKE",
+        split="test",
+        layout="test.json with img_name, question, answer, q_lang, answer_type, modality, content_type, location, and the imgs/ folder as -T image_root",
+    ),
+    licence="CC BY 4.0",
+    images_of=lambda row: [row.get("image") or row["img_name"]],
+    answer_type_of=lambda row: (
+        "closed" if str(row.get("answer_type", "")).upper() == "CLOSED" else "open"
+    ),
+    group_fields={"modality": "modality", "content_type": "content_type", "organ": "location"},
+    language_field="q_lang",
+)

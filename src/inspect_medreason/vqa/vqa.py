@@ -1,0 +1,153 @@
+"""VQA-RAD, SLAKE and PathVQA: short-answer medical VQA (see ``scorer`` for the scoring rules).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset
+
+from inspect_medreason.hub import collect_images, load_rows
+from inspect_medreason.judges import require_judge_roles
+from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.prompts import load_template
+from inspect_medreason.solvers import template_prompt
+from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark
+from inspect_medreason.vqa.scorer import vqa_metrics, vqa_scorer
+
+VQA_TASK_VERSION = "1.1.0"
+
+
+def vqa_task(
+    benchmark: VqaBenchmark,
+    data: str | None,
+    image_root: str | None,
+    revision: str | None,
+    language: str | None,
+    images: Any,
+    judge_args: dict[str, Any],
+) -> Task:
+    show_images = coerce_bool(images, "images")
+    require_judge_roles(
+        ["grader"], coerce_bool(judge_args.get("allow_self_judging", False), "allow_self_judging")
+    )
+    loaded = load_rows(data, benchmark.hub, revision)
+    rows = loaded.rows
+    if benchmark.language_field and language and language != "all":
+        rows = [r for r in rows if str(r.get(benchmark.language_field, "")) == language]
+    root = loaded.image_root if image_root is None else Path(image_root)
+    source = str(data or benchmark.hub.path)
+
+    def id_of(row: dict[str, Any], index: int) -> str:
+        return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
+
+    files = collect_images(rows, benchmark.images_of, root, source, id_of)
+    missing = [Problem(source, id_of(r, i), key, "missing") for i, r in enumerate(rows)
+               for key in ("question", "answer") if not str(r.get(key, "")).strip()]  # fmt: skip
+    if missing:
+        raise DatasetError(missing)
+    if not rows:
+        raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
+    system, user = load_template("vqa_system"), load_template("vqa_user")
+    samples = []
+    for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):
+        metadata = {
+            "question": str(row["question"]),
+            "answer_type": benchmark.answer_type_of(row),
+            **{
+                key: str(row.get(column) or "unknown")
+                for key, column in benchmark.group_fields.items()
+            },
+        }
+        if benchmark.language_field:
+            metadata["language"] = str(row.get(benchmark.language_field, ""))
+        prompt = {
+            "system": system.name,
+            "user": user.name,
+            "values": {"question": str(row["question"])},
+        }
+        samples.append(build_sample(
+            f"{id_of(row, index)}", row_files, str(row["question"]), prompt,
+            str(row["answer"]), metadata, show_images,
+        ))  # fmt: skip
+    return Task(
+        dataset=MemoryDataset(samples, name=benchmark.name, location=source),
+        solver=template_prompt(),
+        scorer=vqa_scorer(**judge_args),
+        metrics=vqa_metrics(list(benchmark.group_fields)),
+        config=DEFAULT_GENERATE_CONFIG,
+        version=VQA_TASK_VERSION,
+        metadata={
+            "task_version": VQA_TASK_VERSION,
+            "data": loaded.origin,
+            "licence": benchmark.licence,
+            "language": language,
+            "images": show_images,
+            "prompts": {t.name: t.log_record() for t in (system, user)},
+            "scoring": __doc__,
+        },
+    )
+
+
+def _judge_args(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if k.startswith(("judge_", "allow_"))}
+
+
+@task(version=VQA_TASK_VERSION)
+def vqa_rad(
+    data: str | None = None,
+    revision: str | None = None,
+    images: bool = True,
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 256,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+) -> Task:
+    """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
+    return vqa_task(VQA_RAD, data, None, revision, None, images, _judge_args(locals()))
+
+
+@task(version=VQA_TASK_VERSION)
+def path_vqa(
+    data: str | None = None,
+    revision: str | None = None,
+    images: bool = True,
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 256,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+) -> Task:
+    """PathVQA test split: closed yes/no by exact match, open by the grader role."""
+    return vqa_task(PATH_VQA, data, None, revision, None, images, _judge_args(locals()))
+
+
+@task(version=VQA_TASK_VERSION)
+def slake(
+    data: str | None = None,
+    image_root: str | None = None,
+    language: str = "en",
+    revision: str | None = None,
+    images: bool = True,
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 256,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+) -> Task:
+    """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
+    (default: the data folder). Grouped by modality, content type and organ."""
+    return vqa_task(SLAKE, data, image_root, revision, language, images, _judge_args(locals()))
