@@ -3,21 +3,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import (
-    ChatMessageUser,
-)
-from inspect_ai.solver import generate
 
-from inspect_medreason.cmb.dataset import CMB_CLIN_HUB, CMB_EXAM_HUB, CMB_VAL_HUB, exam_options
+from inspect_medreason.cmb.dataset import (
+    CMB_CLIN_HUB,
+    CMB_EXAM_HUB,
+    clin_record_to_sample,
+    exam_record_to_sample,
+)
+from inspect_medreason.cmb.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.cmb.scorer import cmb_clin_scorer, cmb_exam_scorer
 from inspect_medreason.cmb.solver import (
     clinical_conversation,
-    fewshot_messages,
-    render_exam_question,
+    cmb_exam_prompt,
 )
-from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.hub import load_rows
 from inspect_medreason.judges import require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
@@ -40,36 +43,16 @@ def cmb_exam(
 ) -> Task:
     """CMB-Exam test split (11,200 questions). ``prompt=answer_only|cot``; ``fewshot=N``
     examples from the validation split (``fewshot_data`` for a local copy)."""
-    if prompt not in {"answer_only", "cot"}:
-        raise TaskArgumentError(f"-T prompt={prompt!r}: choose answer_only or cot")
+    # The solver is built first: it checks prompt/fewshot/seed before any data is read.
+    exam_prompt = cmb_exam_prompt(prompt, fewshot, fewshot_data, seed, revision)
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
+    template = load_template(f"cmb_{prompt}_user")
     loaded = load_rows(data, CMB_EXAM_HUB, revision)
     source = str(data or CMB_EXAM_HUB.path)
-    pool = load_rows(fewshot_data, CMB_VAL_HUB, revision).rows if shots else []
-    template = load_template(f"cmb_{prompt}_user")
-    problems: list[Problem] = []
-    samples = []
-    for index, row in enumerate(loaded.rows):
-        case_id = str(row.get("id", f"cmb_exam_{index:05d}"))
-        options = exam_options(row)
-        answer = str(row.get("answer", "")).strip()
-        if not options or not answer or not set(answer) <= {label for label, _ in options}:
-            problems.append(
-                Problem(source, case_id, "answer", f"{answer!r} is not made of option labels")
-            )
-            continue
-        messages = [*fewshot_messages(pool, row, shots, fewshot_seed, template, prompt == "cot"),
-                    ChatMessageUser(content=render_exam_question(template, row))]  # fmt: skip
-        samples.append(Sample(id=case_id, input=messages, target=answer, metadata={
-            "exam_type": str(row.get("exam_type") or "unknown"), "exam_class": str(row.get("exam_class") or "unknown"),
-            "exam_subject": str(row.get("exam_subject") or "unknown"),
-            "question_type": str(row.get("question_type") or ""), "options": [list(o) for o in options],
-        }))  # fmt: skip
-    if problems:
-        raise DatasetError(problems)
+    samples = collect_samples(loaded.rows, exam_record_to_sample, source)
     return Task(
         dataset=MemoryDataset(samples, name="cmb_exam", location=source),
-        solver=generate(),
+        solver=exam_prompt,
         scorer=cmb_exam_scorer(extraction=extraction, order_sensitive=order_sensitive),
         config=DEFAULT_GENERATE_CONFIG,
         version=CMB_TASK_VERSION,
@@ -82,7 +65,7 @@ def cmb_exam(
             "extraction": extraction,
             "order_sensitive": order_sensitive,
             "prompts": {template.name: template.log_record()},
-            "scoring": __doc__,
+            "scoring": SCORING_RULES,
         },
     )
 
@@ -104,26 +87,7 @@ def cmb_clin(
     loaded = load_rows(data, CMB_CLIN_HUB, revision)
     source = str(data or CMB_CLIN_HUB.path)
     template = load_template("cmb_clin_user")
-    problems: list[Problem] = []
-    samples = []
-    for index, row in enumerate(loaded.rows):
-        case_id = str(row.get("id", index))
-        pairs = row.get("QA_pairs") or []
-        if not pairs or not str(row.get("description", "")).strip():
-            problems.append(
-                Problem(source, case_id, "QA_pairs", "a case needs a description and questions")
-            )
-            continue
-        questions = [str(p["question"]) for p in pairs]
-        first = template.render(
-            description=str(row["description"]).strip(), question=questions[0]
-        ).strip()
-        samples.append(Sample(id=f"cmb_clin_{case_id}", input=[ChatMessageUser(content=first)], metadata={
-            "title": str(row.get("title", "")), "description": str(row["description"]),
-            "questions": questions, "solutions": [str(p.get("solution", "")) for p in pairs],
-        }))  # fmt: skip
-    if problems:
-        raise DatasetError(problems)
+    samples = collect_samples(loaded.rows, clin_record_to_sample, source)
     judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
     require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
@@ -139,3 +103,16 @@ def cmb_clin(
             "prompts": {template.name: template.log_record()},
         },
     )
+
+
+def collect_samples(
+    rows: list[dict[str, Any]],
+    record_to_sample: Callable[[dict[str, Any], int, str], Sample | Problem],
+    source: str,
+) -> list[Sample]:
+    """Every row as a sample, or one error listing every row that is not one."""
+    converted = [record_to_sample(row, index, source) for index, row in enumerate(rows)]
+    problems = [item for item in converted if isinstance(item, Problem)]
+    if problems:
+        raise DatasetError(problems)
+    return [item for item in converted if isinstance(item, Sample)]

@@ -1,5 +1,25 @@
-"""CMB scoring: CMB-Exam answer extraction (two modes) and macro accuracy; CMB-Clin judged
-on four criteria.
+r"""CMB (Chinese medical benchmark), text only: CMB-Exam and CMB-Clin.
+
+CMB-Exam: the upstream Chinese prompts (answer-only or chain-of-thought), optional
+few-shot examples drawn from the validation split with a fixed seed, single- and
+multi-answer questions. Two extraction modes are computed on every reply:
+
+- ``cmb``: the upstream rule, first match of
+  ``(答案|正确选项)(?:是|：|为|应该是|应该为)(.*?)(。|\.|$)`` keeping letters A-G, else every
+  A-G letter anywhere in the reply (so "CT" or "DNA" count); single-answer questions keep
+  the first letter;
+- ``safe`` (default): the MedReason extraction for single answers; for multi answers the
+  last stated answer's run of option letters (a run containing any other letter, as in
+  "DNA", is not an answer). No stated answer is no answer.
+
+The chosen mode scores; the other is reported beside it with the rate at which they
+disagree. Answers compare as sets unless ``order_sensitive=true`` (upstream: string
+equality). Accuracy per exam_class (subcategory) and per exam_type as macro means over
+subcategories, as upstream.
+
+CMB-Clin: the case description and its questions as one conversation, the model's own
+previous answers kept in the history; every answer judged by the ``grader`` role on
+fluency, relevance, completeness and medical proficiency (1-5); failures unscored.
 """
 
 from __future__ import annotations

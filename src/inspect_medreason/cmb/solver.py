@@ -14,7 +14,11 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from inspect_medreason.cmb.dataset import exam_options
+from inspect_medreason.cmb.dataset import CMB_VAL_HUB, exam_options
+from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.hub import load_rows
+from inspect_medreason.params import coerce_int
+from inspect_medreason.prompts import load_template
 
 
 def render_exam_question(template: Any, row: dict[str, Any]) -> str:
@@ -45,12 +49,50 @@ def fewshot_messages(
     return messages
 
 
+def metadata_row(metadata: dict[str, Any]) -> dict[str, Any]:
+    """A sample's metadata in the row form the upstream prompt is rendered from."""
+    return {**metadata, "option": {label: text for label, text in metadata.get("options", [])}}
+
+
+@solver
+def cmb_exam_prompt(
+    prompt: str = "answer_only",
+    fewshot: int = 0,
+    fewshot_data: str | None = None,
+    seed: int = 42,
+    revision: str | None = None,
+) -> Solver:
+    """The upstream CMB-Exam prompt (``answer_only`` or ``cot``) with ``fewshot`` worked
+    examples from the validation split before the question, then generate."""
+    if prompt not in {"answer_only", "cot"}:
+        raise TaskArgumentError(f"-T prompt={prompt!r}: choose answer_only or cot")
+    shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
+    pool = load_rows(fewshot_data, CMB_VAL_HUB, revision).rows if shots else []
+    template = load_template(f"cmb_{prompt}_user")
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        row = metadata_row(state.metadata)
+        state.messages = [
+            *fewshot_messages(pool, row, shots, fewshot_seed, template, prompt == "cot"),
+            ChatMessageUser(content=render_exam_question(template, row)),
+        ]
+        return await generate(state)
+
+    return solve
+
+
 @solver
 def clinical_conversation() -> Solver:
-    """Ask the case's questions in turn, keeping the model's own answers in the history."""
+    """Ask the case's questions in turn (the first with the case description, in the
+    upstream template), keeping the model's own answers in the history."""
+    template = load_template("cmb_clin_user")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         questions: list[str] = state.metadata["questions"]
+        first = template.render(
+            description=state.metadata["description"], question=questions[0]
+        ).strip()
+        state.messages = [ChatMessageUser(content=first)]
         answers: list[str] = []
         for turn, question in enumerate(questions):
             if turn > 0:

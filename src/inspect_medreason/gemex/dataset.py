@@ -7,9 +7,15 @@ import ast
 import contextlib
 import json
 import re
-from typing import Any
+from pathlib import Path
+from typing import Any, cast
 
-from inspect_medreason.loaders import RAW_OPTION_PREFIX
+from inspect_ai.dataset import Sample
+
+from inspect_medreason.extraction import extract_label
+from inspect_medreason.loaders import RAW_OPTION_PREFIX, build_sample
+from inspect_medreason.prompts import PromptTemplate
+from inspect_medreason.short_answers import yes_no
 
 _STANDALONE_LABEL = re.compile(r"(?<![A-Za-z])([A-H])(?![A-Za-z])")
 
@@ -69,3 +75,86 @@ def _reference_answer(kind: str, row: dict[str, Any], labels: set[str]) -> Any:
     if kind == "single":
         return str(answer).strip().strip("()").upper()[:1]
     return str(answer)
+
+
+_BOX = re.compile(
+    r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]"
+)
+
+
+Box = tuple[float, float, float, float]
+
+
+def parse_boxes(value: Any) -> list[Box]:
+    """Boxes from a JSON list of [x1, y1, x2, y2] or from text holding such lists."""
+    return [cast(Box, tuple(float(v) for v in match)) for match in _BOX.findall(str(value))]
+
+
+def answer_as_text(kind: str, value: Any, choices: list[tuple[str, str]]) -> str:
+    """One normalised text form of an answer, so that BLEU and ROUGE compare like with like:
+    closed "Yes"/"No", single-choice the label, multi-choice the sorted labels ("A, C"),
+    open the text; an answer that cannot be read in its type's form stays as written."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if kind == "closed":
+        verdict = yes_no(text)
+        return {"yes": "Yes", "no": "No"}[verdict] if verdict else text.strip()
+    if kind == "single":
+        return extract_label(text, choices).label or text.strip()
+    if kind == "multi":
+        labels = parse_label_set(value, {label for label, _ in choices})
+        return ", ".join(sorted(labels)) if labels else text.strip()
+    return text.strip()
+
+
+def record_to_sample(
+    row: dict[str, Any],
+    kind: str,
+    sample_id: str,
+    image_files: list[Path],
+    templates: tuple[PromptTemplate, PromptTemplate],
+    coordinate_size: int,
+    show_images: bool,
+) -> Sample:
+    """One GEMeX row of question type ``kind`` as a sample: the question and image as input,
+    the choices (single/multi) as ``choices``, the reference answer as target (multi: a JSON
+    list of labels), the reference text and boxes in metadata for the scorer."""
+    choices = parse_choices(list(row.get("choices") or []))
+    labels = {label for label, _ in choices}
+    reference = _reference_answer(kind, row, labels)
+    reference_text = f"{answer_as_text(kind, row.get('answer'), choices)} {row.get('reason') or ''}"
+    choices_block = (
+        ("\n" + "\n".join(f"{label}. {text}" for label, text in choices)) if choices else ""
+    )
+    metadata = {
+        "question": str(row["question"]),
+        "question_type": kind,
+        "category": str(row.get("type") or "unknown"),
+        "choices": [list(c) for c in choices],
+        "reference_answer": reference,
+        "reference_text": reference_text,
+        "reference_boxes": [
+            list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))
+        ],
+        "visual_regions": row.get("visual_regions") or [],
+    }
+    system, user = templates
+    prompt = {
+        "system": system.name,
+        "user": user.name,
+        "values": {
+            "question": str(row["question"]),
+            "choices_block": choices_block,
+            "answer_instruction": ANSWER_INSTRUCTIONS[kind],
+            "coordinate_size": coordinate_size,
+        },
+    }
+    return build_sample(
+        sample_id,
+        image_files,
+        str(row["question"]),
+        prompt,
+        json.dumps(reference) if kind == "multi" else str(reference),
+        metadata,
+        show_images,
+        choices=[text for _, text in choices] or None,
+    )

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +11,15 @@ from inspect_ai.dataset import MemoryDataset
 
 from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.gemex.dataset import (
-    ANSWER_INSTRUCTIONS,
     GEMEX_HUB,
     QUESTION_TYPES,
-    _reference_answer,
-    parse_choices,
+    record_to_sample,
 )
-from inspect_medreason.gemex.scorer import answer_as_text, gemex_scorer, parse_boxes
+from inspect_medreason.gemex.scorer import __doc__ as SCORING_RULES
+from inspect_medreason.gemex.scorer import gemex_scorer
 from inspect_medreason.hub import HubSource, collect_images, load_rows
 from inspect_medreason.judges import require_judge_roles
-from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
 from inspect_medreason.solvers import template_prompt
@@ -92,30 +90,13 @@ def gemex(
             if show_images
             else [[] for _ in loaded.rows]
         )
+        size = coerce_int(coordinate_size, "coordinate_size")
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
-            choices = parse_choices(list(row.get("choices") or []))
-            labels = {label for label, _ in choices}
-            reference = _reference_answer(kind, row, labels)
-            reference_text = (
-                f"{answer_as_text(kind, row.get('answer'), choices)} {row.get('reason') or ''}"
+            samples.append(
+                record_to_sample(
+                    row, kind, id_of(row, index), row_files, (system, user), size, show_images
+                )
             )
-            choices_block = (
-                ("\n" + "\n".join(f"{label}. {text}" for label, text in choices)) if choices else ""
-            )
-            metadata = {
-                "question": str(row["question"]), "question_type": kind, "category": str(row.get("type") or "unknown"),
-                "choices": [list(c) for c in choices], "reference_answer": reference,
-                "reference_text": reference_text, "reference_boxes": [list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))],
-                "visual_regions": row.get("visual_regions") or [],
-            }  # fmt: skip
-            prompt = {"system": system.name, "user": user.name, "values": {
-                "question": str(row["question"]), "choices_block": choices_block,
-                "answer_instruction": ANSWER_INSTRUCTIONS[kind],
-                "coordinate_size": coerce_int(coordinate_size, "coordinate_size")}}  # fmt: skip
-            samples.append(build_sample(id_of(row, index), row_files, str(row["question"]), prompt,
-                                        json.dumps(reference) if kind == "multi" else str(reference),
-                                        metadata, show_images,
-                                        choices=[text for _, text in choices] or None))  # fmt: skip
     if problems:
         raise DatasetError(problems)
     judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
@@ -132,6 +113,6 @@ def gemex(
             "images": show_images,
             "coordinate_size": coordinate_size,
             "prompts": {t.name: t.log_record() for t in (system, user)},
-            "scoring": __doc__,
+            "scoring": SCORING_RULES,
         },
     )

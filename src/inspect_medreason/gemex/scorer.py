@@ -1,5 +1,12 @@
-"""GEMeX scoring: answer (label sets, BLEU/ROUGE, the AR rating by the grader role) and
-grounding (box IoU).
+"""GEMeX: groundable, explainable chest X-ray VQA in four question types.
+
+- closed (``"Yes."``/``"No."``), single-choice (one label) and multi-choice (a set of labels):
+  A-score accuracy; multi-choice by set equality, with Jaccard and per-label precision and
+  recall as partial credit;
+- open-ended: the ``grader`` role rates answer + reason against the reference on 1-10, and
+  the reference against itself; the AR-score is their ratio (GEMeX's relative score);
+- every type: the V-score, mean IoU after Hungarian matching of predicted to reference
+  boxes (unmatched boxes count 0), and BLEU and ROUGE-L of answer + reason.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
 from inspect_medreason.extraction import extract_label, json_objects
-from inspect_medreason.gemex.dataset import parse_label_set
+from inspect_medreason.gemex.dataset import Box, answer_as_text, parse_boxes, parse_label_set
 from inspect_medreason.judges import (
     JudgeOutcome,
     JudgeSettings,
@@ -50,9 +57,6 @@ SCORE_KEYS = (
 AR_FORMAT = '{"score": <integer 1-10>, "rationale": "<one sentence>"}'
 
 
-_BOX = re.compile(
-    r"\[\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\]"
-)
 
 
 _TAGGED = re.compile(
@@ -63,7 +67,6 @@ _TAGGED = re.compile(
 
 
 
-Box = tuple[float, float, float, float]
 
 
 class ArVerdict(BaseModel):
@@ -73,9 +76,6 @@ class ArVerdict(BaseModel):
     rationale: str
 
 
-def parse_boxes(value: Any) -> list[Box]:
-    """Boxes from a JSON list of [x1, y1, x2, y2] or from text holding such lists."""
-    return [cast(Box, tuple(float(v) for v in match)) for match in _BOX.findall(str(value))]
 
 
 def iou(a: Box, b: Box) -> float:
@@ -120,20 +120,6 @@ def parse_gemex_reply(text: str) -> dict[str, Any]:
     }
 
 
-def answer_as_text(kind: str, value: Any, choices: list[tuple[str, str]]) -> str:
-    """One normalised text form of an answer, so that BLEU and ROUGE compare like with like:
-    closed "Yes"/"No", single-choice the label, multi-choice the sorted labels ("A, C"),
-    open the text; an answer that cannot be read in its type's form stays as written."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if kind == "closed":
-        verdict = yes_no(text)
-        return {"yes": "Yes", "no": "No"}[verdict] if verdict else text.strip()
-    if kind == "single":
-        return extract_label(text, choices).label or text.strip()
-    if kind == "multi":
-        labels = parse_label_set(value, {label for label, _ in choices})
-        return ", ".join(sorted(labels)) if labels else text.strip()
-    return text.strip()
 
 
 @functools.cache

@@ -1,5 +1,4 @@
-"""MedReason 2026 tasks: ``mcq``, ``open_ended`` and ``medreason`` (both tracks in one run).
-"""
+"""The MedReason tasks. Each task function reads as a table of contents: data, prompt, scorer."""
 
 from __future__ import annotations
 

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+from inspect_ai.dataset import Sample
+
 from inspect_medreason.hub import HubSource
+from inspect_medreason.loaders import Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",
@@ -28,3 +32,36 @@ def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
     return [
         {"label": str(k), "text": str(v)} for k, v in sorted(raw.items()) if v not in (None, "")
     ]
+
+
+def record_to_sample(
+    row: dict[str, Any], sample_id: str, image_files: list[Path], show_images: bool, source: str
+) -> Sample | Problem:
+    """One MedXpertQA-MM row as an MCQ sample of the MedReason track (the track's solver
+    renders the prompt from its metadata), or the problem that keeps it out."""
+    options = record_options(row)
+    label = str(row.get("label", "")).strip()
+    if label not in {o["label"] for o in options}:
+        return Problem(source, sample_id, "label", f"{label!r} is not an option")
+    metadata = {
+        "case_id": sample_id,
+        "task_type": "mcq",
+        "question": _ANSWER_CHOICES.sub("", str(row.get("question", ""))).strip(),
+        "context": None,
+        "options": options,
+        "label_map": {o["label"]: o["label"] for o in options},
+        "has_reference": True,
+        "body_system": str(row.get("body_system") or "unknown"),
+        "medical_task": str(row.get("medical_task") or "unknown"),
+        "question_type": str(row.get("question_type") or "unknown"),
+    }
+    return build_sample(
+        sample_id,
+        image_files,
+        str(metadata["question"]),
+        {},
+        label,
+        metadata,
+        show_images,
+        choices=[o["text"] for o in options],
+    )

@@ -1,5 +1,5 @@
-"""MedXpertQA-MM task.
-"""
+"""MedXpertQA, multimodal subset: five-option MCQ on expert-level clinical images, scored
+with the MedReason MCQ extraction and metrics, grouped by body system and task."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from inspect_ai.scorer import Metric, accuracy, stderr
 
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.hub import collect_images, load_rows
-from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.medreason.scorer import mcq_scorer
-from inspect_medreason.medxpertqa.dataset import _ANSWER_CHOICES, MEDXPERTQA_HUB, record_options
+from inspect_medreason.medxpertqa.dataset import (
+    MEDXPERTQA_HUB,
+    record_to_sample,
+)
 from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.solvers import TrackPrompts, medreason_prompt
@@ -45,30 +48,11 @@ def medxpertqa_mm(
     problems: list[Problem] = []
     samples = []
     for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):
-        options = record_options(row)
-        label = str(row.get("label", "")).strip()
-        if label not in {o["label"] for o in options}:
-            problems.append(
-                Problem(source, id_of(row, index), "label", f"{label!r} is not an option")
-            )
-            continue
-        metadata = {
-            "case_id": id_of(row, index),
-            "task_type": "mcq",
-            "question": _ANSWER_CHOICES.sub("", str(row.get("question", ""))).strip(),
-            "context": None,
-            "options": options,
-            "label_map": {o["label"]: o["label"] for o in options},
-            "has_reference": True,
-            "body_system": str(row.get("body_system") or "unknown"),
-            "medical_task": str(row.get("medical_task") or "unknown"),
-            "question_type": str(row.get("question_type") or "unknown"),
-        }
-        # The MCQ track's own solver renders the prompt from these metadata (no prompt spec).
-        samples.append(build_sample(
-            id_of(row, index), row_files, str(metadata["question"]), {}, label, metadata,
-            show_images, choices=[o["text"] for o in options],
-        ))  # fmt: skip
+        sample = record_to_sample(row, id_of(row, index), row_files, show_images, source)
+        if isinstance(sample, Problem):
+            problems.append(sample)
+        else:
+            samples.append(sample)
     if problems:
         raise DatasetError(problems)
     metrics: list[Metric | dict[str, list[Metric]]] = [

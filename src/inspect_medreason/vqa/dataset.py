@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from inspect_ai.dataset import Sample
+
 from inspect_medreason.hub import HubSource
+from inspect_medreason.loaders import build_sample
+from inspect_medreason.prompts import PromptTemplate
 from inspect_medreason.short_answers import is_yes_no_reference
 
 
@@ -65,3 +70,24 @@ SLAKE = VqaBenchmark(
     group_fields={"modality": "modality", "content_type": "content_type", "organ": "location"},
     language_field="q_lang",
 )
+
+
+def record_to_sample(
+    benchmark: VqaBenchmark, row: dict[str, Any], sample_id: str, image_files: list[Path],
+    show_images: bool, templates: tuple[PromptTemplate, PromptTemplate],
+) -> Sample:  # fmt: skip
+    """One row as a sample: the question and image(s) as input, the answer as target, the
+    answer type (closed/open) and the benchmark's group fields in metadata."""
+    metadata = {
+        "question": str(row["question"]),
+        "answer_type": benchmark.answer_type_of(row),
+        **{key: str(row.get(column) or "unknown") for key, column in benchmark.group_fields.items()},
+    }
+    if benchmark.language_field:
+        metadata["language"] = str(row.get(benchmark.language_field, ""))
+    system, user = templates
+    prompt = {"system": system.name, "user": user.name, "values": {"question": str(row["question"])}}
+    return build_sample(
+        sample_id, image_files, str(row["question"]), prompt, str(row["answer"]), metadata,
+        show_images,
+    )  # fmt: skip

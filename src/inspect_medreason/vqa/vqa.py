@@ -11,11 +11,12 @@ from inspect_ai.dataset import MemoryDataset
 
 from inspect_medreason.hub import collect_images, load_rows
 from inspect_medreason.judges import require_judge_roles
-from inspect_medreason.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.prompts import load_template
 from inspect_medreason.solvers import template_prompt
-from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark
+from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark, record_to_sample
+from inspect_medreason.vqa.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.vqa.scorer import vqa_metrics, vqa_scorer
 
 VQA_TASK_VERSION = "1.1.0"
@@ -52,27 +53,12 @@ def vqa_task(
     if not rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
     system, user = load_template("vqa_system"), load_template("vqa_user")
-    samples = []
-    for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):
-        metadata = {
-            "question": str(row["question"]),
-            "answer_type": benchmark.answer_type_of(row),
-            **{
-                key: str(row.get(column) or "unknown")
-                for key, column in benchmark.group_fields.items()
-            },
-        }
-        if benchmark.language_field:
-            metadata["language"] = str(row.get(benchmark.language_field, ""))
-        prompt = {
-            "system": system.name,
-            "user": user.name,
-            "values": {"question": str(row["question"])},
-        }
-        samples.append(build_sample(
-            f"{id_of(row, index)}", row_files, str(row["question"]), prompt,
-            str(row["answer"]), metadata, show_images,
-        ))  # fmt: skip
+    samples = [
+        record_to_sample(
+            benchmark, row, id_of(row, index), row_files, show_images, (system, user)
+        )
+        for index, (row, row_files) in enumerate(zip(rows, files, strict=True))
+    ]
     return Task(
         dataset=MemoryDataset(samples, name=benchmark.name, location=source),
         solver=template_prompt(),
@@ -87,7 +73,7 @@ def vqa_task(
             "language": language,
             "images": show_images,
             "prompts": {t.name: t.log_record() for t in (system, user)},
-            "scoring": __doc__,
+            "scoring": SCORING_RULES,
         },
     )
 
