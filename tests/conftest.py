@@ -37,6 +37,13 @@ def write_json(path: Path, value: Any) -> Path:
     return path
 
 
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """One JSON object per line, as the hub's JSONL files hold them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
 def scripted_output(text: str) -> ModelOutput:
     """A reply with usage set, so mockllm never reaches for a tokenizer download."""
     output = ModelOutput.from_content(model="mockllm", content=text)

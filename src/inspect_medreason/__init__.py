@@ -1,19 +1,21 @@
 """Inspect AI evaluations for medical visual question answering (MedReason 2026 protocol)."""
 
-from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
-from inspect_medreason.gemex.gemex import gemex
-from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
-from inspect_medreason.medreason.scorer import mcq_scorer, open_ended_scorer
-from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+from inspect_medreason.cmb import cmb_clin, cmb_clin_scorer, cmb_exam, cmb_exam_scorer
+from inspect_medreason.gemex import gemex, gemex_scorer
+from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
+from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa import path_vqa, slake, vqa_rad, vqa_scorer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "cmb_clin",
+    "cmb_clin_scorer",
     "cmb_exam",
+    "cmb_exam_scorer",
     "gemex",
+    "gemex_scorer",
     "mcq",
     "mcq_scorer",
     "medreason",
@@ -25,4 +27,5 @@ __all__ = [
     "slake",
     "template_prompt",
     "vqa_rad",
+    "vqa_scorer",
 ]

@@ -2,16 +2,23 @@
 
 from inspect_ai.model import modelapi
 
-from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
-from inspect_medreason.cmb.scorer import cmb_clin_scorer, cmb_exam_scorer
-from inspect_medreason.gemex.gemex import gemex
-from inspect_medreason.gemex.scorer import gemex_scorer
-from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
-from inspect_medreason.medreason.scorer import mcq_scorer, open_ended_scorer
-from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+from inspect_medreason.cmb import (
+    clinical_conversation,
+    cmb_clin,
+    cmb_clin_scorer,
+    cmb_exam,
+    cmb_exam_prompt,
+    cmb_exam_scorer,
+)
+from inspect_medreason.errors import install_user_error_hook
+from inspect_medreason.gemex import gemex, gemex_scorer
+from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
+from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
-from inspect_medreason.vqa.scorer import vqa_scorer
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa import path_vqa, slake, vqa_rad, vqa_scorer
+
+# A mistake in the user's data or -T arguments prints as a message, not a traceback.
+install_user_error_hook()
 
 
 @modelapi(name="medreason")
@@ -22,9 +29,11 @@ def medreason_pipeline_check() -> type:
 
 
 __all__ = [
+    "clinical_conversation",
     "cmb_clin",
     "cmb_clin_scorer",
     "cmb_exam",
+    "cmb_exam_prompt",
     "cmb_exam_scorer",
     "gemex",
     "gemex_scorer",

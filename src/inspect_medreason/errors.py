@@ -1,39 +1,67 @@
 """The user's mistakes, reported as one clear message instead of a traceback.
 
-Inspect's command line prints a ``PrerequisiteError`` as its message alone and exits
-non-zero; any other exception raised while a task is built prints a full traceback. That
-class lives in a private module and Inspect offers no public equivalent, so this is the
-one place the package reaches into ``inspect_ai._util``: a guarded import, falling back to a
-plain exception (a traceback, but the same message) should a later Inspect move it. Users
-are better served by a clean message for a typo in their data than by the purity of the
-import; every other module uses the public API only.
+Inspect's command line prints its own set-up errors as a message alone, but the class it
+uses for them lives in a private module, and any other exception raised while a task is
+built prints a full traceback. So the plugin, when Inspect loads it, chains a handler in
+front of the interpreter's exception hook that prints a ``UserInputError`` as its message
+and exits non-zero, and hands every other exception to the hook that was there before
+(Inspect's own, on its command line). Only the public ``sys.excepthook`` is used.
 """
 
 from __future__ import annotations
 
-try:
-    from inspect_ai._util.error import PrerequisiteError as _CleanlyPrinted
-except ImportError:  # pragma: no cover - a future Inspect without the class
-    _CleanlyPrinted = Exception  # type: ignore[misc,assignment]
+import sys
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
+
+# Inspect's own set-up errors (a missing API key, a missing model role) stop a run; code
+# that otherwise turns a provider error into an unscored result must let them through.
+INSPECT_SETUP_ERROR_NAME = "PrerequisiteError"
 
 
-# Inspect raises this class itself for set-up errors (a missing API key, a missing role):
-# code that must let those stop the run catches it under this name.
-SetupError = _CleanlyPrinted
-
-
-class UserInputError(_CleanlyPrinted, ValueError):
+class UserInputError(ValueError):
     """A mistake in what the user gave: data files, task arguments, templates, a dataset
     that cannot be reached. The message says what and how to fix it."""
 
     def __init__(self, message: str) -> None:
-        ValueError.__init__(self, message)
+        super().__init__(message)
         self.message = message
-        self.text = message
 
     def __str__(self) -> str:
-        return self.text
+        return self.message
 
 
 class TaskArgumentError(UserInputError):
     """A ``-T``/``-S`` value the task or scorer cannot use."""
+
+
+def is_setup_error(error: BaseException) -> bool:
+    """Whether ``error`` must stop the run: ours, or Inspect's set-up error (recognised by
+    its class name, since the class itself is not public)."""
+    return isinstance(error, UserInputError) or any(
+        cls.__name__ == INSPECT_SETUP_ERROR_NAME for cls in type(error).__mro__
+    )
+
+
+def user_error_hook(previous: ExceptHook) -> ExceptHook:
+    """An exception hook printing a ``UserInputError`` as its message, else ``previous``."""
+
+    def hook(
+        kind: type[BaseException], error: BaseException, traceback: TracebackType | None
+    ) -> None:
+        if isinstance(error, UserInputError):
+            print(f"\n{error.message}\n", file=sys.stderr)
+            return
+        previous(kind, error, traceback)
+
+    hook.chained_user_error_hook = True  # type: ignore[attr-defined]
+    return hook
+
+
+def install_user_error_hook() -> None:
+    """Chain ``user_error_hook`` in front of the current hook, once."""
+    if not getattr(sys.excepthook, "chained_user_error_hook", False):
+        sys.excepthook = user_error_hook(sys.excepthook)

@@ -35,7 +35,7 @@ from inspect_ai.model import (
 from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
-from inspect_medreason.errors import SetupError, TaskArgumentError, UserInputError
+from inspect_medreason.errors import TaskArgumentError, UserInputError, is_setup_error
 from inspect_medreason.extraction import json_objects
 from inspect_medreason.params import coerce_bool, coerce_float, coerce_int
 from inspect_medreason.prompts import PromptTemplate, context_block, load_template
@@ -370,12 +370,12 @@ async def run_judge(
         try:
             with anyio.fail_after(settings.timeout):
                 output = await model.generate(conversation, config=config, cache=cache)
-        except SetupError:
-            raise  # a missing role or provider set-up: the run must stop, not go unscored
         except TimeoutError:
             outcome.failure = f"judge call timed out after {settings.timeout:g} s (judge_timeout)"
             return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
+            if is_setup_error(error):
+                raise  # a missing role or provider set-up: the run must stop, not go unscored
             outcome.failure = (
                 f"judge call failed: {type(error).__name__}: {short_repr(str(error), 300)}"
             )
