@@ -8,23 +8,10 @@ from typing import Any
 import pytest
 from conftest import run_with_grader, scripted_output, user_text, write_json
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ModelOutput
+from published_schemas import CMB_CLIN_CASE, OPTIONS, exam_row
 
 from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.cmb.scorer import extract_cmb_safe, extract_cmb_upstream, parse_clin
-
-OPTIONS = [("A", "小叶型肺炎"), ("B", "浸润性肺结核"), ("C", "继发性肺结核"), ("D", "原发性肺结核"),
-           ("E", "粟粒型肺结核")]  # fmt: skip
-
-
-def exam_row(
-    n: int, exam_type: str, exam_class: str, answer: str, multi: bool = False
-) -> dict[str, Any]:
-    return {
-        "exam_type": exam_type, "exam_class": exam_class, "exam_subject": "口腔执业医师",
-        "question": f"第{n}题：此男孩可能患", "answer": answer,
-        "question_type": "多项选择题" if multi else "单项选择题",
-        "option": {label: text for label, text in OPTIONS},
-    }  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -113,9 +100,7 @@ def test_cmb_exam_rejects_bad_answers(tmp_path: Path) -> None:
 
 
 def test_cmb_clin_conversation_and_judging(tmp_path: Path) -> None:
-    case = {"id": 0, "title": "案例分析-腹外疝", "description": "病人,男,49岁,右下腹痛3小时。",
-            "QA_pairs": [{"question": "简述诊断。", "solution": "嵌顿性腹股沟斜疝。"},
-                         {"question": "简述治疗原则。", "solution": "紧急手术。"}]}  # fmt: skip
+    case = CMB_CLIN_CASE
     write_json(tmp_path / "clin.json", [case])
     requests: list[list[ChatMessage]] = []
 

@@ -8,32 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_with_grader, scripted_output, user_text, write_jsonl, write_png
+from conftest import run_with_grader, scripted_output, user_text
 from inspect_ai.model import ChatMessage, ModelOutput
+from published_schemas import gemex_folder
 
 from inspect_medreason.gemex.dataset import parse_label_set
 from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.gemex.scorer import parse_gemex_reply, v_score
-
-
-def gemex_folder(root: Path) -> Path:
-    write_png(root / "files" / "p10" / "s1" / "img.jpg", size=(16, 16))
-    common = {"image_path": "files/p10/s1/img.jpg", "visual_regions": ["left lung"],
-              "visual_locations": [[10, 20, 60, 120]], "ori_report": "...", "type": "abnormality"}  # fmt: skip
-    write_jsonl(root / "test_closed_ended_question.jsonl", [
-        {**common, "q_id": 1, "row_id": 1, "question": "Is there an effusion? (c1)", "answer": "Yes.",
-         "reason": "Blunted angle.", "choices": []}])  # fmt: skip
-    write_jsonl(root / "test_single_choice_question.jsonl", [
-        {**common, "q_id": 2, "row_id": 2, "question": "Where is the opacity? (s1)", "answer": "C",
-         "reason": "Left base.", "choices": ["A: Right apex", "B: Right base", "C: Left base"]}])  # fmt: skip
-    write_jsonl(root / "test_multi_choice_question.jsonl", [
-        {**common, "q_id": 3, "row_id": 3, "question": "Which findings? (m1)", "answer": ["A", "C"],
-         "reason": "Both visible.", "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"]}])  # fmt: skip
-    write_jsonl(root / "test_open_ended_question.jsonl", [
-        {**common, "q_id": 4, "row_id": 4, "question": "What is the finding? (o1)",
-         "answer": "Left pleural effusion.", "reason": "Meniscus sign at the left base.", "choices": []}])  # fmt: skip
-    return root
-
 
 GEMEX_REPLIES = {
     "(c1)": '{"answer": "Yes.", "reason": "Blunted angle.", "location": [[10, 20, 60, 120]]}',

@@ -5,28 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import run_with_grader, scripted_output, user_text, write_jsonl, write_png
+from conftest import run_with_grader, scripted_output, user_text
 from inspect_ai.model import ChatMessage, ModelOutput
+from published_schemas import medxpertqa_folder
 
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
 
 def test_medxpertqa_mm(tmp_path: Path) -> None:
     folder = tmp_path / "mx"
-    write_png(folder / "images" / "MM-1-a.jpeg")
-    write_png(folder / "images" / "MM-1-b.jpeg")
-    write_png(folder / "images" / "MM-2-a.jpeg")
-    rows = [
-        {"id": "MM-1", "question": "Which diagnosis? Answer Choices: (A) a (B) b (C) c (D) d (E) e",
-         "options": {"A": "Gout", "B": "Pseudogout", "C": "Septic arthritis", "D": "RA", "E": "OA"},
-         "label": "C", "images": ["images/MM-1-a.jpeg", "images/MM-1-b.jpeg"],
-         "medical_task": "Diagnosis", "body_system": "Skeletal", "question_type": "Reasoning"},
-        {"id": "MM-2", "question": "Next step?",
-         "options": {"A": "CT", "B": "MRI", "C": "Biopsy", "D": "Wait", "E": "Surgery"},
-         "label": "A", "images": ["images/MM-2-a.jpeg"],
-         "medical_task": "Treatment", "body_system": "Nervous", "question_type": "Understanding"},
-    ]  # fmt: skip
-    write_jsonl(folder / "test.jsonl", rows)
+    medxpertqa_folder(folder)
     seen: dict[str, str] = {}
 
     def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:

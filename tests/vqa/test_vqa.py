@@ -14,31 +14,11 @@ from conftest import run_with_grader, scripted_output, user_text, write_json, wr
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput
 from PIL import Image
+from published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
 from inspect_medreason.short_answers import final_answer, is_yes_no_reference, yes_no
 from inspect_medreason.vqa.scorer import closed_correct
 from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
-
-VQA_RAD_ROWS = [
-    ("is there a fracture?", "yes", "ANSWER: Yes."),
-    ("is the heart enlarged?", "no", "Looking closely, I think so.\nANSWER: yes"),
-    ("what organ is shown?", "liver", "ANSWER: Liver"),
-    ("what modality is used?", "ct", "ANSWER: computed tomography"),
-    ("where is the lesion?", "right lobe", "Hard to say.\nI cannot tell from this image."),
-]
-
-
-def vqa_rad_parquet(folder: Path) -> Path:
-    """The HF layout: parquet with an Image feature (bytes inside)."""
-    images = [Image.new("L", (8, 8), 30 * i) for i in range(len(VQA_RAD_ROWS))]
-    dataset = datasets.Dataset.from_dict({
-        "image": images,
-        "question": [q for q, _, _ in VQA_RAD_ROWS],
-        "answer": [a for _, a, _ in VQA_RAD_ROWS],
-    }).cast_column("image", datasets.Image())  # fmt: skip
-    folder.mkdir(parents=True, exist_ok=True)
-    dataset.to_parquet(str(folder / "test-00000-of-00001.parquet"))
-    return folder
 
 
 def scripted_vqa(replies: dict[str, str]) -> Any:

@@ -1,0 +1,109 @@
+"""Small local files in each public dataset's own published schema, for the family tests
+and the README commands (nothing is downloaded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+from conftest import write_json, write_jsonl, write_png
+from PIL import Image
+
+VQA_RAD_ROWS = [
+    ("is there a fracture?", "yes", "ANSWER: Yes."),
+    ("is the heart enlarged?", "no", "Looking closely, I think so.\nANSWER: yes"),
+    ("what organ is shown?", "liver", "ANSWER: Liver"),
+    ("what modality is used?", "ct", "ANSWER: computed tomography"),
+    ("where is the lesion?", "right lobe", "Hard to say.\nI cannot tell from this image."),
+]
+
+
+def vqa_rad_parquet(folder: Path) -> Path:
+    """The HF layout: parquet with an Image feature (bytes inside)."""
+    images = [Image.new("L", (8, 8), 30 * i) for i in range(len(VQA_RAD_ROWS))]
+    dataset = datasets.Dataset.from_dict({
+        "image": images,
+        "question": [q for q, _, _ in VQA_RAD_ROWS],
+        "answer": [a for _, a, _ in VQA_RAD_ROWS],
+    }).cast_column("image", datasets.Image())  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    dataset.to_parquet(str(folder / "test-00000-of-00001.parquet"))
+    return folder
+
+
+
+def gemex_folder(root: Path) -> Path:
+    write_png(root / "files" / "p10" / "s1" / "img.jpg", size=(16, 16))
+    common = {"image_path": "files/p10/s1/img.jpg", "visual_regions": ["left lung"],
+              "visual_locations": [[10, 20, 60, 120]], "ori_report": "...", "type": "abnormality"}  # fmt: skip
+    write_jsonl(root / "test_closed_ended_question.jsonl", [
+        {**common, "q_id": 1, "row_id": 1, "question": "Is there an effusion? (c1)", "answer": "Yes.",
+         "reason": "Blunted angle.", "choices": []}])  # fmt: skip
+    write_jsonl(root / "test_single_choice_question.jsonl", [
+        {**common, "q_id": 2, "row_id": 2, "question": "Where is the opacity? (s1)", "answer": "C",
+         "reason": "Left base.", "choices": ["A: Right apex", "B: Right base", "C: Left base"]}])  # fmt: skip
+    write_jsonl(root / "test_multi_choice_question.jsonl", [
+        {**common, "q_id": 3, "row_id": 3, "question": "Which findings? (m1)", "answer": ["A", "C"],
+         "reason": "Both visible.", "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"]}])  # fmt: skip
+    write_jsonl(root / "test_open_ended_question.jsonl", [
+        {**common, "q_id": 4, "row_id": 4, "question": "What is the finding? (o1)",
+         "answer": "Left pleural effusion.", "reason": "Meniscus sign at the left base.", "choices": []}])  # fmt: skip
+    return root
+
+
+
+OPTIONS = [("A", "小叶型肺炎"), ("B", "浸润性肺结核"), ("C", "继发性肺结核"), ("D", "原发性肺结核"),
+           ("E", "粟粒型肺结核")]  # fmt: skip
+
+
+def exam_row(
+    n: int, exam_type: str, exam_class: str, answer: str, multi: bool = False
+) -> dict[str, Any]:
+    return {
+        "exam_type": exam_type, "exam_class": exam_class, "exam_subject": "口腔执业医师",
+        "question": f"第{n}题：此男孩可能患", "answer": answer,
+        "question_type": "多项选择题" if multi else "单项选择题",
+        "option": {label: text for label, text in OPTIONS},
+    }  # fmt: skip
+
+
+
+
+def medxpertqa_folder(folder: Path) -> Path:
+    """Two MM test rows (JSONL) with their image files under ``folder/images``."""
+    write_png(folder / "images" / "MM-1-a.jpeg")
+    write_png(folder / "images" / "MM-1-b.jpeg")
+    write_png(folder / "images" / "MM-2-a.jpeg")
+    rows = [
+        {"id": "MM-1", "question": "Which diagnosis? Answer Choices: (A) a (B) b (C) c (D) d (E) e",
+         "options": {"A": "Gout", "B": "Pseudogout", "C": "Septic arthritis", "D": "RA", "E": "OA"},
+         "label": "C", "images": ["images/MM-1-a.jpeg", "images/MM-1-b.jpeg"],
+         "medical_task": "Diagnosis", "body_system": "Skeletal", "question_type": "Reasoning"},
+        {"id": "MM-2", "question": "Next step?",
+         "options": {"A": "CT", "B": "MRI", "C": "Biopsy", "D": "Wait", "E": "Surgery"},
+         "label": "A", "images": ["images/MM-2-a.jpeg"],
+         "medical_task": "Treatment", "body_system": "Nervous", "question_type": "Understanding"},
+    ]  # fmt: skip
+    write_jsonl(folder / "test.jsonl", rows)
+    return folder
+
+
+def cmb_exam_file(path: Path) -> Path:
+    """A CMB-Exam test file: two single-answer questions and one multi-answer question."""
+    return write_json(path, [
+        exam_row(1, "医师考试", "口腔执业医师", "D"),
+        exam_row(2, "医师考试", "临床执业医师", "B"),
+        exam_row(3, "护理考试", "护士执业资格", "AC", multi=True),
+    ])  # fmt: skip
+
+
+CMB_CLIN_CASE = {
+    "id": 0, "title": "案例分析-腹外疝", "description": "病人,男,49岁,右下腹痛3小时。",
+    "QA_pairs": [{"question": "简述诊断。", "solution": "嵌顿性腹股沟斜疝。"},
+                 {"question": "简述治疗原则。", "solution": "紧急手术。"}],
+}  # fmt: skip
+
+
+def cmb_clin_file(path: Path) -> Path:
+    return write_json(path, [CMB_CLIN_CASE])
