@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput, ModelUsage, get_model
@@ -29,6 +31,24 @@ def write_png(path: Path, size: tuple[int, int] = (8, 8), colour: int = 128) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     Image.new("L", size, colour).save(path)
     return path
+
+
+@functools.cache
+def _byte_level_encoding() -> tiktoken.Encoding:
+    return tiktoken.Encoding(
+        name="offline_bytes",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+        special_tokens={},
+    )
+
+
+@pytest.fixture(autouse=True)
+def offline_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mockllm without scripted usage estimates tokens with tiktoken's o200k_base, which is
+    downloaded on first use; the tests run offline, so a byte-level encoding stands in (it
+    only changes the token counts mockllm reports)."""
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: _byte_level_encoding())
 
 
 def write_json(path: Path, value: Any) -> Path:

@@ -9,7 +9,7 @@ from conftest import SHARED_OFFICIAL, write_json, write_png
 from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
 
 from inspect_medreason.loaders import DatasetError, load_cases, sample_data_dir
-from inspect_medreason.medreason.dataset import build_dataset, case_to_sample, shuffle_options
+from inspect_medreason.medreason.dataset import build_dataset, record_to_sample, shuffle_options
 from inspect_medreason.medreason.medreason import mcq, open_ended
 from inspect_medreason.schema import normalise_task_type
 
@@ -107,7 +107,7 @@ def test_jsonl_in_official_layout(tmp_path: Path) -> None:
 def test_text_only_case_allowed(tmp_path: Path) -> None:
     write_json(tmp_path / "cases.json", [{"case_id": "t", "task_type": "open", "question": "Q"}])
     loaded = load_cases(tmp_path)
-    sample = case_to_sample(loaded.cases[0], loaded.resolved_images["t"])
+    sample = record_to_sample(loaded.cases[0], loaded.resolved_images["t"])
     message = sample.input[0]
     assert isinstance(message, ChatMessageUser) and not isinstance(message.content, str)
     assert [type(c) for c in message.content] == [ContentText]
@@ -136,7 +136,7 @@ def test_shuffle_is_seeded_stable_and_maps_answers(official_dataset: Path) -> No
     again, _ = shuffle_options(case, seed=3)
     assert shown == again
     assert sorted(o["text"] for o in shown) == ["CT", "MRI", "Ultrasound"]
-    sample = case_to_sample(case, loaded.resolved_images["q1"], shuffle_seed=3)
+    sample = record_to_sample(case, loaded.resolved_images["q1"], shuffle_seed=3)
     assert sample.metadata is not None
     shown_ct = next(o["label"] for o in sample.metadata["options"] if o["text"] == "CT")
     assert sample.target == shown_ct and label_map[shown_ct] == "A"

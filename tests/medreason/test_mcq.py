@@ -228,13 +228,13 @@ def test_every_task_is_registered_under_the_plugin_name() -> None:
 
 def test_blind_text_only_case_gets_no_notice() -> None:
     """A text-only case run blind is told nothing is withheld: it had nothing to withhold."""
-    from inspect_medreason.medreason.dataset import case_to_sample
+    from inspect_medreason.medreason.dataset import record_to_sample
     from inspect_medreason.schema import Case
 
     case = Case(case_id="t", task_type="open", question="Q")
-    assert case_to_sample(case, [], show_images=False).metadata["images_withheld"] is False  # type: ignore[index]
+    assert record_to_sample(case, [], show_images=False).metadata["images_withheld"] is False  # type: ignore[index]
     imaged = Case(case_id="i", task_type="open", question="Q", image_paths=["a.png"])
-    assert case_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]
+    assert record_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]
 
 
 def test_several_epochs_say_which_metrics_cover_only_the_first(

@@ -45,14 +45,15 @@ def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[s
     return shown, label_map
 
 
-def case_to_sample(
+def record_to_sample(
     case: Case,
     images: list[Path],
     shuffle_seed: int | None = None,
     data_dir: Path | None = None,
     show_images: bool = True,
 ) -> Sample:
-    """The ``record_to_sample`` adapter: images as file paths, case facts in metadata."""
+    """A case as a sample: images (file paths) and question as the user turn, options as
+    ``choices``, the label (or reference answer) as target, the case facts in metadata."""
     options = [option.model_dump() for option in case.options]
     label_map = {option.label: option.label for option in case.options}
     if shuffle_seed is not None and case.options:
@@ -106,7 +107,7 @@ def build_dataset(
     """Load, validate and keep the cases of the requested tracks as a dataset."""
     loaded = load_cases(data, ground_truth)
     samples = [
-        case_to_sample(
+        record_to_sample(
             case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir, show_images
         )
         for case in loaded.cases
