@@ -12,6 +12,7 @@ fails CI.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shlex
@@ -24,10 +25,21 @@ from typing import Any
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from openai_stub import message_parts, openai_stub
+from published_schemas import (
+    cmb_clin_file,
+    cmb_exam_file,
+    gemex_folder,
+    medxpertqa_folder,
+    vqa_rad_parquet,
+)
 
 from inspect_medreason.loaders import sample_data_dir
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+FAMILY_READMES = sorted(  # one per evaluation family: the folders with an eval.yaml
+    path.parent / "README.md"
+    for path in (README.parent / "src" / "inspect_medreason").glob("*/eval.yaml")
+)
 # Commands that are not run, and why. Matched on how the command starts.
 NOT_RUN = {
     "pip install": "installing is what CI itself does first",
@@ -49,10 +61,10 @@ PLACEHOLDER_DATA = (
 )
 
 
-def readme_commands() -> list[str]:
-    """The shell commands of the README's bash blocks, continuation lines joined."""
+def readme_commands(readme: Path = README) -> list[str]:
+    """The shell commands of a README's bash blocks, continuation lines joined."""
     commands: list[str] = []
-    for block in re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S):
+    for block in re.findall(r"```bash\n(.*?)```", readme.read_text(encoding="utf-8"), re.S):
         for line in block.replace("\\\n", " ").splitlines():
             command = line.split("  #", 1)[0].strip()
             if command and not command.startswith("#"):
@@ -138,3 +150,52 @@ def test_readme_eval_commands_name_registered_tasks(command: str) -> None:
     from inspect_medreason import _registry
 
     assert hasattr(_registry, task.split("/", 1)[1]), task
+
+
+FAMILY_REPLY = json.dumps({
+    # One reply every family can read: the model's answer fields and every judge's verdict
+    # fields, so each command runs through its scorer.
+    "reasoning_trace": "Inspected.", "answer": "A", "reason": "Seen.", "location": [[1, 1, 5, 5]],
+    "score": 3, "correct": True, "rationale": "Consistent.",
+    "fluency": 4, "relevance": 4, "completeness": 4, "proficiency": 4,
+})  # fmt: skip
+
+
+def family_data(folder: Path) -> Path:
+    """Every placeholder data path the family READMEs name, in its dataset's schema."""
+    shutil.copytree(sample_data_dir(), folder / "demo",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
+    vqa_rad_parquet(folder / "vqa_rad")
+    gemex_folder(folder / "gemex")
+    medxpertqa_folder(folder / "medxpertqa")
+    cmb_exam_file(folder / "cmb_exam.json")
+    cmb_exam_file(folder / "cmb_val.json")
+    cmb_clin_file(folder / "cmb_clin.json")
+    return folder / "demo"
+
+
+@pytest.mark.parametrize("readme", FAMILY_READMES, ids=lambda path: path.parent.name)
+def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
+    commands = readme_commands(readme)
+    assert commands, f"{readme} shows no command"
+    demo = family_data(tmp_path)
+    with openai_stub("stub", lambda request: FAMILY_REPLY) as (url, requests):
+        env = {**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "stub", "NO_COLOR": "1",
+               "INSPECT_DISPLAY": "plain"}  # fmt: skip
+        for raw in commands:
+            assert raw.startswith("inspect eval inspect_medreason/"), raw
+            command = rewrite(raw, url, demo, tmp_path)
+            before = {info.name for info in list_eval_logs(str(tmp_path / "logs"))}
+            argv = [sys.executable, "-m", "inspect_ai", *shlex.split(command)[1:]]
+            result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                                    timeout=600, check=False)  # fmt: skip
+            assert result.returncode == 0, (raw, result.stdout[-2000:], result.stderr[-3000:])
+            [new] = [i for i in list_eval_logs(str(tmp_path / "logs")) if i.name not in before]
+            log = read_eval_log(new)
+            assert log.status == "success", raw
+            assert log.samples and any(
+                not math.isnan(score.as_float()) if isinstance(score.value, int | float) else True
+                for sample in log.samples for score in (sample.scores or {}).values()
+            ), f"{raw}: nothing was scored"
+            assert log.eval.task_args.get("data"), raw  # ran on the local files, not the hub
+    assert requests, "the commands reached the local OpenAI-compatible server"
