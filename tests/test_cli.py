@@ -15,6 +15,7 @@ from conftest import SHARED_OFFICIAL, scripted_output, user_text
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from scipy import stats
 
 from inspect_medreason.cli import main
 from inspect_medreason.leaderboard import ModelRow, rank_rows
@@ -160,6 +161,10 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     by_model = {row["model"]: row for row in board}
     # MCQ accuracy: alpha 1/3 (q1), beta 1/3 (q2), gamma 1/3 (q3): a three-way tie.
     assert {row["ranks"]["MCQ Accuracy"] for row in board} == {2.0}
+    # Each accuracy carries its Wilson 95% interval, as scipy computes it for 1 of 3.
+    expected = stats.binomtest(1, 3).proportion_ci(method="wilson")
+    interval = by_model["mockllm/alpha"]["intervals"]["MCQ Accuracy"]
+    assert interval["lower"] == pytest.approx(expected.low) and interval["upper"] == pytest.approx(expected.high)
     assert by_model["mockllm/alpha"]["ranks"]["Open-ended VA"] == 1.0
     assert by_model["mockllm/beta"]["ranks"]["Open-ended VA"] == 2.0
     assert by_model["mockllm/gamma"]["ranks"]["Open-ended GT"] == 3.0  # missing: last
@@ -170,7 +175,8 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     markdown = capsys.readouterr().out
     assert "| 1 | mockllm/alpha |" in markdown and "modality:CT" in markdown
     assert "(n=3)" in markdown  # every metric shows its number of cases
-    for fmt, marker in (("csv", "dataset,position,model,partial,MCQ Accuracy,n MCQ Accuracy"),
+    for fmt, marker in (("csv", "dataset,position,model,partial,MCQ Accuracy,"
+                                "MCQ Accuracy 95% lower,MCQ Accuracy 95% upper,n MCQ Accuracy"),
                         ("html", "<table")):  # fmt: skip
         assert main(["leaderboard", str(tmp_path / "logs"), "--format", fmt]) == 0
         assert marker in capsys.readouterr().out

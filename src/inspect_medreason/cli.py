@@ -21,7 +21,12 @@ from inspect_medreason.challenge import (
     submission_problems,
     write_results,
 )
-from inspect_medreason.files import OutputPathError, check_output_path, write_text_atomically
+from inspect_medreason.files import (
+    OutputPathError,
+    check_output_path,
+    write_bytes_atomically,
+    write_text_atomically,
+)
 from inspect_medreason.loaders import DatasetError, sample_data_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -167,6 +172,27 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from inspect_medreason.comparison import compare_runs, plot_png, read_run, render
+
+    for target in (args.output, args.plot):
+        if target:
+            check_output_path(Path(target), args.force)
+    comparison = compare_runs(read_run(Path(args.log_a)), read_run(Path(args.log_b)))
+    for warning in comparison.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    output = render(comparison, args.format)
+    if args.output:
+        write_text_atomically(Path(args.output), output, args.force)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(output, end="" if output.endswith("\n") else "\n")
+    if args.plot:
+        write_bytes_atomically(Path(args.plot), plot_png(comparison), args.force)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_sample_data(args: argparse.Namespace) -> int:
     target = Path(args.directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -286,6 +312,21 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     board.add_argument("--force", action="store_true", help="overwrite output files")
     board.set_defaults(handler=cmd_leaderboard)
+
+    compare = commands.add_parser(
+        "compare", help="is run B really better than run A? a paired comparison of two logs",
+        description="On the cases both logs scored: each metric's difference (B - A) with a "
+        "paired bootstrap 95%% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
+        "test (judge components), the smallest detectable difference, and the differences per "
+        "modality and organ system.",
+    )  # fmt: skip
+    compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
+    compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
+    compare.add_argument("--format", choices=["md", "json", "html"], default="md")
+    compare.add_argument("--output", help="write the report here instead of printing it")
+    compare.add_argument("--plot", help="write a PNG of the differences with their intervals")
+    compare.add_argument("--force", action="store_true", help="overwrite output files")
+    compare.set_defaults(handler=cmd_compare)
 
     sample = commands.add_parser(
         "sample-data", help="write the shipped demo dataset to a folder",

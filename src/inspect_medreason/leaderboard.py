@@ -67,6 +67,7 @@ class LogMetrics:
     metrics: dict[str, float]
     counts: dict[str, int]
     breakdown: dict[str, dict[str, float]]
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +82,7 @@ class ModelRow:
     sources: dict[str, str] = field(default_factory=dict)
     breakdown: dict[str, dict[str, float]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95%
     dataset: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     partial: str | None = None
@@ -203,6 +205,31 @@ def metrics_from_log(
     return found, counts, breakdown
 
 
+# The interval metrics of the headline numbers (Inspect's group name for a dict metric).
+INTERVAL_METRICS = {"ci_wilson", "bootstrap_ci"}
+
+
+def intervals_from_log(log: EvalLog) -> dict[str, tuple[float, float]]:
+    """The 95% interval the log holds for each leaderboard metric (MCQ: Wilson; judge
+    components: the image-clustered bootstrap); none for logs written before they were."""
+    found: dict[str, tuple[float, float]] = {}
+    if log.results is None:
+        return found
+    for name, (score_name, _, _) in METRIC_SOURCES.items():
+        for score in log.results.scores:
+            if score.name != score_name:
+                continue
+            bounds = {
+                metric.name: float(metric.value)
+                for metric in score.metrics.values()
+                if getattr(metric, "group", None) in INTERVAL_METRICS
+            }
+            lower, upper = bounds.get("lower"), bounds.get("upper")
+            if lower is not None and upper is not None and lower == lower and upper == upper:
+                found[name] = (lower, upper)
+    return found
+
+
 def _category(key: str) -> str:
     for prefix in BREAKDOWN_PREFIXES:
         key = key.removeprefix(prefix)
@@ -246,7 +273,7 @@ def collect_rows(
                          "--include-partial shows it as its own row")  # fmt: skip
             continue
         items.append(LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
-                                found, counts, breakdown))  # fmt: skip
+                                found, counts, breakdown, intervals_from_log(log)))  # fmt: skip
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
@@ -267,6 +294,8 @@ def collect_rows(
             row.metrics[name] = value
             row.counts[name] = item.counts.get(name, 0)
             row.sources[name] = str(item.path)
+            if name in item.intervals:
+                row.intervals[name] = item.intervals[name]
             if name in item.breakdown:
                 row.breakdown[name] = item.breakdown[name]
     rows = [_finish(group) for group in groups]
@@ -351,7 +380,11 @@ def _cell(value: float | None, digits: int = 3) -> str:
 
 def _metric_cell(row: ModelRow, name: str) -> str:
     value = row.metrics.get(name)
-    return "—" if value is None else f"{value:.3f} (n={row.counts.get(name, 0)})"
+    if value is None:
+        return "—"
+    interval = row.intervals.get(name)
+    shown = f" [{interval[0]:.3f}, {interval[1]:.3f}]" if interval else ""
+    return f"{value:.3f}{shown} (n={row.counts.get(name, 0)})"
 
 
 def _rank_cell(value: float | None) -> str:
@@ -364,7 +397,8 @@ HEADER = [
 ]  # fmt: skip
 CSV_HEADER = [
     "dataset", "position", "model", "partial",
-    *(column for name in METRIC_NAMES for column in (name, f"n {name}")),
+    *(column for name in METRIC_NAMES
+      for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")),
     *(f"rank {name}" for name in METRIC_NAMES), "mean rank", "missing (ranked last)",
 ]  # fmt: skip
 
@@ -408,8 +442,11 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
             metric_cells = []
             for name in METRIC_NAMES:
                 value = row.metrics.get(name)
+                interval = row.intervals.get(name)
                 metric_cells += [
                     "" if value is None else f"{value:.6g}",
+                    "" if interval is None else f"{interval[0]:.6g}",
+                    "" if interval is None else f"{interval[1]:.6g}",
                     str(row.counts.get(name, "")),
                 ]
             writer.writerow([
@@ -483,6 +520,11 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
         "model": row.model,
         "partial": row.partial,
         "metrics": {name: row.metrics.get(name) for name in METRIC_NAMES},
+        "intervals": {
+            name: {"lower": row.intervals[name][0], "upper": row.intervals[name][1], "level": 0.95}
+            if name in row.intervals else None
+            for name in METRIC_NAMES
+        },
         "counts": {name: row.counts.get(name) for name in METRIC_NAMES},
         "ranks": row.ranks,
         "mean_rank": row.mean_rank if row.position is not None else None,
@@ -499,8 +541,9 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
 RANKING_NOTE = (
     "Ranks: 1 = best per metric, ties share the average rank; position orders models by "
     "the mean of the three ranks (ties share the average position), within one dataset. A "
-    "missing metric is ranked after every model that has it. n = cases scored. Partial runs "
-    "are not ranked."
+    "missing metric is ranked after every model that has it. [lower, upper] = 95% interval "
+    "(MCQ: Wilson; judge metrics: bootstrap resampling cases that share an image together). "
+    "n = cases scored. Partial runs are not ranked."
 )
 
 

@@ -13,6 +13,7 @@ from inspect_ai.scorer import (
     SampleScore,
     Value,
     accuracy,
+    ci_wilson,
     grouped,
     mean,
     metric,
@@ -92,6 +93,7 @@ def mcq_metrics() -> list[Metric]:
     return [
         accuracy(),
         stderr(),
+        ci_wilson(),  # the 95% Wilson score interval of the accuracy
         strict_accuracy(),
         parsed_accuracy(),
         unparsed(),

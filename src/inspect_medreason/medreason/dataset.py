@@ -10,6 +10,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from inspect_medreason.intervals import IMAGE_CLUSTER
 from inspect_medreason.loaders import (
     GROUP_FIELDS,
     UNKNOWN_GROUP,
@@ -79,6 +80,8 @@ def record_to_sample(
         "reference_reasoning": case.reference_reasoning,
         "image_paths": case.image_paths,
         "image_files": [str(path) for path in images],
+        # Cases on the same image(s) are resampled together by the bootstrap intervals.
+        IMAGE_CLUSTER: "|".join(sorted(case.image_paths)) or f"case:{case.case_id}",
         # Where image_paths are confined: re-scoring resolves them again under this folder.
         "data_dir": str(data_dir) if data_dir is not None else None,
         "extra_metadata": extra,

@@ -30,6 +30,7 @@ from inspect_ai.util import collect, materialize_media
 
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
+from inspect_medreason.intervals import bootstrap_ci
 from inspect_medreason.judges import (
     JUDGE_KINDS,
     JudgeKind,
@@ -133,13 +134,14 @@ OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
 
 
 def open_ended_metrics() -> dict[str, list[Metric]]:
-    """Means with stderr for every component; breakdowns for the two leaderboard metrics."""
+    """Means with stderr and a 95% bootstrap interval (resampling cases that share an image
+    together) for every component; breakdowns for the two leaderboard metrics."""
     by_group = breakdown(list(OPEN_GROUP_FIELDS))
     return {
-        "gt_final": [mean(), stderr(), *by_group],
-        "va_answer": [mean(), stderr()],
-        "rvf_trace": [mean(), stderr()],
-        "va_final": [mean(), stderr(), *by_group],
+        "gt_final": [mean(), stderr(), bootstrap_ci(), *by_group],
+        "va_answer": [mean(), stderr(), bootstrap_ci()],
+        "rvf_trace": [mean(), stderr(), bootstrap_ci()],
+        "va_final": [mean(), stderr(), bootstrap_ci(), *by_group],
         # The share of open cases whose component is unscored (the count is the component's
         # unscored_samples in the log).
         "gt_final_unscored": [mean()],

@@ -1,0 +1,297 @@
+"""Is run B really better than run A? A paired comparison of two MedReason eval logs.
+
+Only the cases both logs scored are compared (the count is stated; different data files
+are warned about; no shared case is a refusal). For each metric: both means, the difference
+(B - A) with a paired bootstrap 95% interval that resamples cases sharing an image together,
+McNemar's exact test for MCQ correctness (the Wilcoxon signed-rank test for the 0-4 judge
+components, and for MCQ when runs have several epochs, whose per-case means are not 0/1),
+and the smallest difference the shared case count could detect (alpha 0.05, power 0.8,
+given the observed spread of the paired differences). Then the same difference per
+modality and organ system.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from inspect_ai.log import EvalLog, read_eval_log
+
+from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.intervals import IMAGE_CLUSTER, PairedResult, paired_difference
+
+# metric -> (score name in a sample, key in a dict-valued score or None)
+METRICS = {
+    "MCQ Accuracy": ("mcq_scorer", None),
+    "Open-ended GT": ("open_ended_scorer", "gt_final"),
+    "Open-ended VA": ("open_ended_scorer", "va_final"),
+    "VA_answer": ("open_ended_scorer", "va_answer"),
+    "RVF_trace": ("open_ended_scorer", "rvf_trace"),
+}
+LEADERBOARD_METRICS = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
+CATEGORY_FIELDS = ("modality", "organ_system")
+MIN_CATEGORY_CASES = 2
+
+
+@dataclass
+class RunCases:
+    """One log's per-case values (means over epochs) and what identifies the run."""
+
+    path: Path
+    model: str
+    task: str
+    epochs: int
+    data: dict[str, Any]
+    values: dict[str, dict[str, float]]  # metric -> case id -> value
+    groups: dict[str, dict[str, str]]  # case id -> field -> value
+    clusters: dict[str, str]  # case id -> image cluster
+
+
+@dataclass
+class CategoryDifference:
+    field: str
+    category: str
+    cases: int
+    mean_a: float
+    mean_b: float
+    difference: float
+
+
+@dataclass
+class Comparison:
+    a: RunCases
+    b: RunCases
+    shared_cases: int
+    warnings: list[str]
+    results: dict[str, PairedResult]
+    categories: dict[str, list[CategoryDifference]] = field(default_factory=dict)
+
+
+def read_run(path: Path) -> RunCases:
+    """Per-case values of a MedReason log; a refusal naming the file when it is not one."""
+    try:
+        log: EvalLog = read_eval_log(str(path))
+    except Exception as error:
+        raise ChallengeError([f"{path}: not a readable eval log ({type(error).__name__}: {error})"]) from error
+    if log.status != "success":
+        raise ChallengeError([f"{path}: the run did not finish (status {log.status!r}); compare finished runs"])
+    sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[str, dict[str, str]] = {}
+    clusters: dict[str, str] = {}
+    for sample in log.samples or []:
+        case = str(sample.id)
+        metadata = sample.metadata or {}
+        groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
+        clusters[case] = str(metadata.get(IMAGE_CLUSTER) or f"case:{case}")
+        for metric, (scorer_name, key) in METRICS.items():
+            score = (sample.scores or {}).get(scorer_name)
+            if score is None:
+                continue
+            value = score.value.get(key) if key and isinstance(score.value, dict) else score.value
+            if key is None and isinstance(value, dict):
+                continue
+            if isinstance(value, int | float) and not math.isnan(float(value)):
+                sums[metric][case].append(float(value))
+    values = {m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()}
+    if not values:
+        raise ChallengeError([f"{path}: no MedReason scores in this log (a medreason, mcq or "
+                              "open_ended run is needed)"])  # fmt: skip
+    return RunCases(path, log.eval.model, log.eval.task, int(log.eval.config.epochs or 1),
+                    dict((log.eval.metadata or {}).get("data") or {}), values, groups, clusters)  # fmt: skip
+
+
+def compare_runs(a: RunCases, b: RunCases) -> Comparison:
+    """Run B against run A on the cases both scored; see the module docstring."""
+    warnings: list[str] = []
+    for key in ("cases_sha256", "ground_truth_sha256"):
+        if a.data.get(key) != b.data.get(key):
+            warnings.append(f"the runs used different data files ({key.split('_')[0]}: "
+                            f"{a.data.get(key.replace('_sha256', '_file'))} vs "
+                            f"{b.data.get(key.replace('_sha256', '_file'))}); only the case ids "
+                            "they share are compared")  # fmt: skip
+    if a.epochs > 1 or b.epochs > 1:
+        warnings.append(f"epochs {a.epochs} vs {b.epochs}: per-case values are means over epochs, "
+                        "and MCQ correctness is tested with the Wilcoxon signed-rank test")  # fmt: skip
+    shared_any = {case for metric in a.values for case in a.values[metric]} & {
+        case for metric in b.values for case in b.values[metric]
+    }
+    if not shared_any:
+        raise ChallengeError([f"{a.path} and {b.path} share no scored case: nothing to compare "
+                              "(were they run on the same data?)"])  # fmt: skip
+    results: dict[str, PairedResult] = {}
+    categories: dict[str, list[CategoryDifference]] = {}
+    binary_mcq = a.epochs == 1 and b.epochs == 1
+    for metric in METRICS:
+        first, second = a.values.get(metric, {}), b.values.get(metric, {})
+        cases = sorted(set(first) & set(second))
+        if not cases:
+            continue
+        results[metric] = paired_difference(
+            [first[c] for c in cases], [second[c] for c in cases],
+            [a.clusters.get(c, c) for c in cases], binary=metric == "MCQ Accuracy" and binary_mcq,
+        )  # fmt: skip
+        if metric in LEADERBOARD_METRICS:
+            categories[metric] = _category_differences(a, cases, first, second)
+    return Comparison(a, b, len(shared_any), warnings, results, categories)
+
+
+def _category_differences(
+    a: RunCases, cases: list[str], first: dict[str, float], second: dict[str, float]
+) -> list[CategoryDifference]:
+    found: list[CategoryDifference] = []
+    for name in CATEGORY_FIELDS:
+        by_value: dict[str, list[str]] = defaultdict(list)
+        for case in cases:
+            by_value[a.groups.get(case, {}).get(name, "unknown")].append(case)
+        for value, members in sorted(by_value.items()):
+            mean_a = float(np.mean([first[c] for c in members]))
+            mean_b = float(np.mean([second[c] for c in members]))
+            found.append(CategoryDifference(name, value, len(members), mean_a, mean_b, mean_b - mean_a))
+    return found
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None or value != value else f"{value:.{digits}f}"
+
+
+def _p_value(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _rows(comparison: Comparison) -> list[list[str]]:
+    return [
+        [metric, str(r.cases), _number(r.mean_a), _number(r.mean_b), f"{r.difference:+.3f}",
+         f"[{_number(r.interval.lower)}, {_number(r.interval.upper)}]", r.test, _p_value(r.p_value),
+         _number(r.detectable) if r.detectable is not None else "— (no spread)"]
+        for metric, r in comparison.results.items()
+    ]  # fmt: skip
+
+
+HEADER = ["metric", "shared cases", "A", "B", "B − A", "95% interval", "test", "p",
+          "smallest detectable |B − A|"]  # fmt: skip
+CATEGORY_HEADER = ["metric", "field", "category", "cases", "A", "B", "B − A"]
+
+
+def _category_rows(comparison: Comparison) -> list[list[str]]:
+    return [
+        [metric, d.field, d.category, str(d.cases), _number(d.mean_a), _number(d.mean_b),
+         f"{d.difference:+.3f}" + (" (too few cases to read)" if d.cases < MIN_CATEGORY_CASES else "")]
+        for metric, differences in comparison.categories.items() for d in differences
+    ]  # fmt: skip
+
+
+def _summary(comparison: Comparison) -> str:
+    a, b = comparison.a, comparison.b
+    return (f"A = {a.model} ({a.path.name}), B = {b.model} ({b.path.name}): "
+            f"{comparison.shared_cases} cases scored in both runs.")  # fmt: skip
+
+
+def render(comparison: Comparison, fmt: str) -> str:
+    """The comparison as Markdown, JSON or a standalone HTML page."""
+    if fmt == "json":
+        return json.dumps(_document(comparison), indent=2, default=str)
+    if fmt == "html":
+        return _html(comparison)
+    lines = [f"# {comparison.b.model} vs {comparison.a.model}", "", _summary(comparison), ""]
+    lines += [f"> warning: {w}" for w in comparison.warnings] + ([""] if comparison.warnings else [])
+    lines += [*_markdown_table(HEADER, _rows(comparison)), "", NOTE, "", "## By category", ""]
+    lines += _markdown_table(CATEGORY_HEADER, _category_rows(comparison))
+    return "\n".join(lines) + "\n"
+
+
+NOTE = (
+    "B − A > 0 favours B. The interval is a paired bootstrap (2,000 resamples, fixed seed) that "
+    "resamples cases sharing an image together; it excludes 0 when the difference is unlikely "
+    "to be chance. The smallest detectable difference is for alpha 0.05 and power 0.8 given the "
+    "spread of the paired differences: a smaller true difference is likely to be missed."
+)
+
+
+def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(row) + " |" for row in rows)]  # fmt: skip
+
+
+def _document(comparison: Comparison) -> dict[str, Any]:
+    def run(r: RunCases) -> dict[str, Any]:
+        return {"log": str(r.path), "model": r.model, "task": r.task, "epochs": r.epochs,
+                "data": r.data}  # fmt: skip
+
+    return {
+        "a": run(comparison.a),
+        "b": run(comparison.b),
+        "shared_cases": comparison.shared_cases,
+        "warnings": comparison.warnings,
+        "metrics": {
+            metric: {**{k: v for k, v in asdict(r).items() if k != "interval"},
+                     "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95}}
+            for metric, r in comparison.results.items()
+        },
+        "categories": {m: [asdict(d) for d in ds] for m, ds in comparison.categories.items()},
+        "method": NOTE,
+    }
+
+
+def _html(comparison: Comparison) -> str:
+    def table(header: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
+
+    image = base64.b64encode(plot_png(comparison)).decode("ascii")
+    warnings = "".join(f"<p class='warn'>warning: {html.escape(w)}</p>" for w in comparison.warnings)
+    title = html.escape(f"{comparison.b.model} vs {comparison.a.model}")
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        f"<title>{title}</title>\n<style>body{{font-family:system-ui,sans-serif;margin:2rem}}"
+        "table{border-collapse:collapse;margin:1rem 0}th,td{border-bottom:1px solid #d9e2ec;"
+        "padding:.3rem .6rem;text-align:right}th{background:#f0f4f8}.warn{color:#b44d12}"
+        "img{max-width:100%}</style>\n</head>\n<body>\n"
+        f"<h1>{title}</h1>\n<p>{html.escape(_summary(comparison))}</p>\n{warnings}"
+        f"{table(HEADER, _rows(comparison))}<p>{html.escape(NOTE)}</p>\n"
+        f"<img alt='Differences with their 95% intervals' src='data:image/png;base64,{image}'>\n"
+        f"<h2>By category</h2>\n{table(CATEGORY_HEADER, _category_rows(comparison))}</body>\n</html>\n"
+    )
+
+
+def plot_png(comparison: Comparison) -> bytes:
+    """Each metric's difference B − A with its 95% interval, around a line at zero; the 0-4
+    components and MCQ accuracy (0-1) in separate panels so neither scale hides the other."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [[m for m in comparison.results if m == "MCQ Accuracy"],
+              [m for m in comparison.results if m != "MCQ Accuracy"]]  # fmt: skip
+    panels = [p for p in panels if p]
+    figure, axes = plt.subplots(len(panels), 1, figsize=(7, 1.2 + 0.6 * len(comparison.results)),
+                                squeeze=False)  # fmt: skip
+    for axis, metrics in zip(axes[:, 0], panels, strict=True):
+        for y, metric in enumerate(metrics):
+            result = comparison.results[metric]
+            low, high = result.interval.lower, result.interval.upper
+            if low == low and high == high:
+                axis.plot([low, high], [y, y], color="#486581", linewidth=2)
+            axis.plot([result.difference], [y], "o", color="#102a43")
+        axis.axvline(0.0, color="#bcccdc", linestyle="--")
+        axis.set_yticks(range(len(metrics)), metrics)
+        axis.invert_yaxis()
+        axis.set_xlabel("B − A (95% interval)")
+    figure.suptitle(f"{comparison.b.model} vs {comparison.a.model} ({comparison.shared_cases} shared cases)",
+                    fontsize=10)  # fmt: skip
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
+    plt.close(figure)
+    return buffer.getvalue()

@@ -1,0 +1,175 @@
+"""Uncertainty: intervals for the headline numbers and paired comparisons of two runs.
+
+- MCQ accuracy: the Wilson score interval (Inspect's ``ci_wilson`` in the log; scipy's
+  ``binomtest(...).proportion_ci(method="wilson")`` where a number is recomputed from
+  per-case values).
+- Judge components (0-4): a percentile bootstrap of the mean that resamples whole clusters
+  of cases sharing an image (cases on the same image are not independent), with a fixed
+  seed so that the same log always shows the same interval.
+- Two runs over the same cases: the paired bootstrap of the difference of means (again by
+  image cluster), McNemar's exact test for MCQ correctness (a binomial test on the discordant
+  pairs), the Wilcoxon signed-rank test for the 0-4 components, and the smallest difference
+  the shared case count could detect.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
+from scipy import stats
+
+LEVEL = 0.95
+RESAMPLES = 2000
+SEED = 20260
+IMAGE_CLUSTER = "image_cluster"  # sample metadata key: cases with the same image(s) share it
+# Two-sided alpha 0.05 and power 0.8: the usual design for "could this sample detect it".
+DETECTABLE_Z = float(stats.norm.ppf(0.975) + stats.norm.ppf(0.8))
+
+
+@dataclass(frozen=True)
+class Interval:
+    lower: float
+    upper: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"lower": self.lower, "upper": self.upper}
+
+
+NO_INTERVAL = Interval(math.nan, math.nan)
+
+
+def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
+    """The Wilson score interval of a proportion (undefined without trials)."""
+    if trials == 0:
+        return NO_INTERVAL
+    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
+    return Interval(float(ci.low), float(ci.high))
+
+
+def cluster_indices(clusters: Sequence[str] | None, count: int) -> list[np.ndarray]:
+    """Row indices grouped by cluster (each row its own cluster when none are given)."""
+    if clusters is None:
+        return [np.array([index]) for index in range(count)]
+    groups: dict[str, list[int]] = {}
+    for index, cluster in enumerate(clusters):
+        groups.setdefault(cluster, []).append(index)
+    return [np.array(indices) for indices in groups.values()]
+
+
+def bootstrap_means(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[str] | None = None,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> np.ndarray:
+    """Means of ``resamples`` cluster-bootstrap resamples of ``values`` (whole clusters
+    drawn with replacement; with no clusters, single values)."""
+    data = np.asarray(values, dtype=float)
+    groups = cluster_indices(clusters, len(data))
+    sums = np.array([data[group].sum() for group in groups])
+    sizes = np.array([len(group) for group in groups], dtype=float)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(resamples, len(groups)))
+    return np.asarray(sums[picks].sum(axis=1) / sizes[picks].sum(axis=1))
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[str] | None = None,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Interval:
+    """Percentile bootstrap interval of the mean; undefined below two clusters."""
+    if len(values) == 0 or len(cluster_indices(clusters, len(values))) < 2:
+        return NO_INTERVAL
+    means = bootstrap_means(values, clusters, resamples, seed)
+    tail = (1.0 - level) / 2.0
+    return Interval(float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail)))
+
+
+@metric(name="bootstrap_ci")
+def bootstrap_ci(
+    cluster: str = IMAGE_CLUSTER, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED
+) -> Metric:
+    """Seeded percentile bootstrap interval of the mean, resampling clusters of cases that
+    share an image; ``{"lower", "upper"}``, NaN when fewer than two clusters are scored."""
+    to_float = value_to_float()
+
+    def compute(scores: list[SampleScore]) -> Value:
+        kept = [s for s in scores if not _is_nan(to_float(s.score.value))]
+        values = [to_float(s.score.value) for s in kept]
+        clusters = [str((s.sample_metadata or {}).get(cluster, s.sample_id)) for s in kept]
+        return bootstrap_interval(values, clusters, level, resamples, seed).as_dict()
+
+    return compute
+
+
+def _is_nan(value: float) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+@dataclass(frozen=True)
+class PairedResult:
+    """Run B minus run A on the cases both scored."""
+
+    cases: int
+    mean_a: float
+    mean_b: float
+    difference: float
+    interval: Interval
+    test: str
+    p_value: float | None
+    detectable: float | None  # smallest |difference| detectable at alpha 0.05, power 0.8
+    note: str = ""
+
+
+def paired_difference(
+    a: Sequence[float],
+    b: Sequence[float],
+    clusters: Sequence[str] | None,
+    binary: bool,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> PairedResult:
+    """Difference of means with a paired cluster-bootstrap interval, and McNemar's exact
+    test (``binary``) or the Wilcoxon signed-rank test (scores on a scale)."""
+    first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    count = len(first)
+    if count == 0:
+        return PairedResult(0, math.nan, math.nan, math.nan, NO_INTERVAL, "", None, None,
+                            "no case was scored in both runs")  # fmt: skip
+    differences = second - first
+    interval = bootstrap_interval(differences, clusters, level, resamples, seed)
+    spread = float(np.std(differences, ddof=1)) if count > 1 else 0.0
+    detectable = DETECTABLE_Z * spread / math.sqrt(count) if spread > 0 else None
+    note = "" if spread > 0 else "the runs agree on every shared case: no spread to test against"
+    if binary:
+        test, p_value = "McNemar exact", mcnemar_exact(first, second)
+    else:
+        test, p_value = "Wilcoxon signed-rank", wilcoxon_signed_rank(differences)
+    return PairedResult(count, float(first.mean()), float(second.mean()),
+                        float(differences.mean()), interval, test, p_value, detectable, note)  # fmt: skip
+
+
+def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
+    """Two-sided exact McNemar p-value: a binomial test of the discordant pairs at 1/2."""
+    only_first = int(np.sum((first == 1) & (second == 0)))
+    only_second = int(np.sum((first == 0) & (second == 1)))
+    discordant = only_first + only_second
+    if discordant == 0:
+        return 1.0
+    return float(stats.binomtest(only_first, discordant, 0.5).pvalue)
+
+
+def wilcoxon_signed_rank(differences: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value; zero differences are dropped (Wilcoxon's
+    convention); 1.0 when every difference is zero."""
+    if not np.any(differences != 0):
+        return 1.0
+    return float(stats.wilcoxon(differences, zero_method="wilcox").pvalue)
