@@ -1,0 +1,98 @@
+"""Intervals and paired tests against values worked out independently: Newcombe's (1998)
+Wilson intervals, exact binomial sums by hand, the exact Wilcoxon null distribution."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from inspect_ai.scorer import SampleScore, Score
+
+from inspect_medreason.intervals import (
+    bootstrap_ci,
+    bootstrap_interval,
+    mcnemar_exact,
+    paired_difference,
+    wilcoxon_signed_rank,
+    wilson_interval,
+)
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "lower", "upper"),
+    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611)],
+)
+def test_wilson_interval_matches_newcombe_1998(
+    successes: int, trials: int, lower: float, upper: float
+) -> None:
+    interval = wilson_interval(successes, trials)
+    assert interval.lower == pytest.approx(lower, abs=5e-5)
+    assert interval.upper == pytest.approx(upper, abs=5e-5)
+
+
+def test_no_trials_has_no_interval() -> None:
+    interval = wilson_interval(0, 0)
+    assert math.isnan(interval.lower) and math.isnan(interval.upper)
+
+
+def test_mcnemar_exact_by_hand() -> None:
+    # 2 cases only A got right, 8 only B: p = 2 * P(X <= 2 | 10, 1/2) = 2 * 56 / 1024
+    first = np.array([1] * 2 + [0] * 8 + [1] * 30)
+    second = np.array([0] * 2 + [1] * 8 + [1] * 30)
+    assert mcnemar_exact(first, second) == pytest.approx(2 * 56 / 1024)
+    # 0 vs 10 discordant: p = 2 / 1024, significant
+    assert mcnemar_exact(np.zeros(10), np.ones(10)) == pytest.approx(2 / 1024)
+    assert mcnemar_exact(np.ones(5), np.ones(5)) == 1.0  # no discordant pair
+
+
+def test_wilcoxon_exact_null_distribution() -> None:
+    # eight positive differences: W- = 0, exact two-sided p = 2 / 2^8
+    assert wilcoxon_signed_rank(np.arange(1.0, 9.0)) == pytest.approx(2 / 256)
+    # alternating signs: W+ = 16 of 36, nowhere near significant
+    assert wilcoxon_signed_rank(np.array([1.0, -2, 3, -4, 5, -6, 7, -8])) > 0.5
+    assert wilcoxon_signed_rank(np.zeros(6)) == 1.0
+
+
+def test_bootstrap_interval_is_seeded_and_respects_clusters() -> None:
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 5, size=60).astype(float)
+    plain = bootstrap_interval(values)
+    assert plain == bootstrap_interval(values)  # same seed, same interval
+    # close to the t interval for independent cases
+    half_width = 1.96 * values.std(ddof=1) / math.sqrt(len(values))
+    assert plain.upper - plain.lower == pytest.approx(2 * half_width, rel=0.15)
+    # the same 20 values on three cases each (three questions per image): the image is the
+    # unit, so the interval is the 20-image one, wider than treating 60 cases as independent
+    repeated = np.repeat(values[:20], 3)
+    clusters = [f"image{i // 3}" for i in range(60)]
+    clustered = bootstrap_interval(repeated, clusters)
+    naive = bootstrap_interval(repeated)
+    assert clustered.upper - clustered.lower > 1.4 * (naive.upper - naive.lower)
+    single = bootstrap_interval([3.0, 4.0], ["same", "same"])
+    assert math.isnan(single.lower)  # one cluster: no interval, not a zero-width one
+
+
+def test_bootstrap_ci_metric_leaves_unscored_cases_out() -> None:
+    scores = [
+        SampleScore(score=Score(value=v), sample_id=str(i), sample_metadata={"image_cluster": str(i)})
+        for i, v in enumerate([1.0, 2.0, 3.0, 4.0, math.nan])
+    ]
+    metric: Any = bootstrap_ci()
+    result = metric(scores)
+    assert isinstance(result, dict)
+    expected = bootstrap_interval([1.0, 2.0, 3.0, 4.0], ["0", "1", "2", "3"])
+    assert result == {"lower": expected.lower, "upper": expected.upper}
+
+
+def test_paired_difference_significant_and_not() -> None:
+    better = paired_difference([0.0] * 30 + [1.0] * 10, [1.0] * 40, None, binary=True)
+    assert better.difference == pytest.approx(0.75) and better.p_value is not None
+    assert better.p_value < 0.001 and better.interval.lower > 0
+    close = paired_difference([1.0, 0.0] * 20, [0.0, 1.0] * 20, None, binary=True)
+    assert close.difference == 0.0 and close.p_value == pytest.approx(1.0)
+    assert close.interval.lower < 0 < close.interval.upper
+    assert close.detectable is not None and close.detectable > 0.4  # 40 cases see only big gaps
+    same = paired_difference([2.0, 3.0, 4.0], [2.0, 3.0, 4.0], None, binary=False)
+    assert same.detectable is None and "agree on every shared case" in same.note
