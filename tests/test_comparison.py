@@ -100,3 +100,22 @@ def test_no_shared_case_is_a_refusal(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "share no scored case" in capsys.readouterr().err
     assert main(["compare", str(a), str(tmp_path / "missing.eval")]) != 0
     assert "not a readable eval log" in capsys.readouterr().err
+
+
+def test_leaderboard_bootstrap_reports_rank_stability(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = mcq_folder(tmp_path / "data", 40)
+    run(folder, tmp_path / "logs", "clear", wrong={0, 5})
+    run(folder, tmp_path / "logs", "poor", wrong=set(range(0, 40, 2)))
+    run(folder, tmp_path / "logs", "close", wrong={0, 3, 7})
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--bootstrap", "300"]) == 0
+    rows = {row["model"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    clear, poor, close = (rows[f"mockllm/{m}"]["rank_stability"] for m in ("clear", "poor", "close"))
+    # 19 cases separate poor from the others: it is last in every resample
+    assert poor["position_shares"] == {"3": 1.0} and poor["position_interval"] == [3.0, 3.0]
+    # clear and close differ on three cases, two in clear's favour: their order is not settled
+    assert 0 < clear["position_shares"]["1"] < 1 and clear["position_interval"] == [1.0, 2.0]
+    assert 0 < close["position_shares"]["1"] < clear["position_shares"]["1"]
+    assert main(["leaderboard", str(tmp_path / "logs"), "--bootstrap", "50"]) == 0
+    assert "position under resampling" in capsys.readouterr().out

@@ -90,9 +90,10 @@ def rewrite(command: str, url: str, demo: Path, workdir: Path) -> str:
             f" {placeholder}", f" {demo}/"
         )
     command = command.replace("-T data=...", f"-T data={demo}")
-    if "<" in command:  # logs/<log>.eval: the newest log so far
-        newest = max((workdir / "logs").glob("*.eval"), key=lambda path: path.stat().st_mtime_ns)
-        command = re.sub(r"logs/<[^>]*>\.eval", shlex.quote(str(newest)), command)
+    if "<" in command:  # logs/<log>.eval: the newest log so far (<previous ...>: the one before)
+        logs = sorted((workdir / "logs").glob("*.eval"), key=lambda path: path.stat().st_mtime_ns)
+        command = re.sub(r"logs/<previous[^>]*>\.eval", shlex.quote(str(logs[-2])), command)
+        command = re.sub(r"logs/<[^>]*>\.eval", shlex.quote(str(logs[-1])), command)
     return command
 
 
@@ -140,6 +141,7 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
         c.startswith("medreason score") for c in ran
     )
     assert (tmp_path / "metrics.json").is_file() and (tmp_path / "submission.zip").is_file()
+    assert (tmp_path / "compare.png").is_file()  # medreason compare --plot ran
     assert len(ran) >= 12, ran
 
 

@@ -146,7 +146,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from inspect_medreason.leaderboard import collect_rows, plot, rank_rows, render
+    from inspect_medreason.leaderboard import (
+        collect_rows,
+        plot,
+        rank_rows,
+        rank_stability,
+        render,
+    )
 
     # Refuse a bad output path before reading any log: a refusal writes nothing.
     for target in (args.output, args.plot):
@@ -160,6 +166,11 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if not board.rows:
         raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
     board.rows = rank_rows(board.rows)
+    if args.bootstrap:
+        stability_notes = rank_stability(board.rows, args.bootstrap)
+        for note in stability_notes:
+            print(f"note: {note}", file=sys.stderr)
+        board.notes += stability_notes
     output = render(board, args.format, breakdown=args.breakdown)
     if args.output:
         write_text_atomically(Path(args.output), output, args.force)
@@ -217,6 +228,16 @@ def cmd_sample_data(args: argparse.Namespace) -> int:
         f"try: inspect eval inspect_medreason/mcq --model medreason/pipeline-check -T data={target}"
     )
     return EXIT_OK
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 or value > 100_000:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of resamples, 1 to 100000")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -309,6 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument(
         "--label-arg", action="append", default=[], metavar="ARG",
         help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",
+    )  # fmt: skip
+    board.add_argument(
+        "--bootstrap", type=_positive_int, default=0, metavar="N",
+        help="resample the cases N times and report how often each model holds each overall "
+        "position, and its 95%% range of positions (reads every log's samples)",
     )  # fmt: skip
     board.add_argument("--force", action="store_true", help="overwrite output files")
     board.set_defaults(handler=cmd_leaderboard)

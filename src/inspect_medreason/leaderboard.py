@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from inspect_ai.log import EvalLog
 from scipy.stats import rankdata
 
 from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
+from inspect_medreason.intervals import SEED, cluster_indices
 
 # Where each leaderboard metric lives in a log: (score name, metric name, track).
 METRIC_SOURCES = {
@@ -71,6 +73,19 @@ class LogMetrics:
 
 
 @dataclass
+class RankStability:
+    """How often a row holds each overall position when the cases are resampled."""
+
+    resamples: int
+    shares: dict[int, float]  # position (competition ranking: ties share the best) -> share
+    interval: tuple[float, float]  # 2.5th and 97.5th percentile of the position
+
+    def describe(self) -> str:
+        shares = ", ".join(f"{pos}: {share:.0%}" for pos, share in sorted(self.shares.items()))
+        return f"{self.interval[0]:g}–{self.interval[1]:g} ({shares})"
+
+
+@dataclass
 class ModelRow:
     """One experiment's metrics, ranks and where they came from."""
 
@@ -83,6 +98,7 @@ class ModelRow:
     breakdown: dict[str, dict[str, float]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95%
+    stability: RankStability | None = None
     dataset: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     partial: str | None = None
@@ -374,6 +390,56 @@ def rank_rows(rows: list[ModelRow]) -> list[ModelRow]:
     return ranked
 
 
+def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> list[str]:
+    """Resample the cases (whole image clusters, with replacement, the same draw for every
+    model of a dataset), re-rank by the challenge's rule each time, and record per row how
+    often it holds each position and the 95% range of its position. Returns notes."""
+    from inspect_medreason.comparison import read_run
+
+    notes: list[str] = []
+    for dataset in dict.fromkeys(row.dataset for row in rows):
+        complete = [row for row in rows if row.dataset == dataset and row.position is not None]
+        if len(complete) < 2:
+            notes.append(f"{dataset}: rank stability needs at least two ranked models")
+            continue
+        per_row: list[dict[str, dict[str, float]]] = []
+        clusters: dict[str, str] = {}
+        for row in complete:
+            values: dict[str, dict[str, float]] = {}
+            for path in dict.fromkeys(row.sources.values()):
+                run = read_run(Path(path))
+                clusters.update(run.clusters)
+                for name in METRIC_NAMES:
+                    if row.sources.get(name) == path and name in run.values:
+                        values[name] = run.values[name]
+            per_row.append(values)
+        cases = sorted({case for values in per_row for by_case in values.values() for case in by_case})
+        table = {name: np.array([[values.get(name, {}).get(case, np.nan) for case in cases]
+                                 for values in per_row]) for name in METRIC_NAMES}  # fmt: skip
+        groups = cluster_indices([clusters.get(case, case) for case in cases], len(cases))
+        rng = np.random.default_rng(seed)
+        positions = np.empty((resamples, len(complete)))
+        for draw in range(resamples):
+            picked = np.concatenate([groups[i] for i in rng.integers(0, len(groups), len(groups))])
+            ranks = []
+            for name in METRIC_NAMES:
+                sample = table[name][:, picked]
+                counts = np.sum(~np.isnan(sample), axis=1)
+                sums = np.nansum(sample, axis=1)
+                means = [sums[i] / counts[i] if counts[i] else None for i in range(len(complete))]
+                ranks.append(rankdata([_sort_key(m) for m in means], method="average"))
+            positions[draw] = rankdata(np.mean(ranks, axis=0), method="min")
+        for index, row in enumerate(complete):
+            held, times = np.unique(positions[:, index], return_counts=True)
+            row.stability = RankStability(
+                resamples,
+                {int(pos): float(n) / resamples for pos, n in zip(held, times, strict=True)},
+                (float(np.quantile(positions[:, index], 0.025, method="lower")),
+                 float(np.quantile(positions[:, index], 0.975, method="higher"))),
+            )  # fmt: skip
+    return notes
+
+
 def _cell(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
@@ -395,6 +461,7 @@ HEADER = [
     "dataset", "position", "model", *METRIC_NAMES, *(f"rank {name}" for name in METRIC_NAMES),
     "mean rank", "missing (ranked last)",
 ]  # fmt: skip
+STABILITY_HEADER = "position under resampling: 95% range (share per position)"
 CSV_HEADER = [
     "dataset", "position", "model", "partial",
     *(column for name in METRIC_NAMES
@@ -403,7 +470,19 @@ CSV_HEADER = [
 ]  # fmt: skip
 
 
+def _stability_cells(row: ModelRow) -> list[str]:
+    if row.stability is None:
+        return ["", "", ""]
+    shares = "; ".join(f"{pos}:{share:.4g}" for pos, share in sorted(row.stability.shares.items()))
+    return [f"{row.stability.interval[0]:g}", f"{row.stability.interval[1]:g}", shares]
+
+
+def _header(rows: list[ModelRow]) -> list[str]:
+    return [*HEADER, STABILITY_HEADER] if any(row.stability for row in rows) else HEADER
+
+
 def table_rows(rows: list[ModelRow]) -> list[list[str]]:
+    stability = any(row.stability for row in rows)
     return [
         [
             row.dataset,
@@ -413,6 +492,7 @@ def table_rows(rows: list[ModelRow]) -> list[list[str]]:
             *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
             f"{row.mean_rank:.2f}" if row.position is not None else "—",
             ", ".join(row.missing),
+            *([row.stability.describe() if row.stability else "—"] if stability else []),
         ]
         for row in rows
     ]
@@ -437,7 +517,9 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
         )
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow([*CSV_HEADER, *(f"{name} {category}" for name, category in extra)])
+        stability = any(row.stability for row in rows)
+        stability_header = ["position 2.5%", "position 97.5%", "position shares"] if stability else []
+        writer.writerow([*CSV_HEADER, *stability_header, *(f"{name} {category}" for name, category in extra)])
         for row in rows:
             metric_cells = []
             for name in METRIC_NAMES:
@@ -454,6 +536,7 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
                 row.partial or "", *metric_cells,
                 *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
                 f"{row.mean_rank:.4g}" if row.position is not None else "", ", ".join(row.missing),
+                *(_stability_cells(row) if stability else []),
                 *(f"{row.breakdown.get(n, {}).get(c, ''):.6g}" if c in row.breakdown.get(n, {}) else ""
                   for n, c in extra),
             ])  # fmt: skip
@@ -461,7 +544,8 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     body = table_rows(rows)
     if fmt == "html":
         return _html_page(board, body, breakdown)
-    markdown = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    header = _header(rows)
+    markdown = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     markdown += ["| " + " | ".join(line) + " |" for line in body]
     text = "\n".join(markdown) + f"\n\n{RANKING_NOTE}\n"
     notes = _all_notes(board)
@@ -489,7 +573,7 @@ p.note { color: #7b8794; font-size: .82rem; margin: .2rem 0; }
 
 def _html_page(board: Leaderboard, body: list[list[str]], breakdown: bool) -> str:
     """One standalone page: styles, the table, the plot embedded as a data URI, notes."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in HEADER)
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in _header(board.rows))
     lines = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in line) + "</tr>"
         for line in body
@@ -533,6 +617,12 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
         "settings": row.settings,
         "notes": row.notes,
     }
+    if row.stability is not None:
+        document["rank_stability"] = {
+            "resamples": row.stability.resamples,
+            "position_shares": {str(pos): share for pos, share in sorted(row.stability.shares.items())},
+            "position_interval": list(row.stability.interval),
+        }
     if breakdown:
         document["breakdown"] = row.breakdown
     return document
@@ -599,7 +689,9 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     labels = []
     for row in rows:
         position = "unranked" if row.position is None else f"{row.position:g}."
-        labels.append(f"{position} " + "\n".join(textwrap.wrap(row.model, 34)[:3]))
+        spread = (f"\n(positions {row.stability.interval[0]:g}–{row.stability.interval[1]:g} "
+                  "under resampling)" if row.stability else "")  # fmt: skip
+        labels.append(f"{position} " + "\n".join(textwrap.wrap(row.model, 34)[:3]) + spread)
     lines = sum(label.count("\n") + 1 for label in labels)
     height = 1.6 + 0.32 * max(lines, 2) + 0.18 * len(rows)
     figure, axes = plt.subplots(1, 3, figsize=(13, height), sharey=True)
