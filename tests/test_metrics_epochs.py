@@ -1,13 +1,14 @@
-"""The MCQ metrics shared by the MedReason MCQ track and MedXpertQA-MM, through Inspect's
-real epoch reducers."""
+"""The metrics shared by the families (the MCQ accuracy family, the judge components'
+bootstrap interval), through Inspect's real epoch reducers."""
 
 from __future__ import annotations
 
 import math
 
 from inspect_ai.scorer import Score
-from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing
+from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
+from inspect_medreason.intervals import bootstrap_ci, bootstrap_interval
 from inspect_medreason.metrics import parsed_accuracy, strict_accuracy, unparsed
 
 
@@ -29,3 +30,20 @@ def test_mcq_metrics_are_unchanged_by_agreeing_epochs() -> None:
             Score(value=math.nan),  # unscored: no reference
         ],
     )
+
+
+def test_bootstrap_interval_is_unchanged_by_agreeing_epochs() -> None:
+    assert_agreeing_epochs_change_nothing(
+        [bootstrap_ci()],
+        [4.0, 3.0, 3.0, 1.0, 0.0, 2.0, math.nan],
+        metadata=[{"image_cluster": c} for c in ("a", "a", "b", "c", "c", "d", "e")],
+    )
+
+
+def test_bootstrap_interval_reads_the_reduced_score() -> None:
+    values = run_metrics(
+        [bootstrap_ci()], [[4.0, 2.0], [0.0, 0.0], [2.0, 2.0], [1.0, 3.0]], reducer="mean"
+    )
+    expected = bootstrap_interval([3.0, 0.0, 2.0, 2.0], ["s0", "s1", "s2", "s3"])
+    # a list metric's dict value is logged under its keys (a dict score's under name_key)
+    assert values["lower"] == expected.lower and values["upper"] == expected.upper
