@@ -127,7 +127,8 @@ def test_export_works_on_an_unlabeled_split(
     assert log.samples is not None
     for sample, answer in zip(log.samples, answers, strict=True):
         assert sample.metadata is not None
-        assert answer["answer"] == sample.metadata["label_map"]["A"]
+        # (a shuffle that left the order as it was stores no label_map)
+        assert answer["answer"] == sample.metadata.get("label_map", {}).get("A", "A")
 
 
 def test_judge_scores_leave_out_unscored(

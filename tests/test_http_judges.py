@@ -74,8 +74,8 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
         "gt_final_unscored": 0.0, "va_answer_unscored": 0.0, "rvf_trace_unscored": 0.0,
     }  # fmt: skip
     assert score.metadata is not None
-    assert score.metadata["judge_models"]["gt_final"] == "vllm/text-judge"
-    assert score.metadata["judge_models"]["rvf_trace"] == "vllm/vision-judge"
+    assert score.metadata["judge_models"]["gt_final"] == ["vllm/text-judge"]  # a panel of one
+    assert score.metadata["judge_models"]["rvf_trace"] == ["vllm/vision-judge"]
 
 
 def one_open_case(folder: Path) -> None:

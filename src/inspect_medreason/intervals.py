@@ -17,17 +17,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
-from scipy import stats
 
 LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 20260
 IMAGE_CLUSTER = "image_cluster"  # sample metadata key: cases with the same image(s) share it
 # Two-sided alpha 0.05 and power 0.8: the usual design for "could this sample detect it".
-DETECTABLE_Z = float(stats.norm.ppf(0.975) + stats.norm.ppf(0.8))
+# (scipy is imported where it is used: tasks import this module, and scipy.stats costs a second.)
+DETECTABLE_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ NO_INTERVAL = Interval(math.nan, math.nan)
 
 def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
     """The Wilson score interval of a proportion (undefined without trials)."""
+    from scipy import stats
+
     if trials == 0:
         return NO_INTERVAL
     ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
@@ -159,6 +162,8 @@ def paired_difference(
 
 def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
     """Two-sided exact McNemar p-value: a binomial test of the discordant pairs at 1/2."""
+    from scipy import stats
+
     only_first = int(np.sum((first == 1) & (second == 0)))
     only_second = int(np.sum((first == 0) & (second == 1)))
     discordant = only_first + only_second
@@ -170,6 +175,8 @@ def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:
 def wilcoxon_signed_rank(differences: np.ndarray) -> float:
     """Two-sided Wilcoxon signed-rank p-value; zero differences are dropped (Wilcoxon's
     convention); 1.0 when every difference is zero."""
+    from scipy import stats
+
     if not np.any(differences != 0):
         return 1.0
     return float(stats.wilcoxon(differences, zero_method="wilcox").pvalue)

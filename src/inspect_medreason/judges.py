@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -354,6 +355,7 @@ async def run_judge(
     expected: str = SCORE_FORMAT,
     schema: type[BaseModel] = JudgeScore,
     candidate: str = "",
+    role: str = "",
 ) -> JudgeOutcome:
     """Ask the judge; on an unusable reply ask again (bounded), then give up unscored.
 
@@ -363,7 +365,13 @@ async def run_judge(
     """
     outcome = JudgeOutcome(kind=kind, score=None, rationale="")
     conversation = list(messages)
-    cache: bool | CachePolicy = CachePolicy(expiry=None) if settings.cache else False
+    # The cache key carries the role: two members of a panel on the same model (a
+    # self-consistency panel) must not be handed each other's replies.
+    cache: bool | CachePolicy = (
+        CachePolicy(expiry=None, scopes={"judge_role": role} if role else {})
+        if settings.cache
+        else False
+    )
     config = settings.generate_config(schema)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
@@ -523,3 +531,61 @@ async def grade_correctness(
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+# --- judge panels -----------------------------------------------------------------------
+
+PANEL_REDUCTIONS = ("median", "mean", "min")
+
+
+def panel_roles(base: str, bound: Iterable[str]) -> list[str]:
+    """The judges of ``base``'s panel: ``base`` and every bound role ``base_<n>`` (n a whole
+    number), in order of n."""
+    suffixed = sorted(
+        (int(match.group(1)), role)
+        for role in bound
+        if (match := re.fullmatch(rf"{re.escape(base)}_(\d+)", role))
+    )
+    return [base, *(role for _, role in suffixed)]
+
+
+def reduce_panel(scores: list[int], how: str) -> float | None:
+    """One component score from a panel's scores: the median (the lower middle value of an
+    even panel, so a tie never raises a score), the mean or the minimum; None when no judge
+    of the panel scored."""
+    if not scores:
+        return None
+    ordered = sorted(scores)
+    if how == "median":
+        return float(ordered[(len(ordered) - 1) // 2])
+    if how == "min":
+        return float(ordered[0])
+    return sum(ordered) / len(ordered)
+
+
+def panel_component(kind: str, members: list[tuple[str, JudgeOutcome]], how: str) -> float:
+    """The component's value from its panel (NaN when every judge failed). RVF_trace is made
+    an integer (rounded down) before the gate, whatever the reduction: the official gate caps
+    only RVF <= 1 and RVF == 2, and a fractional 1.5 would slip past it."""
+    value = reduce_panel([o.score for _, o in members if o.score is not None], how)
+    if value is None:
+        return math.nan
+    return float(math.floor(value)) if kind == "rvf" else value
+
+
+def panel_metadata(members: list[tuple[str, JudgeOutcome]], value: float, how: str) -> dict[str, object]:
+    """What the log keeps of a component: the first judge's record as before (a one-judge
+    panel reads as it always did), the reduced score, and every judge's own result."""
+    first = members[0][1].as_metadata()
+    scored = [o for _, o in members if o.score is not None]
+    failures = [f"{role}: {o.failure}" for role, o in members if o.score is None and o.failure]
+    return {
+        **first,
+        "score": None if math.isnan(value) else value,
+        "failure": None if scored
+        else first.get("failure") if len(members) == 1
+        else "; ".join(failures),
+        "panel_reduce": how,
+        "panel": [{"role": role, **outcome.as_metadata()} for role, outcome in members],
+        "panel_failed": len(members) - len(scored),
+    }

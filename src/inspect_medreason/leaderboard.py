@@ -176,6 +176,7 @@ def run_settings(log: EvalLog) -> RunSettings:
         tracks["open"] = {
             "judges": roles,
             "judge_settings": judges.get("settings"),
+            "panel_reduce": judges.get("panel_reduce", "median"),
             "judge_templates": {
                 name: record.get("sha256")
                 for name, record in (judges.get("templates") or {}).items()

@@ -12,8 +12,10 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import re
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -373,8 +375,12 @@ def _read_ground_truth(
     return entries, problems
 
 
-def prepare_image(data_dir: Path, relative: str, frame: object = None) -> Path:
-    """A safe, decodable image file for a case path: DICOM becomes a cached PNG."""
+def prepare_image(
+    data_dir: Path, relative: str, frame: object = None, check_decodes: bool = True
+) -> Path:
+    """A safe, decodable image file for a case path: DICOM becomes a cached PNG.
+    ``check_decodes=False`` leaves the full decode of a raster file to the caller (who
+    checks many files at once with ``check_images_decode``)."""
     path = resolve_image_path(data_dir, relative)
     if is_dicom(path):
         try:
@@ -382,8 +388,25 @@ def prepare_image(data_dir: Path, relative: str, frame: object = None) -> Path:
         except ValueError as error:
             raise ImagePathError(f"frame {frame!r} is not a whole number") from error
         return dicom_as_png(path, frame_index)
-    check_image_decodes(path)
+    if check_decodes:
+        check_image_decodes(path)
     return path
+
+
+def check_images_decode(paths: list[Path]) -> dict[Path, str]:
+    """Decode every file (Pillow releases the GIL while decoding, so a thread per core
+    shares the work); the problem of each file that does not decode."""
+    def problem(path: Path) -> str | None:
+        try:
+            check_image_decodes(path)
+        except ImagePathError as error:
+            return str(error)
+        return None
+
+    unique = list(dict.fromkeys(paths))
+    with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
+        found = dict(zip(unique, pool.map(problem, unique), strict=True))
+    return {path: message for path, message in found.items() if message is not None}
 
 
 def load_cases(
@@ -476,11 +499,18 @@ def load_cases(
         frame = (case.metadata.model_extra or {}).get("frame")
         for relative in case.image_paths if check_images else []:
             try:
-                paths.append(prepare_image(data_dir, relative, frame))
+                paths.append(prepare_image(data_dir, relative, frame, check_decodes=False))
             except ImagePathError as error:
                 problems.append(Problem(file_name, where, "image_paths", str(error)))
         resolved[case.case_id] = paths
         cases.append(case)
+
+    # Every raster image is decoded in full (DICOM files were converted above), in parallel.
+    undecodable = check_images_decode([path for paths in resolved.values() for path in paths])
+    for case in cases:
+        for path in resolved[case.case_id]:
+            if path in undecodable:
+                problems.append(Problem(file_name, case.case_id, "image_paths", undecodable[path]))
 
     known_ids = set(ids)
     for case_id in truth:

@@ -48,7 +48,9 @@ def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> 
     assert q2.value == 1.0 and q2.metadata is not None
     assert not q2.metadata["strict_correct"]
     assert q2.metadata["extraction_method"] == "answer_statement"
-    assert q2.metadata["raw_output"] == MCQ_REPLIES["(q2)"]
+    # no JSON answer field: the whole reply is what a submission would carry
+    assert q2.metadata["answer_field"] is None
+    assert q2.metadata["strict_answer"] == MCQ_REPLIES["(q2)"]
     # q3: no answer stated, counted wrong and unparsed, not guessed
     assert q3.value == 0.0 and q3.metadata is not None and not q3.metadata["parsed"]
     assert q3.answer == "" and "no answer extracted" in (q3.explanation or "")

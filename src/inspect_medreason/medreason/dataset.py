@@ -20,6 +20,7 @@ from inspect_medreason.loaders import (
     case_turn,
     load_cases,
 )
+from inspect_medreason.metrics import MCQ_GROUP_FIELDS as BREAKDOWN_FIELDS
 from inspect_medreason.prompts import context_block
 from inspect_medreason.schema import (
     Case,
@@ -68,28 +69,37 @@ def record_to_sample(
     extra = {
         key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
     }
+    # Only what the solver, the scorers and the reports read, and nothing empty: Inspect
+    # copies a sample's metadata several times per sample and writes it to the log.
     metadata: dict[str, Any] = {
         "case_id": case.case_id,
         "task_type": case.task_type,
         "question": case.question,
-        "context": case.context,
         "options": options,
-        "label_map": label_map,
         "reference_answer": case.answer,
         "has_reference": case.answer is not None and case.answer.strip() != "",
-        "reference_reasoning": case.reference_reasoning,
-        "image_paths": case.image_paths,
-        "image_files": [str(path) for path in images],
-        # Cases on the same image(s) are resampled together by the bootstrap intervals.
-        IMAGE_CLUSTER: "|".join(sorted(case.image_paths)) or f"case:{case.case_id}",
-        # Where image_paths are confined: re-scoring resolves them again under this folder.
-        "data_dir": str(data_dir) if data_dir is not None else None,
-        "extra_metadata": extra,
         # The blind control: the case has images, this run does not show them.
         "images_withheld": bool(images) and not show_images,
     }
+    optional = {
+        "context": case.context,
+        "reference_reasoning": case.reference_reasoning,
+        # shown label -> the case's own label, when the options were shuffled
+        "label_map": label_map if any(k != v for k, v in label_map.items()) else None,
+        "image_paths": case.image_paths,
+        # Cases on the same image(s) are resampled together by the bootstrap intervals.
+        IMAGE_CLUSTER: "|".join(sorted(case.image_paths)),
+        # Where image_paths are confined: re-scoring resolves them again under this folder.
+        "data_dir": str(data_dir) if data_dir is not None and case.image_paths else None,
+        "extra_metadata": extra,
+    }
+    metadata.update({key: value for key, value in optional.items() if value})
     for key in GROUP_FIELDS:
-        metadata[key] = str(group_values.get(key) or UNKNOWN_GROUP)
+        value = group_values.get(key)
+        # The breakdown fields are always present (grouped metrics need the key); the
+        # others only when the case names them.
+        if value or key in BREAKDOWN_FIELDS:
+            metadata[key] = str(value or UNKNOWN_GROUP)
     return Sample(
         id=case.case_id,
         input=case_turn(images, f"{context_block(case.context)}{case.question}", show_images),

@@ -8,10 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
+from inspect_ai.model import model_roles
 
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
-from inspect_medreason.judges import JudgeSettings, JudgeTemplates, require_judge_roles
+from inspect_medreason.judges import (
+    PANEL_REDUCTIONS,
+    JudgeSettings,
+    JudgeTemplates,
+    panel_roles,
+    require_judge_roles,
+)
 from inspect_medreason.loaders import LoadedCases
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
@@ -77,6 +85,7 @@ def judge_choices(
     judge_structured_output: Any,
     judge_cache: Any,
     judge_timeout: Any = 120.0,
+    panel_reduce: Any = "median",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate judge arguments at task creation (not at the first score).
 
@@ -90,7 +99,12 @@ def judge_choices(
     require_judge_roles(
         list(JUDGE_ROLES.values()), coerce_bool(allow_self_judging, "allow_self_judging")
     )
+    if panel_reduce not in PANEL_REDUCTIONS:
+        raise TaskArgumentError(
+            f"-T panel_reduce={panel_reduce!r}: choose one of {', '.join(PANEL_REDUCTIONS)}"
+        )
     scorer_args = {
+        "panel_reduce": panel_reduce,
         "judge_prompts": judge_prompts,
         "allow_self_judging": coerce_bool(allow_self_judging, "allow_self_judging"),
         **{f"judge_{key}": value for key, value in asdict(settings).items()},
@@ -100,6 +114,12 @@ def judge_choices(
         "settings": asdict(settings),
         "templates": templates.log_record(),
         "allow_self_judging": scorer_args["allow_self_judging"],
+        "panel_reduce": panel_reduce,
+        # The judges of each panel, as far as the roles are known when the task is built
+        # (every score's metadata names the models that judged it).
+        "panels": {
+            role: panel_roles(role, model_roles()) for role in dict.fromkeys(JUDGE_ROLES.values())
+        },
     }
     return scorer_args, record
 
@@ -187,6 +207,7 @@ def open_ended(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    panel_reduce: str = "median",
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
@@ -207,9 +228,13 @@ def open_ended(
         judge_structured_output: Request a JSON schema from judges (providers that support it).
         judge_cache: Cache judge replies (Inspect's model cache).
         judge_timeout: Seconds one judge call may take before its component is unscored.
+        panel_reduce: How a judge panel's scores become one (median, mean or min); a panel is
+            a role plus its numbered extras (``--model-role grader_2=...``).
     """
     judge_args = {
-        key: value for key, value in locals().items() if key.startswith(("judge_", "allow_"))
+        key: value
+        for key, value in locals().items()
+        if key.startswith(("judge_", "allow_", "panel_"))
     }
     return medreason_task(
         {"open"}, OPEN_ENDED_TASK_VERSION, "medreason_open_ended",
@@ -233,13 +258,16 @@ def medreason(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    panel_reduce: str = "median",
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
     MCQ cases cost no judge call. Arguments as for ``mcq`` and ``open_ended``.
     """
     judge_args = {
-        key: value for key, value in locals().items() if key.startswith(("judge_", "allow_"))
+        key: value
+        for key, value in locals().items()
+        if key.startswith(("judge_", "allow_", "panel_"))
     }
     return medreason_task(
         {"mcq", "open"}, MEDREASON_TASK_VERSION, "medreason",

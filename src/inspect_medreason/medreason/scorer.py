@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessageUser, ContentImage
+from inspect_ai.model import ChatMessageUser, ContentImage, model_roles
 from inspect_ai.scorer import (
     Metric,
     Score,
@@ -28,11 +28,13 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
 from inspect_medreason.intervals import bootstrap_ci
 from inspect_medreason.judges import (
     JUDGE_KINDS,
+    PANEL_REDUCTIONS,
     JudgeKind,
     JudgeOutcome,
     JudgeSettings,
@@ -40,6 +42,9 @@ from inspect_medreason.judges import (
     gate_visual_accuracy,
     judge_messages,
     judge_model,
+    panel_component,
+    panel_metadata,
+    panel_roles,
     run_judge,
     scored_by_rule,
 )
@@ -62,18 +67,21 @@ def score_mcq_reply(completion: str, metadata: dict[str, Any], target: str) -> S
     extraction = extract_label(completion, options)
     # What a submission would carry: the JSON answer field, else the whole reply.
     strict_answer = extraction.answer_field if extraction.answer_field is not None else completion
+    # The reply itself, its reasoning and the target are in the sample already; only what
+    # the scorer adds is kept (Inspect copies and summarises every string of it per sample).
     score_metadata: dict[str, Any] = {
-        "raw_output": completion,
         "extraction_method": extraction.method,
         "extraction_detail": extraction.detail,
         "extracted_label": extraction.label,
-        "original_label": label_map.get(extraction.label) if extraction.label else None,
         "answer_field": extraction.answer_field,
-        "reasoning_trace": extraction.reasoning_trace,
-        "strict_answer": strict_answer,
-        "target": target or None,
-        "original_target": label_map.get(target) if target else None,
     }
+    if strict_answer != extraction.answer_field:
+        score_metadata["strict_answer"] = strict_answer
+    if label_map:  # the options were shuffled: the case's own labels
+        score_metadata["original_label"] = (
+            label_map.get(extraction.label, extraction.label) if extraction.label else None
+        )
+        score_metadata["original_target"] = label_map.get(target, target) if target else None
     if not metadata.get("has_reference", bool(target)):
         return Score.unscored(
             reason="no reference answer for this case (unlabeled split)",
@@ -187,17 +195,23 @@ def _component_value(outcome: JudgeOutcome | None) -> float:
     return float(outcome.score) if outcome is not None and outcome.score is not None else math.nan
 
 
-def _explain(outcomes: dict[JudgeKind, JudgeOutcome], va_final: float) -> str:
+def _explain(judges: dict[str, dict[str, Any]], va_final: float) -> str:
     lines = []
-    for kind, outcome in outcomes.items():
-        name = OPEN_COMPONENTS[kind]
-        if outcome.score is None:
-            lines.append(f"{name}: UNSCORED ({outcome.failure})")
+    for name, record in judges.items():
+        panel = record["panel"]
+        if record["score"] is None:
+            lines.append(f"{name}: UNSCORED ({record['failure']})")
+            continue
+        if record["by_rule"]:
+            source = "by rule"
+        elif len(panel) == 1:
+            source = f"judge {panel[0]['role']}"
         else:
-            source = "by rule" if outcome.by_rule else f"judge {JUDGE_ROLES[kind]}"
-            lines.append(f"{name} = {outcome.score} ({source}): {outcome.rationale}")
+            scores = ", ".join(f"{m['role']}={m['score'] if m['score'] is not None else 'failed'}" for m in panel)
+            source = f"panel {record['panel_reduce']} of {scores}"
+        lines.append(f"{name} = {record['score']:g} ({source}): {record['rationale']}")
     lines.append(
-        f"va_final = {'UNSCORED' if math.isnan(va_final) else int(va_final)} "
+        f"va_final = {'UNSCORED' if math.isnan(va_final) else f'{va_final:g}'} "
         "(official gate: rvf_trace <= 1 caps va_answer at 1, rvf_trace == 2 caps it at 3)"
     )
     return "\n".join(lines)
@@ -208,8 +222,10 @@ async def score_open_reply(
     templates: JudgeTemplates,
     settings: JudgeSettings,
     allow_self_judging: bool,
+    panel_reduce: str = "median",
 ) -> Score:
-    """Judge one open-ended reply on the three components and apply the official gate."""
+    """Judge one open-ended reply on the three components (each by its role's panel) and
+    apply the official gate."""
     metadata = state.metadata
     reply = parse_open_reply(state.output.completion)
     reference = metadata.get("reference_answer")
@@ -221,8 +237,8 @@ async def score_open_reply(
         images, image_problem = [], f"case image refused: {error}"
 
     outcomes: dict[JudgeKind, JudgeOutcome] = {}
-    calls: dict[JudgeKind, Any] = {}
-    models: dict[str, str] = {}
+    calls: dict[tuple[JudgeKind, str], Any] = {}
+    models: dict[str, list[str]] = {}
     if not reply.answer:
         outcomes["gt"] = scored_by_rule("gt", "empty final answer: GT_final = 0 by rule")
         outcomes["va"] = scored_by_rule("va", "empty final answer: VA_answer = 0 by rule")
@@ -237,19 +253,27 @@ async def score_open_reply(
         outcomes["gt"] = JudgeOutcome(
             kind="gt", score=None, rationale="", failure="no reference answer for this case"
         )
+    bound = [] if allow_self_judging else list(model_roles())
     for kind in JUDGE_KINDS:
         if kind in outcomes:
             continue
         candidate = reply.reasoning_trace if kind == "rvf" else reply.answer
         messages = judge_messages(kind, templates, question, context, candidate, reference, images)
-        model = judge_model(JUDGE_ROLES[kind], allow_self_judging)
-        models[OPEN_COMPONENTS[kind]] = str(model)
-        calls[kind] = run_judge(kind, model, messages, templates, settings, candidate=candidate)
-    # The three judge calls of a case are independent: run them concurrently.
-    outcomes.update(zip(calls, await collect(*calls.values()), strict=True))
-    outcomes = {kind: outcomes[kind] for kind in JUDGE_KINDS}
-
-    gt, va, rvf = (_component_value(outcomes[k]) for k in JUDGE_KINDS)
+        for role in panel_roles(JUDGE_ROLES[kind], bound):
+            model = judge_model(role, allow_self_judging)
+            models.setdefault(OPEN_COMPONENTS[kind], []).append(str(model))
+            calls[kind, role] = run_judge(
+                kind, model, messages, templates, settings, candidate=candidate, role=role
+            )
+    # Every judge call of a case is independent: run them concurrently.
+    judged = dict(zip(calls, await collect(*calls.values()), strict=True))
+    panels: dict[JudgeKind, list[tuple[str, JudgeOutcome]]] = {
+        kind: [("rule" if outcomes[kind].by_rule else JUDGE_ROLES[kind], outcomes[kind])]
+        if kind in outcomes
+        else [(role, outcome) for (k, role), outcome in judged.items() if k == kind]
+        for kind in JUDGE_KINDS
+    }
+    gt, va, rvf = (panel_component(kind, panels[kind], panel_reduce) for kind in JUDGE_KINDS)
     va_final = math.nan if math.isnan(va) or math.isnan(rvf) else gate_visual_accuracy(va, rvf)
     value: dict[str, float] = {
         "gt_final": gt,
@@ -260,16 +284,20 @@ async def score_open_reply(
         "va_answer_unscored": float(math.isnan(va)),
         "rvf_trace_unscored": float(math.isnan(rvf)),
     }
+    judges = {
+        OPEN_COMPONENTS[kind]: panel_metadata(panels[kind], component, panel_reduce)
+        for kind, component in zip(JUDGE_KINDS, (gt, va, rvf), strict=True)
+    }
     return Score(
         value=cast(Value, value),
         answer=reply.answer,
-        explanation=_explain(outcomes, va_final),
+        explanation=_explain(judges, va_final),
         metadata={
             "answer": reply.answer,
             "reasoning_trace": reply.reasoning_trace,
             "parse_method": reply.method,
             "raw_output": state.output.completion,
-            "judges": {OPEN_COMPONENTS[k]: o.as_metadata() for k, o in outcomes.items()},
+            "judges": judges,
             "judge_models": models,
             "judge_settings": asdict(settings),
             "judge_templates_sha256": {
@@ -290,10 +318,16 @@ def open_ended_scorer(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    panel_reduce: str = "median",
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
-    ``vision_grader``), 0-4 each, and VA_final by the official gate. MCQ cases are left
+    ``vision_grader``), 0-4 each, and VA_final by the official gate. Each role may be a
+    panel (``grader_2``, ``grader_3``, ...), reduced by ``panel_reduce``. MCQ cases are left
     unscored here (they belong to ``mcq_scorer``)."""
+    if panel_reduce not in PANEL_REDUCTIONS:
+        raise TaskArgumentError(
+            f"panel_reduce={panel_reduce!r}: choose one of {', '.join(PANEL_REDUCTIONS)}"
+        )
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_args(
         judge_temperature, judge_seed, judge_max_tokens, judge_retries,
@@ -304,6 +338,6 @@ def open_ended_scorer(
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judges")
-        return await score_open_reply(state, templates, settings, self_judging)
+        return await score_open_reply(state, templates, settings, self_judging, panel_reduce)
 
     return score
