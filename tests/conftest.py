@@ -25,6 +25,10 @@ def isolated_inspect_cache(
     """Judge replies are cached by default; keep each test's cache its own (and off the
     user's), so that a test sees every request it causes."""
     monkeypatch.setenv("INSPECT_CACHE_DIR", str(tmp_path_factory.mktemp("inspect_cache")))
+    # and the plugin's own (converted DICOM, the record of images already decoded)
+    monkeypatch.setenv(
+        "INSPECT_MEDREASON_CACHE_DIR", str(tmp_path_factory.mktemp("medreason_cache"))
+    )
 
 
 def write_png(path: Path, size: tuple[int, int] = (8, 8), colour: int = 128) -> Path:

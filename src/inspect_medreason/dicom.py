@@ -20,11 +20,10 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from inspect_medreason.images import ImagePathError
+from inspect_medreason.images import ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
-CACHE_ENV = "INSPECT_MEDREASON_CACHE_DIR"
 # Nuclear-medicine counts and similar data carry no window: stretch these percentiles.
 FALLBACK_PERCENTILES = (0.5, 99.5)
 
@@ -39,12 +38,6 @@ def is_dicom(path: Path) -> bool:
             return handle.read(4) == b"DICM"
     except OSError:
         return False
-
-
-def cache_root() -> Path:
-    """Where converted images are kept (``$INSPECT_MEDREASON_CACHE_DIR`` to move it)."""
-    configured = os.environ.get(CACHE_ENV)
-    return Path(configured) if configured else Path.home() / ".cache" / "inspect_medreason"
 
 
 def cache_dir() -> Path:

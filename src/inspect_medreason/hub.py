@@ -19,7 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from inspect_medreason.dicom import cache_root
+from inspect_medreason.images import cache_root
 from inspect_medreason.images import ImagePathError, check_image_decodes
 from inspect_medreason.loaders import DatasetError, Problem, prepare_image
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import sqlite3
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from PIL import Image, UnidentifiedImageError
@@ -84,3 +86,72 @@ def _decode_problem(path: str, size: int, mtime_ns: int) -> str | None:
     except Exception as error:  # a hostile file can trip any decoder: report, never crash
         return f"{name} is not a decodable image ({type(error).__name__}: {error})"
     return None
+
+
+CACHE_ENV = "INSPECT_MEDREASON_CACHE_DIR"
+
+
+def cache_root() -> Path:
+    """Where converted images and the decode record are kept (``$INSPECT_MEDREASON_CACHE_DIR``
+    to move it)."""
+    configured = os.environ.get(CACHE_ENV)
+    return Path(configured) if configured else Path.home() / ".cache" / "inspect_medreason"
+
+
+def _decode_key(path: Path) -> str | None:
+    try:
+        stat = path.resolve().stat()
+    except OSError:
+        return None
+    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+
+
+def _decode_record() -> sqlite3.Connection | None:
+    """The record of files already decoded in full, kept across runs (a file is known by
+    its path, size and modification time); None when the cache folder is not writable,
+    and then every file is decoded."""
+    try:
+        root = cache_root()
+        root.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(root / "decoded.sqlite", timeout=5.0)
+        connection.execute("CREATE TABLE IF NOT EXISTS decoded (key TEXT PRIMARY KEY)")
+        return connection
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def check_images_decode(paths: list[Path]) -> dict[Path, str]:
+    """Decode every file in full, once: files decoded on an earlier run (same path, size and
+    modification time) are not decoded again. Returns the problem of each file that does
+    not decode (those are never recorded, so they are checked again next time)."""
+    unique = list(dict.fromkeys(paths))
+    keys = {path: _decode_key(path) for path in unique}
+    record = _decode_record()
+    known: set[str] = set()
+    if record is not None:
+        with contextlib.suppress(sqlite3.Error):
+            wanted = [k for k in keys.values() if k]
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                rows = record.execute(
+                    f"SELECT key FROM decoded WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                )
+                known.update(row[0] for row in rows)
+    problems: dict[Path, str] = {}
+    decoded: list[str] = []
+    for path in unique:
+        key = keys[path]
+        if key is not None and key in known:
+            continue
+        try:
+            check_image_decodes(path)
+        except ImagePathError as error:
+            problems[path] = str(error)
+            continue
+        if key is not None:
+            decoded.append(key)
+    if record is not None:
+        with contextlib.suppress(sqlite3.Error), record:
+            record.executemany("INSERT OR IGNORE INTO decoded VALUES (?)", [(k,) for k in decoded])
+        record.close()
+    return problems

@@ -12,10 +12,8 @@ from __future__ import annotations
 import difflib
 import json
 import logging
-import os
 import re
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -27,7 +25,12 @@ from pydantic import ValidationError
 
 from inspect_medreason.dicom import dicom_as_png, is_dicom
 from inspect_medreason.errors import UserInputError
-from inspect_medreason.images import ImagePathError, check_image_decodes, resolve_image_path
+from inspect_medreason.images import (
+    ImagePathError,
+    check_image_decodes,
+    check_images_decode,
+    resolve_image_path,
+)
 from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
@@ -393,22 +396,6 @@ def prepare_image(
     return path
 
 
-def check_images_decode(paths: list[Path]) -> dict[Path, str]:
-    """Decode every file (Pillow releases the GIL while decoding, so a thread per core
-    shares the work); the problem of each file that does not decode."""
-    def problem(path: Path) -> str | None:
-        try:
-            check_image_decodes(path)
-        except ImagePathError as error:
-            return str(error)
-        return None
-
-    unique = list(dict.fromkeys(paths))
-    with ThreadPoolExecutor(max_workers=max(1, min(8, os.cpu_count() or 1))) as pool:
-        found = dict(zip(unique, pool.map(problem, unique), strict=True))
-    return {path: message for path, message in found.items() if message is not None}
-
-
 def load_cases(
     data: str | Path | None = None,
     ground_truth: str | Path | None = None,
@@ -505,7 +492,7 @@ def load_cases(
         resolved[case.case_id] = paths
         cases.append(case)
 
-    # Every raster image is decoded in full (DICOM files were converted above), in parallel.
+    # Every raster image is decoded in full (DICOM files were converted above).
     undecodable = check_images_decode([path for paths in resolved.values() for path in paths])
     for case in cases:
         for path in resolved[case.case_id]:
