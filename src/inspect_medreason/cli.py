@@ -204,6 +204,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_agreement(args: argparse.Namespace) -> int:
+    from inspect_medreason.agreement import agreement, plot_png, read_ratings, render
+
+    for target in (args.output, args.plot):
+        if target:
+            check_output_path(Path(target), args.force)
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None)
+    notes[:0] = skipped
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not any(len(raters) >= 2 for raters in ratings.values()):
+        raise ChallengeError([
+            "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
+            "several logs judging the same cases, or --reference scores"
+        ])  # fmt: skip
+    results = agreement(ratings)
+    output = render(results, notes, args.format)
+    if args.output:
+        write_text_atomically(Path(args.output), output, args.force)
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(output, end="" if output.endswith("\n") else "\n")
+    if args.plot:
+        write_bytes_atomically(Path(args.plot), plot_png(results), args.force)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_sample_data(args: argparse.Namespace) -> int:
     target = Path(args.directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -353,6 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--plot", help="write a PNG of the differences with their intervals")
     compare.add_argument("--force", action="store_true", help="overwrite output files")
     compare.set_defaults(handler=cmd_compare)
+
+    agree = commands.add_parser(
+        "agreement", help="how far the judges agree with each other and with reference scores",
+        description="Per component: weighted kappa, exact and within-one agreement, Spearman, "
+        "bias and confusion for each pair of judges; Krippendorff's alpha and ICC for all; "
+        "score distributions; 95%% bootstrap intervals over cases.",
+    )  # fmt: skip
+    agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
+    agree.add_argument("--reference", help="reference scores in the judge_scores.json format")
+    agree.add_argument("--format", choices=["md", "json", "html"], default="md")
+    agree.add_argument("--output", help="write the report here instead of printing it")
+    agree.add_argument("--plot", help="write a PNG of confusion heat maps and distributions")
+    agree.add_argument("--force", action="store_true", help="overwrite output files")
+    agree.set_defaults(handler=cmd_agreement)
 
     sample = commands.add_parser(
         "sample-data", help="write the shipped demo dataset to a folder",

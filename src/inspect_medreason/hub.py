@@ -19,8 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from inspect_medreason.images import cache_root
-from inspect_medreason.images import ImagePathError, check_image_decodes
+from inspect_medreason.images import ImagePathError, cache_root, check_image_decodes
 from inspect_medreason.loaders import DatasetError, Problem, prepare_image
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}

@@ -12,6 +12,7 @@ import json
 import math
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,6 +206,11 @@ class JudgeOutcome:
     failure: str | None = None
     raw_replies: list[str] = field(default_factory=list)
     parts: dict[str, int] = field(default_factory=dict)
+    # What judging this component cost, over every attempt (tokens as the provider reports
+    # them; seconds of wall time, cache hits included).
+    input_tokens: int = 0
+    output_tokens: int = 0
+    seconds: float = 0.0
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -215,6 +221,11 @@ class JudgeOutcome:
             "failure": self.failure,
             "raw_replies": self.raw_replies,
             **({"parts": self.parts} if self.parts else {}),
+            "cost": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "seconds": round(self.seconds, 3),
+            },
         }
 
 
@@ -375,19 +386,26 @@ async def run_judge(
     config = settings.generate_config(schema)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
+        started = time.monotonic()
         try:
             with anyio.fail_after(settings.timeout):
                 output = await model.generate(conversation, config=config, cache=cache)
         except TimeoutError:
+            outcome.seconds += time.monotonic() - started
             outcome.failure = f"judge call timed out after {settings.timeout:g} s (judge_timeout)"
             return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
             if is_setup_error(error):
                 raise  # a missing role or provider set-up: the run must stop, not go unscored
+            outcome.seconds += time.monotonic() - started
             outcome.failure = (
                 f"judge call failed: {type(error).__name__}: {short_repr(str(error), 300)}"
             )
             return outcome
+        outcome.seconds += time.monotonic() - started
+        if output.usage is not None:
+            outcome.input_tokens += output.usage.input_tokens
+            outcome.output_tokens += output.usage.output_tokens
         reply = output.completion
         outcome.raw_replies.append(reply[:MAX_KEPT_REPLY_CHARS])
         try:

@@ -79,6 +79,13 @@ def test_median_panel_with_a_failed_judge(one_case: Path, tmp_path: Path) -> Non
     assert score.value["va_answer"] == 2.0 and score.value["rvf_trace"] == 2.0
     assert score.value["va_final"] == 2.0
     assert "panel median of grader=3, grader_2=1, grader_3=failed" in score.explanation
+    # What each judge cost on this case: one call each (usage 1 in, 1 out per scripted
+    # reply); the failing judge was asked three times (two retries)
+    cost = score.metadata["judge_cost"]
+    assert cost["grader"]["input_tokens"] == 1 and cost["grader_2"]["output_tokens"] == 1
+    assert cost["grader_3"]["input_tokens"] == 3 and gt["panel"][2]["attempts"] == 3
+    assert cost["vision_grader"]["input_tokens"] == 2  # VA_answer and RVF_trace
+    assert all(spent["seconds"] >= 0 for spent in cost.values())
     assert log.eval.metadata is not None
     assert log.eval.metadata["judges"]["panel_reduce"] == "median"
 

@@ -288,6 +288,13 @@ async def score_open_reply(
         OPEN_COMPONENTS[kind]: panel_metadata(panels[kind], component, panel_reduce)
         for kind, component in zip(JUDGE_KINDS, (gt, va, rvf), strict=True)
     }
+    # What judging this case cost, per role (every component and attempt it judged).
+    cost: dict[str, dict[str, float]] = {}
+    for (_, role), outcome in judged.items():
+        spent = cost.setdefault(role, {"input_tokens": 0, "output_tokens": 0, "seconds": 0.0})
+        spent["input_tokens"] += outcome.input_tokens
+        spent["output_tokens"] += outcome.output_tokens
+        spent["seconds"] = round(spent["seconds"] + outcome.seconds, 3)
     return Score(
         value=cast(Value, value),
         answer=reply.answer,
@@ -299,6 +306,7 @@ async def score_open_reply(
             "raw_output": state.output.completion,
             "judges": judges,
             "judge_models": models,
+            "judge_cost": cost,
             "judge_settings": asdict(settings),
             "judge_templates_sha256": {
                 name: template.sha256 for name, template in templates.templates.items()

@@ -1,0 +1,399 @@
+"""How far do the judges agree: with each other, and with reference scores?
+
+Reads judged open-ended logs (a panel in one log, or the same cases judged in several logs)
+and, optionally, reference scores in the official ``judge_scores.json`` format (a human's
+or the organizers' scores). Every judge (a role in a log) and the reference is a *rater*.
+Per component (GT_final, VA_answer, RVF_trace, VA_final) it reports, for each pair of
+raters on the cases both scored: quadratic-weighted Cohen's kappa (scikit-learn), exact and
+within-one agreement, Spearman's rho (scipy), the mean bias (second minus first) and the
+confusion matrix; for all raters together: Krippendorff's alpha, ordinal (the
+``krippendorff`` package), and the ICC(2,1) (two-way random, absolute agreement, single
+rater; pingouin, with its own F-based 95% interval) on the cases every rater scored; and
+each rater's score distribution. Every other statistic has a 95% percentile bootstrap
+interval over cases (seeded).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import html
+import io
+import itertools
+import json
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.intervals import LEVEL, SEED, Interval
+from inspect_medreason.judges import gate_visual_accuracy
+
+COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
+SCALE = [0, 1, 2, 3, 4]
+RESAMPLES = 1000
+REFERENCE = "reference"
+
+Ratings = dict[str, dict[str, dict[str, int]]]  # component -> rater -> case -> score
+
+
+@dataclass
+class Estimate:
+    value: float
+    interval: Interval
+
+    def as_dict(self) -> dict[str, float]:
+        return {"value": self.value, "lower": self.interval.lower, "upper": self.interval.upper}
+
+
+@dataclass
+class PairAgreement:
+    first: str
+    second: str
+    cases: int
+    kappa: Estimate
+    exact: Estimate
+    within_one: Estimate
+    spearman: Estimate
+    bias: Estimate
+    confusion: list[list[int]]
+
+
+@dataclass
+class ComponentAgreement:
+    component: str
+    raters: list[str]
+    pairs: list[PairAgreement]
+    alpha: Estimate | None
+    icc: Estimate | None
+    icc_cases: int
+    distributions: dict[str, list[int]]
+    notes: list[str] = field(default_factory=list)
+
+
+def bootstrap_estimate(
+    statistic: Callable[[np.ndarray], float], count: int, resamples: int = RESAMPLES, seed: int = SEED
+) -> Estimate:
+    """``statistic`` of the index array 0..count-1, with a percentile interval from
+    resampling those indices; resamples where the statistic is undefined are left out."""
+    value = statistic(np.arange(count))
+    rng = np.random.default_rng(seed)
+    draws = []
+    for _ in range(resamples):
+        result = statistic(rng.integers(0, count, count))
+        if not math.isnan(result):
+            draws.append(result)
+    if len(draws) < resamples / 2:
+        return Estimate(value, Interval(math.nan, math.nan))
+    tail = (1.0 - LEVEL) / 2.0
+    return Estimate(value, Interval(float(np.quantile(draws, tail)), float(np.quantile(draws, 1 - tail))))
+
+
+def quadratic_kappa(first: Sequence[int], second: Sequence[int]) -> float:
+    from sklearn.metrics import cohen_kappa_score
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # undefined (a single category): NaN, reported as such
+        value = cohen_kappa_score(first, second, labels=SCALE, weights="quadratic")
+    return float(value)
+
+
+def spearman(first: np.ndarray, second: np.ndarray) -> float:
+    from scipy.stats import spearmanr
+
+    if len(set(first.tolist())) < 2 or len(set(second.tolist())) < 2:
+        return math.nan
+    return float(spearmanr(first, second).statistic)
+
+
+def krippendorff_alpha(
+    matrix: np.ndarray, level: Literal["nominal", "ordinal", "interval", "ratio"] = "ordinal"
+) -> float:
+    """Krippendorff's alpha of a raters x cases matrix (NaN = not rated)."""
+    import krippendorff
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            value = krippendorff.alpha(
+                reliability_data=matrix, level_of_measurement=level,
+                value_domain=SCALE if level == "ordinal" else None,
+            )  # fmt: skip
+    except (ValueError, ZeroDivisionError):
+        return math.nan  # a single value in the whole matrix: no disagreement to measure
+    return float(value)
+
+
+def icc_two_way(matrix: np.ndarray) -> Estimate:
+    """ICC(2,1) (two-way random, absolute agreement, single rater) of a cases x raters
+    matrix with no gaps, with pingouin's own 95% interval (from the F distribution: a
+    bootstrap of a 20 ms ANOVA a thousand times would cost minutes for no better interval)."""
+    import pandas as pd
+    import pingouin
+
+    cases, raters = matrix.shape
+    if cases < 2 or raters < 2 or np.all(matrix == matrix.flat[0]):
+        return Estimate(math.nan, Interval(math.nan, math.nan))
+    long = pd.DataFrame({
+        "case": np.repeat(np.arange(cases), raters), "rater": np.tile(np.arange(raters), cases),
+        "score": matrix.reshape(-1),
+    })  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = pingouin.intraclass_corr(data=long, targets="case", raters="rater", ratings="score")
+    by_type = table.set_index("Type")
+    # "ICC(A,1)" in pingouin >= 0.6, "ICC2" before
+    row = by_type.loc["ICC(A,1)" if "ICC(A,1)" in by_type.index else "ICC2"]
+    low, high = (float(v) for v in row["CI95"])
+    return Estimate(float(row["ICC"]), Interval(low, high))
+
+
+def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratings, list[str]]:
+    """Every judge's own score per case and component, from judged logs and a reference."""
+    from inspect_ai.log import read_eval_log
+
+    ratings: Ratings = {component: {} for component in COMPONENTS}
+    notes: list[str] = []
+    for path in logs:
+        try:
+            log = read_eval_log(str(path))
+        except Exception as error:
+            raise ChallengeError([f"{path}: not a readable eval log ({type(error).__name__})"]) from error
+        suffix = f" [{path.name}]" if len(logs) > 1 else ""
+        models = {role: getattr(cfg, "model", str(cfg)) for role, cfg in (log.eval.model_roles or {}).items()}
+        judged = 0
+        for sample in log.samples or []:
+            score = (sample.scores or {}).get("open_ended_scorer")
+            judges = (score.metadata or {}).get("judges") if score is not None else None
+            if not judges:
+                continue
+            judged += 1
+            case = str(sample.id)
+            per_rater: dict[str, dict[str, int]] = {}
+            for component in COMPONENTS[:3]:
+                record = judges.get(component) or {}
+                if record.get("by_rule"):
+                    continue  # a zero by rule, not a judge's opinion
+                for member in record.get("panel") or [record | {"role": "judge"}]:
+                    if isinstance(member.get("score"), int):
+                        rater = f"{member['role']}={models.get(member['role'], '?')}{suffix}"
+                        ratings[component].setdefault(rater, {})[case] = member["score"]
+                        per_rater.setdefault(rater, {})[component] = member["score"]
+            for rater, scores in per_rater.items():
+                if "va_answer" in scores and "rvf_trace" in scores:
+                    final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
+                    ratings["va_final"].setdefault(rater, {})[case] = int(final)
+        if not judged:
+            notes.append(f"{path}: no judged open-ended case")
+    if reference is not None:
+        _read_reference(reference, ratings)
+    return ratings, notes
+
+
+def _read_reference(path: Path, ratings: Ratings) -> None:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ChallengeError([f"{path}: not a readable JSON file ({error})"]) from error
+    rows = document.get("scores") if isinstance(document, dict) else document
+    if not isinstance(rows, list):
+        raise ChallengeError([f"{path}: expected {{\"scores\": [{{\"case_id\", \"gt_final\", "
+                              "\"va_answer\", \"rvf_trace\"}, ...]} (judge_scores.json)"])  # fmt: skip
+    problems: list[str] = []
+    for number, row in enumerate(rows, 1):
+        case = str(row.get("case_id", "")).strip() if isinstance(row, dict) else ""
+        if not case:
+            problems.append(f"{path}: row {number}: no case_id")
+            continue
+        scores: dict[str, int] = {}
+        for component in COMPONENTS[:3]:
+            value = row.get(component)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or value not in SCALE:
+                problems.append(f"{path}: case {case}: {component}={value!r} is not a score 0-4")
+                continue
+            scores[component] = int(value)
+            ratings[component].setdefault(REFERENCE, {})[case] = int(value)
+        if "va_answer" in scores and "rvf_trace" in scores:
+            final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
+            ratings["va_final"].setdefault(REFERENCE, {})[case] = int(final)
+    if problems:
+        raise ChallengeError([*problems, "reference scores are whole numbers 0-4 per component"])
+
+
+def agreement(ratings: Ratings) -> list[ComponentAgreement]:
+    """The statistics of the module docstring, per component with at least two raters."""
+    results: list[ComponentAgreement] = []
+    for component in COMPONENTS:
+        raters = sorted(r for r, cases in ratings[component].items() if cases)
+        by_rater = ratings[component]
+        distributions = {
+            rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE] for rater in raters
+        }
+        result = ComponentAgreement(component, raters, [], None, None, 0, distributions)
+        if len(raters) < 2:
+            result.notes.append("fewer than two raters scored this component")
+            results.append(result)
+            continue
+        for first, second in itertools.combinations(raters, 2):
+            shared = sorted(set(by_rater[first]) & set(by_rater[second]))
+            if len(shared) < 2:
+                result.notes.append(f"{first} and {second} share {len(shared)} case(s): no pair statistics")
+                continue
+            result.pairs.append(_pair(first, second, shared, by_rater))
+        cases = sorted(set().union(*(by_rater[r] for r in raters)))
+        matrix = np.array([[by_rater[r].get(c, np.nan) for c in cases] for r in raters], dtype=float)
+        result.alpha = bootstrap_estimate(functools.partial(_alpha_of_columns, matrix), len(cases))
+        complete = [i for i, c in enumerate(cases) if all(c in by_rater[r] for r in raters)]
+        result.icc_cases = len(complete)
+        if len(complete) >= 2:
+            full = matrix[:, complete].T
+            result.icc = icc_two_way(full)
+        results.append(result)
+    return results
+
+
+def _alpha_of_columns(matrix: np.ndarray, columns: np.ndarray) -> float:
+    return krippendorff_alpha(matrix[:, columns])
+
+
+def _pair(first: str, second: str, shared: list[str], by_rater: dict[str, dict[str, int]]) -> PairAgreement:
+    a = np.array([by_rater[first][c] for c in shared])
+    b = np.array([by_rater[second][c] for c in shared])
+
+    def on(statistic: Callable[[np.ndarray, np.ndarray], float]) -> Estimate:
+        return bootstrap_estimate(lambda idx: statistic(a[idx], b[idx]), len(shared))
+
+    from sklearn.metrics import confusion_matrix
+
+    return PairAgreement(
+        first, second, len(shared),
+        kappa=on(lambda x, y: quadratic_kappa(x.tolist(), y.tolist())),
+        exact=on(lambda x, y: float(np.mean(x == y))),
+        within_one=on(lambda x, y: float(np.mean(np.abs(x - y) <= 1))),
+        spearman=on(spearman),
+        bias=on(lambda x, y: float(np.mean(y - x))),
+        confusion=confusion_matrix(a, b, labels=SCALE).tolist(),
+    )  # fmt: skip
+
+
+def _cell(estimate: Estimate | None) -> str:
+    if estimate is None or math.isnan(estimate.value):
+        return "—"
+    low, high = estimate.interval.lower, estimate.interval.upper
+    interval = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
+    return f"{estimate.value:.2f}{interval}"
+
+
+PAIR_HEADER = ["first", "second", "cases", "weighted κ", "exact", "within one", "Spearman ρ",
+               "bias (second − first)"]  # fmt: skip
+
+
+def _pair_rows(result: ComponentAgreement) -> list[list[str]]:
+    return [[p.first, p.second, str(p.cases), _cell(p.kappa), _cell(p.exact), _cell(p.within_one),
+             _cell(p.spearman), _cell(p.bias)] for p in result.pairs]  # fmt: skip
+
+
+def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps({"components": [_document(r) for r in results], "notes": notes,
+                           "method": __doc__}, indent=2)  # fmt: skip
+    if fmt == "html":
+        return _html(results, notes)
+    lines = ["# Judge agreement", ""]
+    for result in results:
+        lines += [f"## {result.component}", ""]
+        lines += [f"Krippendorff's α (ordinal, all raters): {_cell(result.alpha)}; "
+                  f"ICC(2,1): {_cell(result.icc)} on {result.icc_cases} cases every rater scored.", ""]  # fmt: skip
+        if result.pairs:
+            lines += ["| " + " | ".join(PAIR_HEADER) + " |", "|" + "---|" * len(PAIR_HEADER)]
+            lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result)] + [""]
+        lines += ["| rater | " + " | ".join(str(s) for s in SCALE) + " |", "|" + "---|" * (len(SCALE) + 1)]
+        lines += [f"| {rater} | " + " | ".join(str(n) for n in counts) + " |"
+                  for rater, counts in result.distributions.items()] + [""]  # fmt: skip
+        for pair in result.pairs:
+            lines += [f"Confusion ({pair.first} rows, {pair.second} columns):", "",
+                      "| | " + " | ".join(str(s) for s in SCALE) + " |", "|" + "---|" * (len(SCALE) + 1)]  # fmt: skip
+            lines += [f"| {s} | " + " | ".join(str(n) for n in row) + " |" for s, row in zip(SCALE, pair.confusion, strict=True)]
+            lines.append("")
+        lines += [f"note: {n}" for n in result.notes]
+    lines += [f"note: {n}" for n in notes]
+    lines += ["", "[a, b] = 95% bootstrap interval over cases (1,000 resamples, fixed seed)."]
+    return "\n".join(lines) + "\n"
+
+
+def _document(result: ComponentAgreement) -> dict[str, Any]:
+    return {
+        "component": result.component,
+        "raters": result.raters,
+        "krippendorff_alpha_ordinal": result.alpha.as_dict() if result.alpha else None,
+        "icc_2_1": result.icc.as_dict() if result.icc else None,
+        "icc_cases": result.icc_cases,
+        "pairs": [{"first": p.first, "second": p.second, "cases": p.cases,
+                   "weighted_kappa": p.kappa.as_dict(), "exact": p.exact.as_dict(),
+                   "within_one": p.within_one.as_dict(), "spearman": p.spearman.as_dict(),
+                   "bias": p.bias.as_dict(), "confusion": p.confusion} for p in result.pairs],
+        "distributions": result.distributions,
+        "notes": result.notes,
+    }
+
+
+def _html(results: list[ComponentAgreement], notes: list[str]) -> str:
+    parts = []
+    for result in results:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in PAIR_HEADER)
+        rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                       for row in _pair_rows(result))  # fmt: skip
+        parts.append(f"<h2>{result.component}</h2><p>Krippendorff's α (ordinal): {_cell(result.alpha)}; "
+                     f"ICC(2,1): {_cell(result.icc)} ({result.icc_cases} cases)</p>"
+                     f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
+    image = base64.b64encode(plot_png(results)).decode("ascii")
+    note_html = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>Judge agreement"
+            "</title><style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:"
+            "collapse}td,th{border-bottom:1px solid #ddd;padding:.3rem .6rem}img{max-width:100%}"
+            f"</style></head><body><h1>Judge agreement</h1>{''.join(parts)}"
+            f"<img alt='Confusion matrices and score distributions' src='data:image/png;base64,{image}'>"
+            f"{note_html}</body></html>\n")  # fmt: skip
+
+
+def plot_png(results: list[ComponentAgreement]) -> bytes:
+    """Per component: the first pair's confusion heat map and every rater's distribution."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(len(results), 2, figsize=(10, 3.2 * len(results)), squeeze=False)
+    for row, result in enumerate(results):
+        heat, bars = axes[row]
+        if result.pairs:
+            pair = result.pairs[0]
+            heat.imshow(np.array(pair.confusion), cmap="Blues")
+            for (i, j), n in np.ndenumerate(np.array(pair.confusion)):
+                heat.text(j, i, str(n), ha="center", va="center", fontsize=8)
+            heat.set_xlabel(pair.second[:40], fontsize=8)
+            heat.set_ylabel(pair.first[:40], fontsize=8)
+            heat.set_xticks(SCALE)
+            heat.set_yticks(SCALE)
+        else:
+            heat.axis("off")
+        heat.set_title(f"{result.component}: confusion", fontsize=10)
+        width = 0.8 / max(len(result.distributions), 1)
+        for k, (rater, counts) in enumerate(result.distributions.items()):
+            bars.bar(np.array(SCALE) + k * width, counts, width=width, label=rater[:40])
+        bars.set_title(f"{result.component}: score distribution", fontsize=10)
+        bars.set_xticks(np.array(SCALE) + 0.4 - width / 2, [str(s) for s in SCALE])
+        if result.distributions:
+            bars.legend(fontsize=7)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    plt.close(figure)
+    return buffer.getvalue()

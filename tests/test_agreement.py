@@ -1,0 +1,123 @@
+"""medreason agreement: every statistic against a value computed independently here or
+published (Shrout & Fleiss 1979 for the ICC, Krippendorff 2011 for alpha)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import scripted_output, user_text, write_json, write_png
+from inspect_ai import eval
+from inspect_ai.model import ChatMessage, ModelOutput, get_model
+
+from inspect_medreason.agreement import icc_two_way, krippendorff_alpha, quadratic_kappa
+from inspect_medreason.cli import main
+from inspect_medreason.medreason.medreason import open_ended
+
+
+def kappa_by_hand(a: list[int], b: list[int], k: int = 5) -> float:
+    observed = np.zeros((k, k))
+    for x, y in zip(a, b, strict=True):
+        observed[x, y] += 1
+    observed /= observed.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    weights = np.array([[(i - j) ** 2 for j in range(k)] for i in range(k)]) / (k - 1) ** 2
+    return float(1 - (weights * observed).sum() / (weights * expected).sum())
+
+
+def test_weighted_kappa_matches_the_formula() -> None:
+    a, b = [0, 1, 2, 3, 4, 4, 2, 1], [0, 1, 3, 4, 4, 3, 2, 0]
+    assert quadratic_kappa(a, b) == pytest.approx(kappa_by_hand(a, b))
+
+
+def test_icc_matches_shrout_and_fleiss() -> None:
+    ratings = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9],
+                        [6, 2, 4, 7]], dtype=float)  # fmt: skip
+    icc = icc_two_way(ratings)
+    assert icc.value == pytest.approx(0.29, abs=0.005)
+    assert icc.interval.lower < icc.value < icc.interval.upper
+
+
+def test_krippendorff_alpha_matches_the_published_example() -> None:
+    nan = math.nan
+    data = np.array([
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+    ])  # fmt: skip
+    assert krippendorff_alpha(data, "nominal") == pytest.approx(0.743, abs=0.001)
+    assert krippendorff_alpha(data, "interval") == pytest.approx(0.849, abs=0.001)
+
+
+CASES = {f"c{i}": score for i, score in enumerate([0, 1, 2, 3, 4, 2, 3, 1])}
+
+
+@pytest.fixture
+def panel_log(tmp_path: Path) -> Path:
+    write_png(tmp_path / "data" / "img.png")
+    write_json(tmp_path / "data" / "cases.json", {"cases": [
+        {"case_id": c, "task_type": "open", "question": f"What? [{c}]", "image_path": "img.png"}
+        for c in CASES]})  # fmt: skip
+    write_json(tmp_path / "data" / "ground_truth.json", {"cases": [
+        {"case_id": c, "task_type": "open", "answer": "a nodule"} for c in CASES]})  # fmt: skip
+
+    def judge(shift: int) -> Any:
+        def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+            case = re.search(r"\[(c\d+)\]", user_text(messages))
+            assert case is not None
+            score = min(4, CASES[case.group(1)] + shift)
+            return scripted_output(json.dumps({"score": score, "rationale": "scripted"}))
+
+        return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+
+    reply = scripted_output(json.dumps({"reasoning_trace": "A density.", "answer": "A nodule."}))
+    [log] = eval(open_ended(data=str(tmp_path / "data")),
+                 model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
+                 model_roles={"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)},
+                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    assert log.status == "success", log.error
+    return Path(log.location)
+
+
+def test_agreement_of_a_panel_and_a_reference(
+    panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reference = write_json(tmp_path / "human.json", {"scores": [
+        {"case_id": c, "gt_final": s, "va_answer": s, "rvf_trace": 4} for c, s in CASES.items()]})  # fmt: skip
+    plot = tmp_path / "agreement.png"
+    assert main(["agreement", str(panel_log), "--reference", str(reference), "--format", "json",
+                 "--plot", str(plot)]) == 0  # fmt: skip
+    report = json.loads(capsys.readouterr().out)
+    gt = next(c for c in report["components"] if c["component"] == "gt_final")
+    pairs = {(p["first"].split("=")[0], p["second"].split("=")[0]): p for p in gt["pairs"]}
+    first, second = [CASES[c] for c in CASES], [min(4, CASES[c] + 1) for c in CASES]
+    one_up = pairs["grader", "grader_2"]
+    # grader_2 scores one higher, except where grader already gave 4
+    assert one_up["exact"]["value"] == pytest.approx(np.mean(np.equal(first, second)))
+    assert one_up["within_one"]["value"] == 1.0
+    assert one_up["bias"]["value"] == pytest.approx(np.mean(np.subtract(second, first)))
+    assert one_up["weighted_kappa"]["value"] == pytest.approx(kappa_by_hand(first, second))
+    assert one_up["confusion"][4][4] == 1 and one_up["confusion"][0][1] == 1
+    same = pairs["grader", "reference"]
+    assert same["exact"]["value"] == 1.0 and same["weighted_kappa"]["value"] == pytest.approx(1.0)
+    assert same["spearman"]["value"] == pytest.approx(1.0)
+    assert gt["icc_cases"] == len(CASES)
+    assert gt["krippendorff_alpha_ordinal"]["lower"] <= gt["krippendorff_alpha_ordinal"]["value"]
+    assert gt["distributions"][next(r for r in gt["raters"] if r.startswith("grader_2"))] == [0, 1, 2, 2, 3]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["agreement", str(panel_log), "--format", "md"]) == 0
+    assert "Krippendorff's α" in capsys.readouterr().out
+
+
+def test_one_rater_and_bad_reference_are_refused(
+    panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write_json(tmp_path / "bad.json", {"scores": [{"case_id": "c0", "gt_final": 7}]})
+    assert main(["agreement", str(panel_log), "--reference", str(bad)]) != 0
+    assert "gt_final=7 is not a score 0-4" in capsys.readouterr().err
