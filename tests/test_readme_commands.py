@@ -173,6 +173,7 @@ def family_data(folder: Path) -> Path:
     cmb_exam_file(folder / "cmb_exam.json")
     cmb_exam_file(folder / "cmb_val.json")
     cmb_clin_file(folder / "cmb_clin.json")
+    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", folder / "organizer_prompts")
     return folder / "demo"
 
 
@@ -199,5 +200,6 @@ def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
                 not math.isnan(score.as_float()) if isinstance(score.value, int | float) else True
                 for sample in log.samples for score in (sample.scores or {}).values()
             ), f"{raw}: nothing was scored"
-            assert log.eval.task_args.get("data"), raw  # ran on the local files, not the hub
+            # ran on the local files, not the hub (judge_meta's probes ship in the package)
+            assert log.eval.task_args.get("data") or "judge_meta" in raw, raw
     assert requests, "the commands reached the local OpenAI-compatible server"

@@ -12,6 +12,7 @@ from inspect_medreason.cmb import (
 )
 from inspect_medreason.errors import install_user_error_hook
 from inspect_medreason.gemex import gemex, gemex_scorer
+from inspect_medreason.judge_meta import judge_meta, judge_meta_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
@@ -37,6 +38,8 @@ __all__ = [
     "cmb_exam_scorer",
     "gemex",
     "gemex_scorer",
+    "judge_meta",
+    "judge_meta_scorer",
     "mcq",
     "mcq_scorer",
     "medreason",
