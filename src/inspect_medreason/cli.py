@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from inspect_medreason import official
@@ -183,33 +183,41 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_compare(args: argparse.Namespace) -> int:
-    from inspect_medreason.comparison import compare_runs, plot_png, read_run, render
-
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse a bad output path before reading anything: a refusal writes nothing."""
     for target in (args.output, args.plot):
         if target:
             check_output_path(Path(target), args.force)
-    comparison = compare_runs(read_run(Path(args.log_a)), read_run(Path(args.log_b)))
-    for warning in comparison.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    output = render(comparison, args.format)
+
+
+def _emit(args: argparse.Namespace, output: str, plot_png: Callable[[], bytes]) -> None:
+    """The report to --output (atomically) or stdout, and the plot to --plot."""
     if args.output:
         write_text_atomically(Path(args.output), output, args.force)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(output, end="" if output.endswith("\n") else "\n")
     if args.plot:
-        write_bytes_atomically(Path(args.plot), plot_png(comparison), args.force)
+        write_bytes_atomically(Path(args.plot), plot_png(), args.force)
         print(f"wrote {args.plot}", file=sys.stderr)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from inspect_medreason.comparison import compare_runs, plot_png, read_run, render
+
+    _check_outputs(args)
+    comparison = compare_runs(read_run(Path(args.log_a)), read_run(Path(args.log_b)))
+    for warning in comparison.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    output = render(comparison, args.format)
+    _emit(args, output, lambda: plot_png(comparison))
     return EXIT_OK
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.agreement import agreement, plot_png, read_ratings, render
 
-    for target in (args.output, args.plot):
-        if target:
-            check_output_path(Path(target), args.force)
+    _check_outputs(args)
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
     ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None)
@@ -223,14 +231,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         ])  # fmt: skip
     results = agreement(ratings)
     output = render(results, notes, args.format)
-    if args.output:
-        write_text_atomically(Path(args.output), output, args.force)
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        print(output, end="" if output.endswith("\n") else "\n")
-    if args.plot:
-        write_bytes_atomically(Path(args.plot), plot_png(results), args.force)
-        print(f"wrote {args.plot}", file=sys.stderr)
+    _emit(args, output, lambda: plot_png(results))
     return EXIT_OK
 
 
