@@ -341,14 +341,14 @@ def judge_messages(
         candidate_trace=candidate,
         fence_id=fence_id(candidate),
     )
-    content: list[Content] = []
-    if kind != "gt":
-        content.extend(ContentImage(image=image) for image in images)
+    system = ChatMessageSystem(content=templates.system(kind).text.strip())
+    if kind == "gt" or not images:
+        # The text judge gets plain text: text-only servers' chat templates (llama.cpp's
+        # for SmolLM2, for one) fail with a server error on list content.
+        return [system, ChatMessageUser(content=text)]
+    content: list[Content] = [ContentImage(image=image) for image in images]
     content.append(ContentText(text=text))
-    return [
-        ChatMessageSystem(content=templates.system(kind).text.strip()),
-        ChatMessageUser(content=content),
-    ]
+    return [system, ChatMessageUser(content=content)]
 
 
 SCORE_FORMAT = '{"score": <integer 0-4>, "rationale": "<one or two sentences>"}'

@@ -522,9 +522,11 @@ def load_cases(
 def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMessage]:
     """The user turn a sample carries: the case's images (file paths; none in the blind
     control) and its question. The prompt around it is the solver's job."""
-    content: list[Content] = (
-        [ContentImage(image=str(path)) for path in images] if show_images else []
-    )
+    if not (show_images and images):
+        # Plain text, not a one-part list: text-only servers' chat templates (llama.cpp's
+        # for SmolLM2, for one) fail on list content.
+        return [ChatMessageUser(content=text)]
+    content: list[Content] = [ContentImage(image=str(path)) for path in images]
     content.append(ContentText(text=text))
     return [ChatMessageUser(content=content)]
 
