@@ -121,3 +121,14 @@ def test_one_rater_and_bad_reference_are_refused(
     bad = write_json(tmp_path / "bad.json", {"scores": [{"case_id": "c0", "gt_final": 7}]})
     assert main(["agreement", str(panel_log), "--reference", str(bad)]) != 0
     assert "gt_final=7 is not a score 0-4" in capsys.readouterr().err
+
+
+def test_a_corrupt_log_in_the_folder_is_left_out_with_a_note(
+    panel_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (panel_log.parent / "broken.eval").write_bytes(b"not a log")
+    (panel_log.parent / "notes.txt").write_text("other file", encoding="utf-8")
+    assert main(["agreement", str(panel_log.parent), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "broken.eval: not a readable eval log" in captured.err
+    assert json.loads(captured.out)["components"][0]["pairs"]

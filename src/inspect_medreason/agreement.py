@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.challenge import ChallengeError, read_full_log
 from inspect_medreason.intervals import LEVEL, SEED, Interval
 from inspect_medreason.judges import gate_visual_accuracy
 
@@ -155,15 +155,14 @@ def icc_two_way(matrix: np.ndarray) -> Estimate:
 
 def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratings, list[str]]:
     """Every judge's own score per case and component, from judged logs and a reference."""
-    from inspect_ai.log import read_eval_log
-
     ratings: Ratings = {component: {} for component in COMPONENTS}
     notes: list[str] = []
     for path in logs:
         try:
-            log = read_eval_log(str(path))
-        except Exception as error:
-            raise ChallengeError([f"{path}: not a readable eval log ({type(error).__name__})"]) from error
+            log = read_full_log(path)
+        except ChallengeError as error:  # like the leaderboard: a corrupt log is left out, noted
+            notes.extend(f"skipped, {problem}" for problem in error.problems)
+            continue
         suffix = f" [{path.name}]" if len(logs) > 1 else ""
         models = {role: getattr(cfg, "model", str(cfg)) for role, cfg in (log.eval.model_roles or {}).items()}
         judged = 0

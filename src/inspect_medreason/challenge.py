@@ -114,6 +114,16 @@ def _info_path(info: EvalLogInfo) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
 
 
+def read_full_log(path: Path) -> EvalLog:
+    """A whole eval log with its samples; a refusal naming the file when it cannot be read."""
+    try:
+        return read_eval_log(str(path))
+    except Exception as error:  # any file can be handed in: report it, never a traceback
+        raise ChallengeError(
+            [f"{path}: not a readable eval log ({type(error).__name__}: {error})"]
+        ) from error
+
+
 def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
     """The headers of the logs this package's challenge tasks wrote; anything else (an
     unreadable or corrupt file, a log of another task, an exported results.json) is skipped

@@ -145,44 +145,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from inspect_medreason.leaderboard import (
-        collect_rows,
-        plot,
-        rank_rows,
-        rank_stability,
-        render,
-    )
-
-    # Refuse a bad output path before reading any log: a refusal writes nothing.
-    for target in (args.output, args.plot):
-        if target:
-            check_output_path(Path(target), args.force)
-    skipped: list[str] = []
-    board = collect_rows(log_files(args.logs, skipped), args.label_arg, args.include_partial)
-    board.notes[:0] = skipped
-    for note in board.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if not board.rows:
-        raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
-    board.rows = rank_rows(board.rows)
-    if args.bootstrap:
-        stability_notes = rank_stability(board.rows, args.bootstrap)
-        for note in stability_notes:
-            print(f"note: {note}", file=sys.stderr)
-        board.notes += stability_notes
-    output = render(board, args.format, breakdown=args.breakdown)
-    if args.output:
-        write_text_atomically(Path(args.output), output, args.force)
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        print(output, end="" if output.endswith("\n") else "\n")
-    if args.plot:
-        plot(board.rows, Path(args.plot))
-        print(f"wrote {args.plot}", file=sys.stderr)
-    return EXIT_OK
-
-
 def _check_outputs(args: argparse.Namespace) -> None:
     """Refuse a bad output path before reading anything: a refusal writes nothing."""
     for target in (args.output, args.plot):
@@ -200,6 +162,34 @@ def _emit(args: argparse.Namespace, output: str, plot_png: Callable[[], bytes]) 
     if args.plot:
         write_bytes_atomically(Path(args.plot), plot_png(), args.force)
         print(f"wrote {args.plot}", file=sys.stderr)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from inspect_medreason.leaderboard import (
+        collect_rows,
+        plot_png,
+        rank_rows,
+        rank_stability,
+        render,
+    )
+
+    _check_outputs(args)
+    skipped: list[str] = []
+    board = collect_rows(log_files(args.logs, skipped), args.label_arg, args.include_partial)
+    board.notes[:0] = skipped
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not board.rows:
+        raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
+    board.rows = rank_rows(board.rows)
+    if args.bootstrap:
+        stability_notes = rank_stability(board.rows, args.bootstrap)
+        for note in stability_notes:
+            print(f"note: {note}", file=sys.stderr)
+        board.notes += stability_notes
+    output = render(board, args.format, breakdown=args.breakdown)
+    _emit(args, output, lambda: plot_png(board.rows))
+    return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -269,6 +259,15 @@ def _positive_int(text: str) -> int:
     if value < 1 or value > 100_000:
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of resamples, 1 to 100000")
     return value
+
+
+def _add_report_arguments(
+    parser: argparse.ArgumentParser, formats: list[str], output: str, plot: str
+) -> None:
+    parser.add_argument("--format", choices=formats, default=formats[0])
+    parser.add_argument("--output", help=output)
+    parser.add_argument("--plot", help=plot)
+    parser.add_argument("--force", action="store_true", help="overwrite output files")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -347,9 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
         "each (ties share the average rank), the mean rank and the overall position.",
     )  # fmt: skip
     board.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-    board.add_argument("--format", choices=["md", "csv", "json", "html"], default="md")
-    board.add_argument("--output", help="write the table here instead of printing it")
-    board.add_argument("--plot", help="write a PNG with the three metrics side by side per model")
+    _add_report_arguments(
+        board, ["md", "csv", "json", "html"], "write the table here instead of printing it",
+        "write a PNG with the three metrics side by side per model",
+    )  # fmt: skip
     board.add_argument(
         "--breakdown", action="store_true", help="add per-category results (in the same format)"
     )
@@ -367,7 +367,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="resample the cases N times and report how often each model holds each overall "
         "position, and its 95%% range of positions (reads every log's samples)",
     )  # fmt: skip
-    board.add_argument("--force", action="store_true", help="overwrite output files")
     board.set_defaults(handler=cmd_leaderboard)
 
     compare = commands.add_parser(
@@ -379,10 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
     compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
-    compare.add_argument("--format", choices=["md", "json", "html"], default="md")
-    compare.add_argument("--output", help="write the report here instead of printing it")
-    compare.add_argument("--plot", help="write a PNG of the differences with their intervals")
-    compare.add_argument("--force", action="store_true", help="overwrite output files")
+    _add_report_arguments(
+        compare, ["md", "json", "html"], "write the report here instead of printing it",
+        "write a PNG of the differences with their intervals",
+    )  # fmt: skip
     compare.set_defaults(handler=cmd_compare)
 
     agree = commands.add_parser(
@@ -393,10 +392,10 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     agree.add_argument("--reference", help="reference scores in the judge_scores.json format")
-    agree.add_argument("--format", choices=["md", "json", "html"], default="md")
-    agree.add_argument("--output", help="write the report here instead of printing it")
-    agree.add_argument("--plot", help="write a PNG of confusion heat maps and distributions")
-    agree.add_argument("--force", action="store_true", help="overwrite output files")
+    _add_report_arguments(
+        agree, ["md", "json", "html"], "write the report here instead of printing it",
+        "write a PNG of confusion heat maps and distributions",
+    )  # fmt: skip
     agree.set_defaults(handler=cmd_agreement)
 
     sample = commands.add_parser(

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from inspect_ai.log import EvalLog, read_eval_log
 
-from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.challenge import ChallengeError, read_full_log
 from inspect_medreason.intervals import IMAGE_CLUSTER, PairedResult, paired_difference
 
 # metric -> (score name in a sample, key in a dict-valued score or None)
@@ -77,10 +76,7 @@ class Comparison:
 
 def read_run(path: Path) -> RunCases:
     """Per-case values of a MedReason log; a refusal naming the file when it is not one."""
-    try:
-        log: EvalLog = read_eval_log(str(path))
-    except Exception as error:
-        raise ChallengeError([f"{path}: not a readable eval log ({type(error).__name__}: {error})"]) from error
+    log = read_full_log(path)
     if log.status != "success":
         raise ChallengeError([f"{path}: the run did not finish (status {log.status!r}); compare finished runs"])
     sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))

@@ -125,6 +125,8 @@ def check_images_decode(paths: list[Path]) -> dict[Path, str]:
     modification time) are not decoded again. Returns the problem of each file that does
     not decode (those are never recorded, so they are checked again next time)."""
     unique = list(dict.fromkeys(paths))
+    if not unique:
+        return {}  # text-only data: no record to open
     keys = {path: _decode_key(path) for path in unique}
     record = _decode_record()
     known: set[str] = set()

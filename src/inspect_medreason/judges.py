@@ -556,6 +556,16 @@ def dumps(value: Any) -> str:
 PANEL_REDUCTIONS = ("median", "mean", "min")
 
 
+def check_panel_reduce(value: Any) -> str:
+    """``value`` if it names a panel reduction, else a refusal naming the choices."""
+    if value not in PANEL_REDUCTIONS:
+        raise TaskArgumentError(
+            f"panel_reduce={value!r}: choose one of {', '.join(PANEL_REDUCTIONS)} "
+            "(-T for a task, -S for inspect score)"
+        )
+    return str(value)
+
+
 def panel_roles(base: str, bound: Iterable[str]) -> list[str]:
     """The judges of ``base``'s panel: ``base`` and every bound role ``base_<n>`` (n a whole
     number), in order of n."""

@@ -719,10 +719,3 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
-
-
-def plot(rows: list[ModelRow], output: Path) -> None:
-    """Write the leaderboard plot as a PNG, atomically."""
-    from inspect_medreason.files import write_bytes_atomically
-
-    write_bytes_atomically(output, plot_png(rows), force=True)

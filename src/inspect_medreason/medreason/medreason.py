@@ -10,13 +10,12 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.model import model_roles
 
-from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.judges import (
-    PANEL_REDUCTIONS,
     JudgeSettings,
     JudgeTemplates,
+    check_panel_reduce,
     panel_roles,
     require_judge_roles,
 )
@@ -99,12 +98,8 @@ def judge_choices(
     require_judge_roles(
         list(JUDGE_ROLES.values()), coerce_bool(allow_self_judging, "allow_self_judging")
     )
-    if panel_reduce not in PANEL_REDUCTIONS:
-        raise TaskArgumentError(
-            f"-T panel_reduce={panel_reduce!r}: choose one of {', '.join(PANEL_REDUCTIONS)}"
-        )
     scorer_args = {
-        "panel_reduce": panel_reduce,
+        "panel_reduce": check_panel_reduce(panel_reduce),
         "judge_prompts": judge_prompts,
         "allow_self_judging": coerce_bool(allow_self_judging, "allow_self_judging"),
         **{f"judge_{key}": value for key, value in asdict(settings).items()},

@@ -28,17 +28,16 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
-from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
 from inspect_medreason.intervals import bootstrap_ci
 from inspect_medreason.judges import (
     JUDGE_KINDS,
-    PANEL_REDUCTIONS,
     JudgeKind,
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
+    check_panel_reduce,
     gate_visual_accuracy,
     judge_messages,
     judge_model,
@@ -332,10 +331,7 @@ def open_ended_scorer(
     ``vision_grader``), 0-4 each, and VA_final by the official gate. Each role may be a
     panel (``grader_2``, ``grader_3``, ...), reduced by ``panel_reduce``. MCQ cases are left
     unscored here (they belong to ``mcq_scorer``)."""
-    if panel_reduce not in PANEL_REDUCTIONS:
-        raise TaskArgumentError(
-            f"panel_reduce={panel_reduce!r}: choose one of {', '.join(PANEL_REDUCTIONS)}"
-        )
+    panel_reduce = check_panel_reduce(panel_reduce)
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_args(
         judge_temperature, judge_seed, judge_max_tokens, judge_retries,
