@@ -8,9 +8,10 @@ import random
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 
 from inspect_medreason.intervals import IMAGE_CLUSTER
+from inspect_medreason.lazy_dataset import LazySampleDataset
 from inspect_medreason.loaders import (
     GROUP_FIELDS,
     UNKNOWN_GROUP,
@@ -56,7 +57,7 @@ def record_to_sample(
 ) -> Sample:
     """A case as a sample: images (file paths) and question as the user turn, options as
     ``choices``, the label (or reference answer) as target, the case facts in metadata."""
-    options = [option.model_dump() for option in case.options]
+    options = [{"label": option.label, "text": option.text} for option in case.options]
     label_map = {option.label: option.label for option in case.options}
     if shuffle_seed is not None and case.options:
         options, label_map = shuffle_options(case, shuffle_seed)
@@ -116,17 +117,12 @@ def build_dataset(
     shuffle_seed: int | None = None,
     name: str = "medreason",
     show_images: bool = True,
-) -> tuple[MemoryDataset, LoadedCases]:
-    """Load, validate and keep the cases of the requested tracks as a dataset."""
+) -> tuple[LazySampleDataset[Case], LoadedCases]:
+    """Load and validate every case; keep those of the requested tracks as a dataset whose
+    samples are built when Inspect reads them."""
     loaded = load_cases(data, ground_truth)
-    samples = [
-        record_to_sample(
-            case, loaded.resolved_images[case.case_id], shuffle_seed, loaded.data_dir, show_images
-        )
-        for case in loaded.cases
-        if case.task_type in task_types
-    ]
-    if not samples:
+    cases = [case for case in loaded.cases if case.task_type in task_types]
+    if not cases:
         raise DatasetError(
             [
                 Problem(
@@ -138,12 +134,17 @@ def build_dataset(
             ]
         )
     if loaded.ground_truth_file is not None and not any(
-        (sample.metadata or {}).get("has_reference") for sample in samples
+        case.answer is not None and case.answer.strip() for case in cases
     ):
         raise DatasetError([Problem(
             str(loaded.ground_truth_file), "-", "answer",
-            f"ground truth was given, but none of the {len(samples)} {'/'.join(sorted(task_types))} "
+            f"ground truth was given, but none of the {len(cases)} {'/'.join(sorted(task_types))} "
             "cases has a reference answer in it: check that its case_id values match the cases "
             "file and that it holds answers (every score would otherwise be missing)",
         )])  # fmt: skip
-    return MemoryDataset(samples, name=name, location=str(loaded.cases_file)), loaded
+    images, data_dir = loaded.resolved_images, loaded.data_dir
+
+    def make_sample(case: Case) -> Sample:
+        return record_to_sample(case, images[case.case_id], shuffle_seed, data_dir, show_images)
+
+    return LazySampleDataset(cases, make_sample, name=name, location=str(loaded.cases_file)), loaded

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import write_json, write_png
+from inspect_ai import eval
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from inspect_medreason.lazy_dataset import LazySampleDataset, next_message_id
+from inspect_medreason.loaders import load_cases
+from inspect_medreason.medreason.dataset import build_dataset
+from inspect_medreason.medreason.medreason import mcq
+
+
+def numbered(count: int) -> tuple[LazySampleDataset[int], list[int]]:
+    built: list[int] = []
+
+    def make(item: int) -> Sample:
+        built.append(item)
+        return Sample(id=f"s{item}", input=f"q{item}", choices=["x", "y"], target="A")
+
+    return LazySampleDataset(list(range(count)), make, name="n", location="here"), built
+
+
+def test_samples_are_built_only_when_read() -> None:
+    dataset, built = numbered(5)
+    assert len(dataset) == 5 and built == []
+    assert dataset[3].id == "s3" and built == [3]
+    part = dataset[1:3]
+    assert isinstance(part, LazySampleDataset) and [s.id for s in part] == ["s1", "s2"]
+    assert part.name == "n" and part.location == "here"
+
+
+def test_shuffle_gives_memory_datasets_order() -> None:
+    lazy, _ = numbered(20)
+    memory = MemoryDataset(list(lazy))
+    lazy.shuffle(7)
+    memory.shuffle(7)
+    assert [s.id for s in lazy] == [s.id for s in memory]
+    assert lazy.shuffled
+
+
+def test_filter_stays_lazy_and_sort_builds_once() -> None:
+    dataset, built = numbered(6)
+    kept = dataset.filter(lambda sample: sample.id in {"s1", "s4"}, name="two")
+    assert isinstance(kept, LazySampleDataset) and kept.name == "two"
+    assert len(built) == 6  # the predicate saw each sample once
+    assert [s.id for s in kept] == ["s1", "s4"]
+    dataset.sort(reverse=True, key=lambda sample: str(sample.id))
+    assert [s.id for s in dataset] == ["s5", "s4", "s3", "s2", "s1", "s0"]
+    dataset.shuffle_choices(3)  # works on the built samples, which it keeps
+    assert {tuple(s.choices or []) for s in dataset} == {("x", "y"), ("y", "x")}
+    assert len(built) == 14  # built once more for the sort, never again
+
+
+def test_message_ids_are_unique() -> None:
+    assert len({next_message_id() for _ in range(10_000)}) == 10_000
+
+
+def test_images_are_resolved_once_per_distinct_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_png(tmp_path / "a.png")
+    write_png(tmp_path / "b.png")
+    cases = [
+        {"case_id": f"c{i}", "task_type": "open", "question": "Q?",
+         "image_paths": ["a.png", "b.png"] if i % 2 else ["a.png"]}
+        for i in range(50)
+    ]  # fmt: skip
+    write_json(tmp_path / "cases.json", {"cases": cases})
+    import inspect_medreason.loaders as loaders
+
+    calls: list[str] = []
+    real = loaders.prepare_image
+
+    def counting(data_dir: Path, relative: str, *args: object, **kwargs: object) -> Path:
+        calls.append(relative)
+        return real(data_dir, relative, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loaders, "prepare_image", counting)
+    loaded = load_cases(tmp_path)
+    assert sorted(calls) == ["a.png", "b.png"]
+    assert len(loaded.resolved_images) == 50
+    dataset, _ = build_dataset(tmp_path, None, {"open"})
+    first, second = dataset[0], dataset[0]
+    assert first.input[0].id != second.input[0].id  # type: ignore[union-attr]
+
+
+def test_eval_over_the_lazy_dataset_with_limit_and_sample_ids(official_dataset: Path) -> None:
+    task = mcq(data=str(official_dataset))
+    assert isinstance(task.dataset, LazySampleDataset)
+    [log] = eval(task, model="mockllm/model", sample_id=["q2", "q3"], display="none")
+    assert log.status == "success" and log.samples is not None
+    assert sorted(str(s.id) for s in log.samples) == ["q2", "q3"]
+    [log] = eval(mcq(data=str(official_dataset)), model="mockllm/model", limit=1,
+                 display="none")  # fmt: skip
+    assert log.status == "success" and [s.id for s in log.samples or []] == ["q1"]
