@@ -225,6 +225,27 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_check_data(args: argparse.Namespace) -> int:
+    from inspect_medreason.audit import audit_data, render
+
+    if args.output:
+        check_output_path(Path(args.output), args.force)
+    report = audit_data(args.data, min_side=args.min_side)
+    text = render(report, args.format)
+    if args.output:
+        write_text_atomically(Path(args.output), text, args.force)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    print(
+        f"check-data: {report.cases} cases; answer leakage in {len(report.leakage)}, "
+        f"{len(report.conflicts)} conflicting and {len(report.duplicates)} duplicate question "
+        f"group(s), {len(report.images)} image problem(s)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED if args.strict and report.leakage else EXIT_OK
+
+
 def cmd_sample_data(args: argparse.Namespace) -> int:
     target = Path(args.directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -257,7 +278,7 @@ def _positive_int(text: str) -> int:
     except ValueError:
         value = 0
     if value < 1 or value > 100_000:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of resamples, 1 to 100000")
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 1 to 100000")
     return value
 
 
@@ -397,6 +418,23 @@ def build_parser() -> argparse.ArgumentParser:
         "write a PNG of confusion heat maps and distributions",
     )  # fmt: skip
     agree.set_defaults(handler=cmd_agreement)
+
+    check = commands.add_parser(
+        "check-data", help="audit a data set: answer leakage, conflicts, duplicates, balance, images",
+        description="Before training or evaluating on DATA (a cases file, a folder or an unzipped "
+        "release): reference reasoning that contains the answer, the same image and question "
+        "with conflicting answers, duplicate questions, MCQ answer-label balance, cases per "
+        "modality and organ system, images that are missing, undecodable or tiny.",
+    )  # fmt: skip
+    check.add_argument("data", metavar="DATA")
+    check.add_argument("--format", choices=["md", "json"], default="md")
+    check.add_argument("--output", help="write the report here instead of printing it")
+    check.add_argument("--force", action="store_true", help="overwrite the output file")
+    check.add_argument("--strict", action="store_true",
+                       help="exit 1 when any case leaks its answer")  # fmt: skip
+    check.add_argument("--min-side", type=_positive_int, default=32,
+                       help="images smaller than this many pixels on a side are tiny (32)")  # fmt: skip
+    check.set_defaults(handler=cmd_check_data)
 
     sample = commands.add_parser(
         "sample-data", help="write the shipped demo dataset to a folder",

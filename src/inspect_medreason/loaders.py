@@ -154,6 +154,8 @@ class LoadedCases:
     resolved_images: dict[str, list[Path]] = field(default_factory=dict)
     # Keys the loader does not know, kept as metadata: key -> number of records.
     unknown_keys: dict[str, int] = field(default_factory=dict)
+    # Every file the cases were read from (a release may split them over several).
+    record_files: list[Path] = field(default_factory=list)
 
 
 @contextlib.contextmanager
@@ -178,24 +180,49 @@ def sample_data_dir() -> Path:
     return Path(str(files("inspect_medreason") / "sample_data"))
 
 
-def locate_cases_file(data: str | Path | None) -> Path:
-    """Turn ``-T data=`` into the file to read: a JSON/JSONL file or a folder holding cases.json."""
+# Files in a data folder that hold something other than cases.
+NOT_CASE_FILES = frozenset({GROUND_TRUTH_FILE_NAME, "results.json", "judge_scores.json"})
+
+
+def _record_files_in(folder: Path) -> list[Path]:
+    return sorted(
+        path
+        for path in folder.iterdir()
+        if path.is_file()
+        and path.suffix.lower() in {".json", ".jsonl"}
+        and path.name not in NOT_CASE_FILES
+    )
+
+
+def locate_record_files(data: str | Path | None) -> list[Path]:
+    """Turn ``-T data=`` into the files to read: a JSON/JSONL file, or a folder holding
+    ``cases.json``, else its JSON/JSONL record files (read together, as a release split
+    into MCQ and open files is), else those of its one subfolder that has any (an unzipped
+    release archive)."""
     if data is None or str(data).strip() == "":
-        return sample_data_dir() / CASES_FILE_NAME
+        return [sample_data_dir() / CASES_FILE_NAME]
     path = Path(data).expanduser()
     if path.is_dir():
-        candidate = path / CASES_FILE_NAME
-        if candidate.is_file():
-            return candidate
-        jsonl = sorted(path.glob("*.jsonl"))
-        if len(jsonl) == 1:
-            return jsonl[0]
-        raise DatasetError(
-            [Problem(str(path), "-", "data", f"folder holds no {CASES_FILE_NAME} (or one .jsonl)")]
-        )
+        if (path / CASES_FILE_NAME).is_file():
+            return [path / CASES_FILE_NAME]
+        found = _record_files_in(path)
+        if not found:
+            nested = [sub for sub in sorted(path.iterdir()) if sub.is_dir() and _record_files_in(sub)]
+            if len(nested) == 1:
+                found = _record_files_in(nested[0])
+        if found:
+            return found
+        raise DatasetError([Problem(str(path), "-", "data",
+                                    f"folder holds no {CASES_FILE_NAME} and no .json/.jsonl record "
+                                    "file (nor does a single subfolder)")])  # fmt: skip
     if not path.is_file():
         raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
-    return path
+    return [path]
+
+
+def locate_cases_file(data: str | Path | None) -> Path:
+    """The first file ``-T data=`` names (see ``locate_record_files``)."""
+    return locate_record_files(data)[0]
 
 
 def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
@@ -248,6 +275,17 @@ def _read_records(path: Path) -> tuple[list[Any], list[Problem]]:
     return [], [Problem(str(path), "-", "cases", "expected a list of cases or {'cases': [...]}")]
 
 
+def record_case_id(record: dict[str, Any]) -> str | None:
+    """A record's case id: ``case_id``, else the Med-CMR release's ``index`` (as a string;
+    ``7`` and ``"7"`` are the same case)."""
+    for key in ("case_id", "index"):
+        value = record.get(key)
+        if value is None or value == "" or isinstance(value, bool | dict | list):
+            continue
+        return str(value)
+    return None
+
+
 def _is_raw_layout(record: dict[str, Any]) -> bool:
     return "question type" in record or any(key in record for key in RAW_OPTION_KEYS)
 
@@ -286,6 +324,8 @@ def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
             canonical["reference_reasoning"] = value
         elif key in {"case_id", "question", "image_path", "image_paths", "answer", "context"}:
             canonical[key] = value
+        elif key == "index" and "case_id" not in record:
+            canonical["case_id"] = record_case_id(record) or value
         elif key == "metadata" and isinstance(value, dict):
             metadata.update(value)
         else:
@@ -299,11 +339,13 @@ def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
 def normalise_official_record(record: dict[str, Any]) -> dict[str, Any]:
     """Keep official keys; fold anything else into metadata so no field is lost."""
     canonical = {key: value for key, value in record.items() if key in OFFICIAL_KEYS}
+    if "case_id" not in record and "index" in record:
+        canonical["case_id"] = record_case_id(record) or record["index"]
     metadata = (
         dict(record.get("metadata") or {}) if isinstance(record.get("metadata"), dict) else {}
     )
     for key, value in record.items():
-        if key not in OFFICIAL_KEYS:
+        if key not in OFFICIAL_KEYS and not (key == "index" and "case_id" not in record):
             metadata[key] = value
     if "visual_description" in canonical:
         canonical.setdefault("reference_reasoning", canonical.pop("visual_description"))
@@ -434,10 +476,17 @@ def load_cases(
 def _load_cases(
     data: str | Path | None, ground_truth: str | Path | None, check_images: bool
 ) -> LoadedCases:
-    cases_file = locate_cases_file(data)
+    record_files = locate_record_files(data)
+    cases_file = record_files[0]
     data_dir = cases_file.parent
-    records, problems = _read_records(cases_file)
-    file_name = str(cases_file)
+    records: list[Any] = []
+    record_file: list[str] = []  # the file each record came from, for the problems
+    problems: list[Problem] = []
+    for path in record_files:
+        read, read_problems = _read_records(path)
+        records.extend(read)
+        record_file.extend([str(path)] * len(read))
+        problems.extend(read_problems)
 
     ground_truth_file: Path | None = None
     if ground_truth is not None and str(ground_truth).strip():
@@ -453,17 +502,19 @@ def _load_cases(
         truth, truth_problems = _read_ground_truth(ground_truth_file, truth_unknown)
         problems.extend(truth_problems)
 
-    ids = Counter(str(record.get("case_id")) for record in records if isinstance(record, dict))
+    ids = Counter(str(record_case_id(record)) for record in records if isinstance(record, dict))
     # Unknown ground-truth keys are reported beside the cases' own, under their file's name.
     unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
     prepared: dict[tuple[str, str | None], Path | ImagePathError] = {}
+    case_file: dict[str, str] = {}
     for index, record in enumerate(records):
         # The raw record is dropped once read, so its memory holds the next cases.
         records[index] = None
+        file_name = record_file[index]
         where = (
-            str(record.get("case_id") or f"#{index}") if isinstance(record, dict) else f"#{index}"
+            (record_case_id(record) or f"#{index}") if isinstance(record, dict) else f"#{index}"
         )
         if not isinstance(record, dict):
             problems.append(Problem(file_name, where, "case", "expected a JSON object"))
@@ -530,6 +581,7 @@ def _load_cases(
             else:
                 paths.append(outcome)
         resolved[case.case_id] = paths
+        case_file[case.case_id] = file_name
         cases.append(case)
 
     # Every raster image is decoded in full (DICOM files were converted above).
@@ -540,9 +592,8 @@ def _load_cases(
         for case in cases:
             for path in resolved[case.case_id]:
                 if path in undecodable:
-                    problems.append(
-                        Problem(file_name, case.case_id, "image_paths", undecodable[path])
-                    )
+                    problems.append(Problem(case_file[case.case_id], case.case_id,
+                                            "image_paths", undecodable[path]))  # fmt: skip
 
     known_ids = set(ids)
     for case_id in truth:
@@ -551,7 +602,8 @@ def _load_cases(
                 Problem(str(ground_truth_file), case_id, "case_id", "not a case in the cases file")
             )
     if not records and not problems:
-        problems.append(Problem(file_name, "-", "cases", "the file holds no cases"))
+        problems.append(Problem(", ".join(map(str, record_files)), "-", "cases",
+                                "the file holds no cases"))  # fmt: skip
     if problems:
         raise DatasetError(problems)
     if unknown:
@@ -559,7 +611,8 @@ def _load_cases(
             "%s: keys the loader does not know, kept as metadata: %s",
             cases_file, ", ".join(f"{key!r} ({count} cases)" for key, count in sorted(unknown.items())),
         )  # fmt: skip
-    return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown))
+    return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown),
+                       record_files)  # fmt: skip
 
 
 
@@ -588,6 +641,8 @@ __all__ = [
     "case_turn",
     "load_cases",
     "locate_cases_file",
+    "locate_record_files",
+    "record_case_id",
 ]
 
 

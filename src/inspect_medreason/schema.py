@@ -24,6 +24,18 @@ TASK_TYPE_ALIASES: dict[str, TaskType] = {
     "open-ended": "open",
     "free_text": "open",
     "free-text": "open",
+    # Spellings seen in released Med-CMR-style records ("question type"); the official
+    # scorer does not take them, so challenge files are still checked against its list.
+    "close_ended": "mcq",
+    "close-ended": "mcq",
+    "multi_choice": "mcq",
+    "multi-choice": "mcq",
+    "single_choice": "mcq",
+    "single-choice": "mcq",
+    "choice": "mcq",
+    "free_form": "open",
+    "free-form": "open",
+    "open_question": "open",
 }
 
 DEFAULT_LABELS = tuple(string.ascii_uppercase)

@@ -65,6 +65,10 @@ def run_record(
             if loaded.ground_truth_file
             else None,
             "ground_truth_sha256": _file_sha256(loaded.ground_truth_file),
+            # A release split over several files records each of them.
+            "record_files": {
+                str(path): _file_sha256(path) for path in loaded.record_files or [loaded.cases_file]
+            },
             "num_cases": len(loaded.cases),
             "unknown_keys": loaded.unknown_keys,
         },
