@@ -128,7 +128,7 @@ def label_balance(cases: list[Case]) -> dict[str, Any]:
     if not mcq:
         return {}
     observed: Counter[str] = Counter(str(case.answer).strip() for case in mcq)
-    expected: Counter[str] = Counter()
+    expected: dict[str, float] = defaultdict(float)
     for case in mcq:
         for label in case.labels:
             expected[label] += 1 / len(case.labels)
