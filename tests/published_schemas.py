@@ -107,3 +107,50 @@ CMB_CLIN_CASE = {
 
 def cmb_clin_file(path: Path) -> Path:
     return write_json(path, [CMB_CLIN_CASE])
+
+
+MED_CMR_MCQ = [
+    {"index": 0, "question": "Which lobe holds the nodule?", "image_path": "images/ct_1.png",
+     "A": "A) Right upper lobe", "B": "B) Left lower lobe", "C": "C) Right middle lobe",
+     "D": "D) Lingula", "E": "E) Left upper lobe", "answer": "A",
+     "visual_description": "Axial chest CT with a spiculated nodule; LEAKMARK-0 no leak here.",
+     "task": "Spatial Understanding", "subtype": "Localization", "question type": "MCQ",
+     "modality": "CT", "organ system": "Respiratory System"},
+    {"index": 1, "question": "What is the most likely diagnosis?", "image_path": "images/mr_1.png",
+     "A": "Glioblastoma", "B": "Meningioma", "C": "Abscess", "D": "Metastasis", "answer": "B",
+     "visual_description": "Extra-axial dural-based mass typical of a meningioma. LEAKMARK-1",
+     "task": "Long-tail Generalization", "subtype": "Diagnosis", "question type": "MCQ",
+     "modality": "MRI", "organ system": "Nervous System"},
+]  # fmt: skip
+MED_CMR_OPEN = [
+    {"index": 2, "question": "Describe the main abnormality.", "image_path": "images/xr_1.png",
+     "answer": "Left pneumothorax", "visual_description": "Left pneumothorax. LEAKMARK-2",
+     "task": "Causal Reasoning", "subtype": "Finding", "question type": "Open-ended",
+     "modality": "X-ray", "organ system": "Respiratory System"},
+    {"index": 3, "question": "What will happen next?", "image_paths": ["images/ct_1.png"],
+     "answer": "Growth of the nodule", "visual_description": "Nodule, LEAKMARK-3.",
+     "task": "Temporal Prediction", "subtype": "Prognosis", "question type": "Open-ended",
+     "modality": "CT", "organ system": "Respiratory System"},
+]  # fmt: skip
+
+
+def med_cmr_release(root: Path) -> Path:
+    """The release as unzipped: a ``dataset/`` folder holding the MCQ records as a JSON array,
+    the open ones as JSONL, and the images."""
+    folder = root / "dataset"
+    for name in ("ct_1.png", "mr_1.png", "xr_1.png"):
+        write_png(folder / "images" / name, size=(48, 48))
+    write_json(folder / "mcq.json", MED_CMR_MCQ)
+    write_jsonl(folder / "open.jsonl", MED_CMR_OPEN)
+    return root
+
+
+def med_cmr_zip(path: Path) -> Path:
+    """The release archive itself, ``dataset.zip``."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        release = med_cmr_release(Path(scratch) / "release")
+        archive = shutil.make_archive(str(path.with_suffix("")), "zip", release)
+    return Path(archive)

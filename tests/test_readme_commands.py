@@ -29,6 +29,8 @@ from published_schemas import (
     cmb_clin_file,
     cmb_exam_file,
     gemex_folder,
+    med_cmr_release,
+    med_cmr_zip,
     medxpertqa_folder,
     vqa_rad_parquet,
 )
@@ -160,6 +162,7 @@ FAMILY_REPLY = json.dumps({
     "reasoning_trace": "Inspected.", "answer": "A", "reason": "Seen.", "location": [[1, 1, 5, 5]],
     "score": 3, "correct": True, "rationale": "Consistent.",
     "fluency": 4, "relevance": 4, "completeness": 4, "proficiency": 4,
+    "consistency": 7, "coherence": 8, "visual_accuracy": 6, "ground_truth_correctness": 9,
 })  # fmt: skip
 
 
@@ -173,6 +176,8 @@ def family_data(folder: Path) -> Path:
     cmb_exam_file(folder / "cmb_exam.json")
     cmb_exam_file(folder / "cmb_val.json")
     cmb_clin_file(folder / "cmb_clin.json")
+    med_cmr_release(folder / "med_cmr")
+    med_cmr_zip(folder / "med_cmr.zip")
     shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", folder / "organizer_prompts")
     return folder / "demo"
 

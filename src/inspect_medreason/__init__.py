@@ -3,6 +3,7 @@
 from inspect_medreason.cmb import cmb_clin, cmb_clin_scorer, cmb_exam, cmb_exam_scorer
 from inspect_medreason.gemex import gemex, gemex_scorer
 from inspect_medreason.judge_meta import judge_meta, judge_meta_scorer
+from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
@@ -21,6 +22,8 @@ __all__ = [
     "judge_meta_scorer",
     "mcq",
     "mcq_scorer",
+    "med_cmr",
+    "med_cmr_scorer",
     "medreason",
     "medreason_prompt",
     "medxpertqa_mm",

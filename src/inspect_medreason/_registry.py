@@ -13,6 +13,7 @@ from inspect_medreason.cmb import (
 from inspect_medreason.errors import install_user_error_hook
 from inspect_medreason.gemex import gemex, gemex_scorer
 from inspect_medreason.judge_meta import judge_meta, judge_meta_scorer
+from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.solvers import medreason_prompt, template_prompt
@@ -42,6 +43,8 @@ __all__ = [
     "judge_meta_scorer",
     "mcq",
     "mcq_scorer",
+    "med_cmr",
+    "med_cmr_scorer",
     "medreason",
     "medreason_pipeline_check",
     "medreason_prompt",

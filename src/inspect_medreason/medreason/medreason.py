@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.model import model_roles
+from inspect_ai.scorer import Scorer
 
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.judges import (
@@ -89,27 +92,39 @@ def judge_choices(
     judge_cache: Any,
     judge_timeout: Any = 120.0,
     panel_reduce: Any = "median",
+    open_scoring: str = "challenge",
+    roles: dict[str, str] | None = None,
+    templates: JudgeTemplates | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Validate judge arguments at task creation (not at the first score).
 
-    Returns the scorer's arguments and the record of them for the eval log.
+    Returns the scorer's arguments and the record of them for the eval log. Another open
+    scoring (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
+    ``templates``.
     """
     settings = JudgeSettings.from_args(
         judge_temperature, judge_seed, judge_max_tokens, judge_retries,
         judge_structured_output, judge_cache, judge_timeout,
     )  # fmt: skip
-    templates = JudgeTemplates.load(judge_prompts)
-    require_judge_roles(
-        list(JUDGE_ROLES.values()), coerce_bool(allow_self_judging, "allow_self_judging")
-    )
-    scorer_args = {
+    self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    scorer_args: dict[str, Any] = {
         "panel_reduce": check_panel_reduce(panel_reduce),
-        "judge_prompts": judge_prompts,
-        "allow_self_judging": coerce_bool(allow_self_judging, "allow_self_judging"),
+        "allow_self_judging": self_judging,
         **{f"judge_{key}": value for key, value in asdict(settings).items()},
     }
+    if templates is None:
+        templates = JudgeTemplates.load(judge_prompts)
+        scorer_args["judge_prompts"] = judge_prompts
+    elif judge_prompts:
+        raise TaskArgumentError(
+            f"-T judge_prompts replaces the challenge judges' templates; with "
+            f"open_scoring={open_scoring} its judge's built-in template is used, so drop it"
+        )
+    component_roles = roles or JUDGE_ROLE_BY_COMPONENT
+    require_judge_roles(list(dict.fromkeys(component_roles.values())), self_judging)
     record = {
-        "roles": JUDGE_ROLE_BY_COMPONENT,
+        "open_scoring": open_scoring,
+        "roles": component_roles,
         "settings": asdict(settings),
         "templates": templates.log_record(),
         "allow_self_judging": scorer_args["allow_self_judging"],
@@ -117,7 +132,8 @@ def judge_choices(
         # The judges of each panel, as far as the roles are known when the task is built
         # (every score's metadata names the models that judged it).
         "panels": {
-            role: panel_roles(role, model_roles()) for role in dict.fromkeys(JUDGE_ROLES.values())
+            role: panel_roles(role, model_roles())
+            for role in dict.fromkeys(component_roles.values())
         },
     }
     return scorer_args, record
@@ -133,9 +149,11 @@ def medreason_task(
     seed: Any,
     images: Any,
     judge_args: dict[str, Any] | None,
+    open_scorer: Callable[..., Scorer] | None = None,
+    data_origin: dict[str, Any] | None = None,
 ) -> Task:
-    """The one construction behind the three tasks: data and prompts for the given tracks,
-    ``generate()``, the scorer of each track, and the log record of every choice."""
+    """The one construction behind the MedReason and Med-CMR tasks: data and prompts for the
+    given tracks, the solver, the scorer of each track, and the log record of every choice."""
     shuffle = coerce_bool(shuffle_choices, "shuffle_choices")
     shuffle_seed = coerce_int(seed, "seed")
     show_images = coerce_bool(images, "images")
@@ -148,12 +166,14 @@ def medreason_task(
     if "mcq" in tracks:
         scorers.append(mcq_scorer())
     if "open" in tracks:
-        scorers.append(open_ended_scorer(**scorer_args))
+        scorers.append((open_scorer or open_ended_scorer)(**scorer_args))
     choices: dict[str, Any] = {"images": show_images}
     if "mcq" in tracks:
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
     if judge_record is not None:
         choices["judges"] = judge_record
+    if data_origin is not None:
+        choices["data_origin"] = data_origin
     return Task(
         dataset=dataset,
         solver=medreason_prompt(),

@@ -1,0 +1,130 @@
+"""Where the Med-CMR release is read from: a local copy (its JSON/JSONL records, the folder
+of the unzipped ``dataset.zip``, or the zip itself) or the archive on the Hugging Face hub.
+
+The release is one ``dataset.zip`` (records in the released layout — ``index``, ``question``,
+``image_path``, ``answer``, ``visual_description``, ``task``, ``subtype``, ``"question type"``,
+``modality``, ``"organ system"`` and options ``A``-``E`` — plus the images), not a table
+``datasets`` can read: the hub path downloads that file at a resolved commit with
+``huggingface_hub`` (the library ``datasets`` itself downloads with) and unpacks it into the
+cache. Each record becomes a sample exactly as a MedReason case does
+(``inspect_medreason.medreason.dataset.record_to_sample``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from inspect_medreason.images import cache_root
+from inspect_medreason.loaders import DatasetError, Problem
+
+# The repository the paper's project page (github.com/LsmnBmnc/Med-CMR) points to; -T hub_id=
+# reads another (a mirror, a fork).
+MED_CMR_HUB_ID = "LsmnBmnc/Med-CMR"
+MED_CMR_ARCHIVE = "dataset.zip"
+# As the dataset card states it; the challenge's own data built on it is CC BY-NC 4.0.
+MED_CMR_LICENCE = "Apache-2.0 (as the dataset card declares)"
+# An archive that would unpack to more than this is refused (a zip bomb, or the wrong file).
+MAX_UNPACKED_BYTES = 64 * 1024**3
+
+
+def _problem(source: str, message: str) -> DatasetError:
+    return DatasetError([Problem(source, "-", "data", message)])
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def unpack_release(archive: Path) -> Path:
+    """Unpack a release archive once into the cache (keyed by its content) and return the
+    folder. Members that would land outside it (absolute paths, ``..``), links and archives
+    that unpack to more than MAX_UNPACKED_BYTES are refused; an interrupted unpack leaves
+    nothing behind."""
+    digest = _file_sha256(archive)
+    target = cache_root() / "med_cmr" / digest[:32]
+    if target.is_dir():
+        return target
+    try:
+        bundle = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise _problem(str(archive), f"not a readable zip archive ({error})") from error
+    with bundle:
+        members = bundle.infolist()
+        unsafe = [
+            member.filename
+            for member in members
+            if PurePosixPath(member.filename).is_absolute()
+            or ".." in PurePosixPath(member.filename).parts
+            or member.filename.startswith(("\\", "/"))
+            or stat.S_ISLNK(member.external_attr >> 16)
+        ]
+        if unsafe:
+            raise _problem(str(archive), f"refused: {len(unsafe)} member(s) would be written "
+                           f"outside the folder or are links, e.g. {unsafe[0]!r}")  # fmt: skip
+        size = sum(member.file_size for member in members)
+        if size > MAX_UNPACKED_BYTES:
+            raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
+        try:
+            bundle.extractall(staging)
+            os.replace(staging, target)
+        except FileExistsError:  # another process unpacked it meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+        except OSError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            if not target.is_dir():
+                raise _problem(str(archive), f"could not be unpacked ({error})") from error
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return target
+
+
+def download_release(hub_id: str, revision: str | None) -> tuple[Path, dict[str, Any]]:
+    """The release archive from the hub at a resolved commit, and the record of it."""
+    from huggingface_hub import hf_hub_download
+
+    from inspect_medreason.hub import resolve_revision
+
+    try:
+        pinned = resolve_revision(hub_id, revision)
+        archive = hf_hub_download(hub_id, MED_CMR_ARCHIVE, repo_type="dataset", revision=pinned)
+    except DatasetError:
+        raise
+    except Exception as error:  # the hub's many failure types all need the same advice
+        raise _problem(hub_id, (
+            f"could not download {MED_CMR_ARCHIVE} from the Hugging Face dataset {hub_id} "
+            f"({type(error).__name__}: {str(error)[:200]}). Download the release yourself and "
+            f"pass -T data=PATH (the unzipped folder, the zip, or its JSON/JSONL records)"
+        )) from error  # fmt: skip
+    origin = {"kind": "huggingface", "path": hub_id, "file": MED_CMR_ARCHIVE,
+              "revision_requested": revision or "main", "revision": pinned}  # fmt: skip
+    return Path(archive), origin
+
+
+def locate_release(
+    data: str | None, hub_id: str = MED_CMR_HUB_ID, revision: str | None = None
+) -> tuple[Path, dict[str, Any]]:
+    """The file or folder the loader reads, and where it came from (for the eval log)."""
+    if data is not None and str(data).strip():
+        path = Path(data).expanduser()
+        if not path.exists():
+            raise _problem(str(path), "no such file or folder")
+        if path.is_file() and path.suffix.lower() == ".zip":
+            return unpack_release(path), {"kind": "local archive", "path": str(path),
+                                          "sha256": _file_sha256(path)}  # fmt: skip
+        return path, {"kind": "local", "path": str(path)}
+    archive, origin = download_release(hub_id, revision)
+    return unpack_release(archive), origin

@@ -1,0 +1,87 @@
+"""Med-CMR (arXiv 2512.00818, CVPR 2026), the benchmark the MedReason challenge builds on: its
+public release as it is published, both tracks, scored the challenge's way by default or
+with Med-CMR's own four-criterion open-ended score."""
+
+from __future__ import annotations
+
+from inspect_ai import Task, task
+
+from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.judges import grader_templates
+from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, locate_release
+from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
+from inspect_medreason.medreason.medreason import medreason_task
+
+MED_CMR_TASK_VERSION = "1.0.0"
+TRACKS = {"both": {"mcq", "open"}, "mcq": {"mcq"}, "open": {"open"}}
+OPEN_SCORINGS = ("challenge", "med_cmr")
+
+
+@task(version=MED_CMR_TASK_VERSION)
+def med_cmr(
+    data: str | None = None,
+    track: str = "both",
+    open_scoring: str = "challenge",
+    hub_id: str = MED_CMR_HUB_ID,
+    revision: str | None = None,
+    shuffle_choices: bool = False,
+    seed: int = 42,
+    images: bool = True,
+    judge_prompts: str | None = None,
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 512,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+    panel_reduce: str = "median",
+) -> Task:
+    """Med-CMR's MCQ and open questions, prompted and scored like the MedReason tracks.
+
+    Args:
+        data: The release: the unzipped folder, ``dataset.zip`` itself, or its JSON/JSONL
+            records (default: ``dataset.zip`` from the hub, unpacked into the cache).
+        track: ``both``, ``mcq`` or ``open``.
+        open_scoring: ``challenge`` (GT_final / VA_final, roles ``grader`` and
+            ``vision_grader``) or ``med_cmr`` (the paper's four criteria weighted 1/1/4/4 to
+            0-100 by ``vision_grader``; an approximation of its protocol).
+        hub_id: The Hugging Face dataset holding ``dataset.zip``.
+        revision: Hub branch, tag or commit (resolved to a commit and recorded).
+        shuffle_choices: Shuffle option texts per case (stable for a seed).
+        seed: Seed for shuffle_choices.
+        images: False withholds the images (blind control).
+        judge_prompts: Replacement challenge judge templates (not with open_scoring=med_cmr).
+        allow_self_judging: Judge with the evaluated model when a role is not given.
+        judge_temperature: Judge sampling temperature.
+        judge_seed: Judge sampling seed.
+        judge_max_tokens: Judge reply budget.
+        judge_retries: Extra attempts after an invalid judge reply.
+        judge_structured_output: Request a JSON schema from judges.
+        judge_cache: Cache judge replies.
+        judge_timeout: Seconds one judge call may take before it is unscored.
+        panel_reduce: How a judge panel's scores become one (median, mean or min).
+    """
+    if track not in TRACKS:
+        raise TaskArgumentError(f"-T track={track!r}: expected one of {', '.join(TRACKS)}")
+    if open_scoring not in OPEN_SCORINGS:
+        raise TaskArgumentError(
+            f"-T open_scoring={open_scoring!r}: expected one of {', '.join(OPEN_SCORINGS)}"
+        )
+    judge_args = {
+        key: value
+        for key, value in locals().items()
+        if key.startswith(("judge_", "allow_", "panel_"))
+    }
+    if open_scoring == "med_cmr":
+        judge_args.update(open_scoring="med_cmr", roles={"med_cmr_score": MED_CMR_ROLE},
+                          templates=grader_templates(TEMPLATE_PREFIX))  # fmt: skip
+    location, origin = locate_release(data, hub_id, revision)
+    tracks = TRACKS[track]
+    return medreason_task(
+        tracks, MED_CMR_TASK_VERSION, "med_cmr", str(location), None,
+        shuffle_choices, seed, images, judge_args if "open" in tracks else None,
+        open_scorer=med_cmr_scorer if open_scoring == "med_cmr" else None,
+        data_origin={**origin, "licence": MED_CMR_LICENCE, "open_scoring": open_scoring},
+    )  # fmt: skip

@@ -1,0 +1,226 @@
+"""Med-CMR's own open-ended scoring, as an alternative to the challenge's three judges.
+
+The Med-CMR paper (arXiv 2512.00818) has one judge rate each reply on four criteria —
+consistency, coherence, visual accuracy, ground-truth correctness — combines them with
+weights 1/1/4/4 and normalises the weighted mean to 0-100. This is an APPROXIMATION of that
+protocol: the paper's exact judge prompt is in its supplement and its judge model is no
+longer served, so the rubric wording and the 0-10 scale per criterion are ours. Numbers from
+it are comparable with each other, not with the paper's table.
+
+The judge is the ``vision_grader`` role (it needs the images), optionally a panel
+(``vision_grader_2``, ...), whose members' 0-100 scores are reduced by ``panel_reduce``. A
+reply the judge cannot rate leaves the case unscored, never zero.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any, cast
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageSystem,
+    ChatMessageUser,
+    Content,
+    ContentImage,
+    ContentText,
+    model_roles,
+)
+from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
+from inspect_ai.solver import TaskState
+from inspect_ai.util import collect
+from pydantic import BaseModel, Field
+
+from inspect_medreason.extraction import json_objects, parse_open_reply
+from inspect_medreason.images import ImagePathError
+from inspect_medreason.intervals import bootstrap_ci
+from inspect_medreason.judges import (
+    JudgeOutcome,
+    JudgeSettings,
+    JudgeTemplates,
+    Verdict,
+    check_panel_reduce,
+    fence_id,
+    grader_templates,
+    integer_score,
+    judge_model,
+    panel_roles,
+    rationale_text,
+    run_judge,
+    short_repr,
+)
+from inspect_medreason.medreason.scorer import case_image_uris
+from inspect_medreason.metrics import breakdown
+from inspect_medreason.params import coerce_bool
+from inspect_medreason.prompts import context_block
+
+# Criterion -> weight, as the paper gives them.
+CRITERIA: dict[str, int] = {
+    "consistency": 1,
+    "coherence": 1,
+    "visual_accuracy": 4,
+    "ground_truth_correctness": 4,
+}
+CRITERION_MAX = 10
+MED_CMR_ROLE = "vision_grader"
+TEMPLATE_PREFIX = "med_cmr_judge"
+MED_CMR_FORMAT = (
+    '{"consistency": <0-10>, "coherence": <0-10>, "visual_accuracy": <0-10>, '
+    '"ground_truth_correctness": <0-10>, "rationale": "<one or two sentences>"}'
+)
+GROUP_FIELDS = ["task", "modality", "organ_system"]
+
+
+class MedCmrRating(BaseModel):
+    """What the Med-CMR judge must return: four criteria, 0 to 10 each."""
+
+    consistency: int = Field(ge=0, le=CRITERION_MAX)
+    coherence: int = Field(ge=0, le=CRITERION_MAX)
+    visual_accuracy: int = Field(ge=0, le=CRITERION_MAX)
+    ground_truth_correctness: int = Field(ge=0, le=CRITERION_MAX)
+    rationale: str
+
+
+def weighted_score(parts: dict[str, int]) -> float:
+    """The four criteria (0-10) weighted 1/1/4/4, as a 0-100 score."""
+    total = sum(CRITERIA.values())
+    return 100.0 * sum(CRITERIA[name] * parts[name] for name in CRITERIA) / (total * CRITERION_MAX)
+
+
+def parse_med_cmr_reply(text: str) -> tuple[Verdict | None, str]:
+    """The four integer criteria from a judge reply, or None with what was wrong."""
+    candidates = [c for c in json_objects(text) if any(name in c for name in CRITERIA)]
+    if not candidates:
+        return None, f"no JSON object with the criteria {', '.join(CRITERIA)}"
+    candidate = candidates[-1]
+    parts: dict[str, int] = {}
+    for name in CRITERIA:
+        if name not in candidate:
+            return None, f"criterion {name!r} is missing"
+        value = integer_score(candidate[name])
+        if value is None:
+            return None, f"{name} {short_repr(candidate[name])} is not an integer"
+        if not 0 <= value <= CRITERION_MAX:
+            return None, f"{name} {value} is outside 0-{CRITERION_MAX}"
+        parts[name] = value
+    # Verdict.score is the rounded 0-100 total; the exact value is recomputed from parts.
+    return Verdict(round(weighted_score(parts)), rationale_text(candidate.get("rationale")),
+                   parts), ""  # fmt: skip
+
+
+def med_cmr_messages(
+    templates: JudgeTemplates, metadata: dict[str, Any], trace: str, answer: str, images: list[str]
+) -> list[ChatMessage]:
+    candidate = f"{trace}\n{answer}"
+    text = templates.templates[f"{TEMPLATE_PREFIX}_user"].render(
+        question=str(metadata.get("question", "")),
+        context_block=context_block(metadata.get("context")),
+        reference_answer=str(metadata.get("reference_answer") or ""),
+        candidate_trace=trace,
+        candidate_answer=answer,
+        fence_id=fence_id(candidate),
+    )
+    system = ChatMessageSystem(content=templates.templates[f"{TEMPLATE_PREFIX}_system"].text.strip())
+    if not images:
+        return [system, ChatMessageUser(content=text)]
+    content: list[Content] = [ContentImage(image=image) for image in images]
+    content.append(ContentText(text=text))
+    return [system, ChatMessageUser(content=content)]
+
+
+def reduce_scores(values: list[float], how: str) -> float:
+    if not values:
+        return math.nan
+    if how == "mean":
+        return statistics.fmean(values)
+    if how == "min":
+        return min(values)
+    return statistics.median_low(values)  # "median": the lower middle, as for the challenge
+
+
+def med_cmr_metrics() -> dict[str, list[Metric]]:
+    return {
+        "med_cmr_score": [mean(), stderr(), bootstrap_ci(), *breakdown(GROUP_FIELDS)],
+        **{name: [mean()] for name in CRITERIA},
+        "med_cmr_unscored": [mean()],
+    }
+
+
+@scorer(metrics=med_cmr_metrics())
+def med_cmr_scorer(
+    allow_self_judging: bool = False,
+    judge_temperature: float = 0.0,
+    judge_seed: int = 42,
+    judge_max_tokens: int = 512,
+    judge_retries: int = 2,
+    judge_structured_output: bool = True,
+    judge_cache: bool = True,
+    judge_timeout: float = 120.0,
+    panel_reduce: str = "median",
+) -> Scorer:
+    """Med-CMR's four-criterion open-ended score (approximation, see the module): the
+    ``vision_grader`` role rates consistency, coherence, visual accuracy and ground-truth
+    correctness 0-10; weighted 1/1/4/4 and normalised to 0-100. MCQ cases are left
+    unscored here (they belong to ``mcq_scorer``)."""
+    how = check_panel_reduce(panel_reduce)
+    templates = grader_templates(TEMPLATE_PREFIX)
+    settings = JudgeSettings.from_args(
+        judge_temperature, judge_seed, judge_max_tokens, judge_retries,
+        judge_structured_output, judge_cache, judge_timeout,
+    )  # fmt: skip
+    self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+
+    async def score(state: TaskState, target: Target) -> Score:
+        if state.metadata.get("task_type") != "open":
+            return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judge")
+        reply = parse_open_reply(state.output.completion)
+        unscored = {"med_cmr_score": math.nan, **dict.fromkeys(CRITERIA, math.nan),
+                    "med_cmr_unscored": 1.0}  # fmt: skip
+        base = {"answer": reply.answer, "reasoning_trace": reply.reasoning_trace,
+                "parse_method": reply.method}  # fmt: skip
+        if not state.metadata.get("reference_answer"):
+            return Score(value=cast(Value, unscored), explanation="no reference answer",
+                         metadata={**base, "failure": "no reference answer"})  # fmt: skip
+        try:
+            images = await case_image_uris(state)
+        except ImagePathError as error:
+            return Score(value=cast(Value, unscored), explanation=f"case image refused: {error}",
+                         metadata={**base, "failure": f"case image refused: {error}"})  # fmt: skip
+        if not reply.answer and not reply.reasoning_trace:
+            zero = {"med_cmr_score": 0.0, **dict.fromkeys(CRITERIA, 0.0), "med_cmr_unscored": 0.0}
+            return Score(value=cast(Value, zero), answer="",
+                         explanation="empty reply: 0 on every criterion by rule",
+                         metadata={**base, "by_rule": True})  # fmt: skip
+        messages = med_cmr_messages(templates, state.metadata, reply.reasoning_trace,
+                                    reply.answer, images)  # fmt: skip
+        roles = panel_roles(MED_CMR_ROLE, [] if self_judging else list(model_roles()))
+        candidate = f"{reply.reasoning_trace}\n{reply.answer}"
+        outcomes: list[JudgeOutcome] = await collect(*[
+            run_judge("med_cmr", judge_model(role, self_judging), messages, templates, settings,
+                      parse=parse_med_cmr_reply, expected=MED_CMR_FORMAT, schema=MedCmrRating,
+                      candidate=candidate, role=role)
+            for role in roles
+        ])  # fmt: skip
+        rated = [outcome for outcome in outcomes if outcome.score is not None]
+        judges = [{"role": role, **outcome.as_metadata()}
+                  for role, outcome in zip(roles, outcomes, strict=True)]  # fmt: skip
+        if not rated:
+            failures = "; ".join(str(outcome.failure) for outcome in outcomes)
+            return Score(value=cast(Value, unscored), answer=reply.answer,
+                         explanation=f"UNSCORED: {failures}",
+                         metadata={**base, "judges": judges})  # fmt: skip
+        value: dict[str, float] = {
+            "med_cmr_score": reduce_scores([weighted_score(o.parts) for o in rated], how),
+            **{name: reduce_scores([float(o.parts[name]) for o in rated], how) for name in CRITERIA},
+            "med_cmr_unscored": 0.0,
+        }
+        explanation = (
+            f"Med-CMR score {value['med_cmr_score']:.1f}/100 (approximation; weights 1/1/4/4): "
+            + ", ".join(f"{name} {value[name]:g}" for name in CRITERIA)
+            + f". {rated[0].rationale}"
+        )
+        return Score(value=cast(Value, value), answer=reply.answer, explanation=explanation,
+                     metadata={**base, "judges": judges, "panel_failed": len(outcomes) - len(rated)})  # fmt: skip
+
+    return score

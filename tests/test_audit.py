@@ -1,0 +1,123 @@
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write_json, write_png
+from published_schemas import med_cmr_release
+
+from inspect_medreason.audit import audit_data, leaks_answer, render
+from inspect_medreason.cli import main
+from inspect_medreason.schema import Case
+
+
+def case(answer: str, reasoning: str, task_type: str = "open", **extra: object) -> Case:
+    return Case.model_validate({"case_id": "c", "task_type": task_type, "question": "Q?",
+                                "answer": answer, "reference_reasoning": reasoning, **extra})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("answer", "reasoning", "leaks"),
+    [
+        ("Left pneumothorax", "There is a LEFT pneumothorax, large.", True),  # case, punctuation
+        ("pneumothorax", "No pneumothoraces are seen.", False),  # whole words only
+        ("no", "No acute findings; normal study.", None),  # a bare yes/no cannot be checked
+        ("Right upper lobe", "Mass in the right-upper lobe.", True),  # hyphen normalised
+        ("fracture", "", None),  # nothing to check against
+    ],
+)
+def test_leakage_rule(answer: str, reasoning: str, leaks: bool | None) -> None:
+    assert leaks_answer(case(answer, reasoning)) is leaks
+
+
+def test_mcq_leakage_is_the_correct_options_text() -> None:
+    options = [{"label": "A", "text": "Meningioma"}, {"label": "B", "text": "Glioma"}]
+    assert leaks_answer(case("A", "Dural-based meningioma.", "mcq", options=options)) is True
+    assert leaks_answer(case("B", "Dural-based meningioma.", "mcq", options=options)) is False
+
+
+def audit_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "data"
+    write_png(folder / "a.png", size=(64, 64), colour=10)
+    shutil.copy(folder / "a.png", folder / "a_again.png")  # same content, another name
+    write_png(folder / "b.png", size=(64, 64), colour=200)
+    write_png(folder / "tiny.png", size=(8, 8))
+    (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not an image")
+    mcq = [{"label": label, "text": text} for label, text in zip("ABCD", ["w", "x", "y", "z"], strict=True)]
+    cases = [
+        {"case_id": "m1", "task_type": "mcq", "question": "Which?", "image_path": "a.png",
+         "options": mcq, "answer": "A", "visual_description": "Clearly w."},  # leaks "w"
+        {"case_id": "m2", "task_type": "mcq", "question": "Which?", "image_path": "a_again.png",
+         "options": mcq, "answer": "B"},  # same image content and question, another answer
+        {"case_id": "m3", "task_type": "mcq", "question": "Other?", "image_path": "b.png",
+         "options": mcq, "answer": "A"},
+        {"case_id": "m4", "task_type": "mcq", "question": "Third?", "image_path": "b.png",
+         "options": mcq, "answer": "A"},
+        {"case_id": "o1", "task_type": "open", "question": "What?", "image_path": "b.png",
+         "answer": "a cyst", "metadata": {"modality": "MR"}},
+        {"case_id": "o2", "task_type": "open", "question": "  what? ", "image_path": "b.png",
+         "answer": "A cyst."},  # a duplicate of o1 once normalised
+        {"case_id": "o3", "task_type": "open", "question": "Tiny?", "image_path": "tiny.png",
+         "answer": "x"},
+        {"case_id": "o4", "task_type": "open", "question": "Broken?", "image_path": "broken.png",
+         "answer": "x"},
+        {"case_id": "o5", "task_type": "open", "question": "Gone?", "image_path": "missing.png",
+         "answer": "x"},
+        {"case_id": "o6", "task_type": "open", "question": "Out?", "image_path": "../a.png",
+         "answer": "x"},
+    ]  # fmt: skip
+    write_json(folder / "cases.json", {"cases": cases})
+    return folder
+
+
+def test_audit_findings(tmp_path: Path) -> None:
+    report = audit_data(audit_folder(tmp_path))
+    assert [row["case_id"] for row in report.leakage] == ["m1"]
+    assert report.leakage_checked == 1
+    assert [c["cases"] for c in report.conflicts] == [["m1", "m2"]]
+    assert [d["cases"] for d in report.duplicates] == [["o1", "o2"]]
+    problems = {finding.path: finding.problem for finding in report.images}
+    assert set(problems) == {"tiny.png", "broken.png", "missing.png", "../a.png"}
+    assert "8x8" in problems["tiny.png"] and "does not exist" in problems["missing.png"]
+    assert "outside the data folder" in problems["../a.png"]
+    balance = report.label_balance
+    # A 3, B 1, C 0, D 0 against 1 each: (2^2 + 0 + 1 + 1) / 1 = 6 on 3 degrees of freedom
+    assert balance["labels"]["A"]["answers"] == 3 and balance["chi_square"] == 6.0
+    # chi-square survival on 3 degrees of freedom in closed form: erfc(sqrt(x/2)) +
+    # sqrt(2x/pi) e^(-x/2)
+    expected_p = math.erfc(math.sqrt(3)) + math.sqrt(12 / math.pi) * math.exp(-3)
+    assert balance["p_value"] == pytest.approx(expected_p, rel=1e-9)
+    assert report.by_track == {"mcq": 4, "open": 6} and report.by_modality["MR"] == 1
+    assert report.distinct_images == 3  # a.png and a_again.png are one image
+    text = render(report, "md")
+    assert "Answer leakage: 1 of 1" in text and "m1, m2" in text and "| A | 3 | 1.0 |" in text
+
+
+def test_check_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    release = med_cmr_release(tmp_path / "release")
+    assert main(["check-data", str(release)]) == 0
+    out = capsys.readouterr()
+    assert "# Data audit" in out.out and "answer leakage in" in out.err
+    # the release fixture leaks in cases 1 ("meningioma") and 2 ("left pneumothorax")
+    assert main(["check-data", str(release), "--strict", "--format", "json",
+                 "--output", str(tmp_path / "audit.json")]) == 1  # fmt: skip
+    document = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
+    assert sorted(row["case_id"] for row in document["leakage"]) == ["1", "2"]
+    assert document["clean"] is False
+    # an existing report is not overwritten without --force
+    assert main(["check-data", str(release), "--output", str(tmp_path / "audit.json")]) == 1
+    assert "--force" in capsys.readouterr().err
+
+
+def test_check_data_refuses_unreadable_data_with_a_message(tmp_path: Path) -> None:
+    write_json(tmp_path / "cases.json", {"cases": [{"case_id": "x", "task_type": "mcq",
+                                                   "question": "Q", "options": ["a"]}]})  # fmt: skip
+    result = subprocess.run([sys.executable, "-m", "inspect_medreason.cli", "check-data",
+                             str(tmp_path)], capture_output=True, text=True, check=False)  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "case 'x': options: an MCQ case needs at least two options" in result.stderr
