@@ -236,3 +236,18 @@ def test_reference_reasoning_never_reaches_a_prompt(tmp_path: Path) -> None:
             for event in sample.events:
                 if event.event == "model":
                     assert "LEAKMARK" not in json.dumps(event.model_dump(mode="json")["input"])
+
+
+def test_record_to_sample_on_a_release_record(tmp_path: Path) -> None:
+    """A Med-CMR record becomes a sample as a MedReason case does (the shared adapter)."""
+    from inspect_medreason.medreason.dataset import record_to_sample
+
+    loaded = load_cases(med_cmr_release(tmp_path))
+    case = next(c for c in loaded.cases if c.case_id == "0")
+    sample = record_to_sample(case, loaded.resolved_images["0"], None, loaded.data_dir)
+    assert sample.id == "0" and sample.target == "A"
+    assert sample.choices == ["Right upper lobe", "Left lower lobe", "Right middle lobe",
+                              "Lingula", "Left upper lobe"]  # fmt: skip
+    meta = sample.metadata or {}
+    assert meta["task"] == "Spatial Understanding" and meta["organ_system"] == "Respiratory System"
+    assert "LEAKMARK" not in json.dumps([m.model_dump(mode="json") for m in sample.input])  # type: ignore[union-attr]
