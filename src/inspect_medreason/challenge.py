@@ -24,6 +24,8 @@ from inspect_ai.log import (
     EvalSample,
     list_eval_logs,
     read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
     read_eval_log_samples,
 )
 from pydantic import BaseModel, ConfigDict, Field
@@ -245,7 +247,11 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
         total = header.results.total_samples if header.results else None
-        for sample in track(_log_samples(path), f"reading judge scores in {path.name}", total):
+        # The samples' summaries hold everything this needs (case ids, tracks, score values)
+        # and read in a fraction of the time of whole samples; a whole sample is read only
+        # for the failure reasons of an unscored case, which a summary may shorten.
+        summaries = read_eval_log_sample_summaries(str(path))
+        for sample in track(summaries, f"reading judge scores in {path.name}", total):
             metadata = sample.metadata or {}
             if metadata.get("task_type") != "open":
                 continue
@@ -267,7 +273,10 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)
             ]
             if unscored:
-                reasons = (score.metadata or {}).get("judges", {})
+                full = read_eval_log_sample(str(path), id=sample.id, epoch=sample.epoch,
+                                            exclude_fields={"events"})  # fmt: skip
+                full_score = (full.scores or {}).get("open_ended_scorer") or score
+                reasons = (full_score.metadata or {}).get("judges", {})
                 why = "; ".join(f"{k}: {reasons.get(k, {}).get('failure')}" for k in unscored)
                 left_out.append(f"{case_id}: unscored {', '.join(unscored)} ({why})")
                 continue
