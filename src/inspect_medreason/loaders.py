@@ -286,6 +286,16 @@ def record_case_id(record: dict[str, Any]) -> str | None:
     return None
 
 
+def _with_index_as_case_id(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with its ``index`` as ``case_id`` when it has no ``case_id`` (a value
+    that is no id is passed on as is, for the validation to name)."""
+    if "case_id" in record or "index" not in record:
+        return record
+    renamed = {key: value for key, value in record.items() if key != "index"}
+    renamed["case_id"] = record_case_id(record) or record["index"]
+    return renamed
+
+
 def _is_raw_layout(record: dict[str, Any]) -> bool:
     return "question type" in record or any(key in record for key in RAW_OPTION_KEYS)
 
@@ -308,6 +318,7 @@ def _strip_option_prefix(label: str, value: Any) -> Any:
 
 def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
     """Convert one record of the released training layout to the official case layout."""
+    record = _with_index_as_case_id(record)
     canonical: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     options = [
@@ -324,8 +335,6 @@ def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
             canonical["reference_reasoning"] = value
         elif key in {"case_id", "question", "image_path", "image_paths", "answer", "context"}:
             canonical[key] = value
-        elif key == "index" and "case_id" not in record:
-            canonical["case_id"] = record_case_id(record) or value
         elif key == "metadata" and isinstance(value, dict):
             metadata.update(value)
         else:
@@ -338,14 +347,13 @@ def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
 
 def normalise_official_record(record: dict[str, Any]) -> dict[str, Any]:
     """Keep official keys; fold anything else into metadata so no field is lost."""
+    record = _with_index_as_case_id(record)
     canonical = {key: value for key, value in record.items() if key in OFFICIAL_KEYS}
-    if "case_id" not in record and "index" in record:
-        canonical["case_id"] = record_case_id(record) or record["index"]
     metadata = (
         dict(record.get("metadata") or {}) if isinstance(record.get("metadata"), dict) else {}
     )
     for key, value in record.items():
-        if key not in OFFICIAL_KEYS and not (key == "index" and "case_id" not in record):
+        if key not in OFFICIAL_KEYS:
             metadata[key] = value
     if "visual_description" in canonical:
         canonical.setdefault("reference_reasoning", canonical.pop("visual_description"))
