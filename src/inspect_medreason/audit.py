@@ -17,7 +17,6 @@ Findings:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
@@ -27,7 +26,8 @@ from typing import Any
 from PIL import Image
 
 from inspect_medreason.extraction import normalise_text
-from inspect_medreason.images import ImagePathError, check_image_decodes
+from inspect_medreason.files import file_sha256
+from inspect_medreason.images import ImagePathError, check_images_decode
 from inspect_medreason.loaders import UNKNOWN_GROUP, load_cases, prepare_image
 from inspect_medreason.schema import Case
 
@@ -99,24 +99,26 @@ def _image_hashes(
             users[relative].append(case.case_id)
     hashes: dict[str, str] = {}
     findings: list[ImageFinding] = []
+    resolved: dict[str, Path] = {}
     for relative, case_ids in users.items():
         try:
-            path = prepare_image(data_dir, relative, check_decodes=False)
-            check_image_decodes(path)
-            with Image.open(path) as image:
-                width, height = image.size
+            resolved[relative] = prepare_image(data_dir, relative, check_decodes=False)
         except ImagePathError as error:
             findings.append(ImageFinding(relative, str(error), case_ids))
+    # Decoded in full as the loader does, and remembered across runs with it.
+    undecodable = check_images_decode(list(resolved.values()))
+    for relative, path in resolved.items():
+        case_ids = users[relative]
+        if path in undecodable:
+            findings.append(ImageFinding(relative, undecodable[path], case_ids))
             continue
+        with Image.open(path) as image:
+            width, height = image.size
         if min(width, height) < min_side:
             findings.append(ImageFinding(
                 relative, f"tiny: {width}x{height} pixels (under {min_side} on a side)", case_ids
             ))  # fmt: skip
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        hashes[relative] = digest.hexdigest()
+        hashes[relative] = file_sha256(path)
     return hashes, findings
 
 

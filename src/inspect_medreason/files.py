@@ -1,9 +1,10 @@
-"""Writing results safely: a kill, a full disk or a refusal never leaves a half-written or
-destroyed file behind."""
+"""Files: writing results safely (a kill, a full disk or a refusal never leaves a
+half-written or destroyed file behind) and naming a file's content by its hash."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -40,3 +41,12 @@ def write_bytes_atomically(path: Path, data: bytes, force: bool) -> None:
 
 def write_text_atomically(path: Path, text: str, force: bool) -> None:
     write_bytes_atomically(path, text.encode("utf-8"), force)
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in blocks (archives and images can be large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

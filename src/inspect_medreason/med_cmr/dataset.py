@@ -12,7 +12,6 @@ cache. Each record becomes a sample exactly as a MedReason case does
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import stat
@@ -21,6 +20,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from inspect_medreason.files import file_sha256
 from inspect_medreason.images import cache_root
 from inspect_medreason.loaders import DatasetError, Problem
 
@@ -38,20 +38,12 @@ def _problem(source: str, message: str) -> DatasetError:
     return DatasetError([Problem(source, "-", "data", message)])
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def unpack_release(archive: Path) -> Path:
     """Unpack a release archive once into the cache (keyed by its content) and return the
     folder. Members that would land outside it (absolute paths, ``..``), links and archives
     that unpack to more than MAX_UNPACKED_BYTES are refused; an interrupted unpack leaves
     nothing behind."""
-    digest = _file_sha256(archive)
+    digest = file_sha256(archive)
     target = cache_root() / "med_cmr" / digest[:32]
     if target.is_dir():
         return target
@@ -124,7 +116,7 @@ def locate_release(
             raise _problem(str(path), "no such file or folder")
         if path.is_file() and path.suffix.lower() == ".zip":
             return unpack_release(path), {"kind": "local archive", "path": str(path),
-                                          "sha256": _file_sha256(path)}  # fmt: skip
+                                          "sha256": file_sha256(path)}  # fmt: skip
         return path, {"kind": "local", "path": str(path)}
     archive, origin = download_release(hub_id, revision)
     return unpack_release(archive), origin

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
@@ -15,6 +13,7 @@ from inspect_ai.scorer import Scorer
 from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
+from inspect_medreason.files import file_sha256
 from inspect_medreason.judges import (
     JudgeSettings,
     JudgeTemplates,
@@ -46,10 +45,6 @@ MEDREASON_TASK_VERSION = "1.1.0"
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}
 
 
-def _file_sha256(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run_record(
@@ -59,19 +54,17 @@ def run_record(
     **choices: Any,
 ) -> dict[str, Any]:
     """Everything that changes a number, for the eval log's task metadata."""
+    # A release split over several files records each of them (each read once).
+    record_files = {str(path): file_sha256(path) for path in loaded.record_files}
+    truth = loaded.ground_truth_file
     return {
         "task_version": version,
         "data": {
             "cases_file": str(loaded.cases_file),
-            "cases_sha256": _file_sha256(loaded.cases_file),
-            "ground_truth_file": str(loaded.ground_truth_file)
-            if loaded.ground_truth_file
-            else None,
-            "ground_truth_sha256": _file_sha256(loaded.ground_truth_file),
-            # A release split over several files records each of them.
-            "record_files": {
-                str(path): _file_sha256(path) for path in loaded.record_files or [loaded.cases_file]
-            },
+            "cases_sha256": record_files[str(loaded.cases_file)],
+            "ground_truth_file": str(truth) if truth else None,
+            "ground_truth_sha256": file_sha256(truth) if truth else None,
+            "record_files": record_files,
             "num_cases": len(loaded.cases),
             "unknown_keys": loaded.unknown_keys,
         },
