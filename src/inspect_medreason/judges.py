@@ -13,7 +13,7 @@ import math
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -341,14 +341,18 @@ def judge_messages(
         candidate_trace=candidate,
         fence_id=fence_id(candidate),
     )
-    system = ChatMessageSystem(content=templates.system(kind).text.strip())
-    if kind == "gt" or not images:
-        # The text judge gets plain text: text-only servers' chat templates (llama.cpp's
+    return judge_request(templates.system(kind).text, text, [] if kind == "gt" else images)
+
+
+def judge_request(system: str, text: str, images: list[str]) -> list[ChatMessage]:
+    """A judge's system prompt and its user turn: the images (if any) and the text."""
+    if not images:
+        # A text-only request is plain text: text-only servers' chat templates (llama.cpp's
         # for SmolLM2, for one) fail with a server error on list content.
-        return [system, ChatMessageUser(content=text)]
+        return [ChatMessageSystem(content=system.strip()), ChatMessageUser(content=text)]
     content: list[Content] = [ContentImage(image=image) for image in images]
     content.append(ContentText(text=text))
-    return [system, ChatMessageUser(content=content)]
+    return [ChatMessageSystem(content=system.strip()), ChatMessageUser(content=content)]
 
 
 SCORE_FORMAT = '{"score": <integer 0-4>, "rationale": "<one or two sentences>"}'
@@ -536,10 +540,7 @@ async def grade_correctness(
         candidate_answer=candidate,
         fence_id=fence_id(candidate),
     )
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=templates.templates["grader_correct_system"].text.strip()),
-        ChatMessageUser(content=text),
-    ]
+    messages = judge_request(templates.templates["grader_correct_system"].text, text, [])
     return await run_judge(
         "correct", judge_model("grader", allow_self_judging), messages, templates, settings,
         parse=parse_correctness, expected=CORRECT_FORMAT, schema=CorrectnessVerdict,
@@ -577,7 +578,7 @@ def panel_roles(base: str, bound: Iterable[str]) -> list[str]:
     return [base, *(role for _, role in suffixed)]
 
 
-def reduce_panel(scores: list[int], how: str) -> float | None:
+def reduce_panel(scores: Sequence[float], how: str) -> float | None:
     """One component score from a panel's scores: the median (the lower middle value of an
     even panel, so a tie never raises a score), the mean or the minimum; None when no judge
     of the panel scored."""

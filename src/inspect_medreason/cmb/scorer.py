@@ -31,11 +31,6 @@ import unicodedata
 from collections import defaultdict
 from typing import Any, cast
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-)
 from inspect_ai.scorer import (
     Metric,
     SampleScore,
@@ -61,6 +56,7 @@ from inspect_medreason.judges import (
     grader_templates,
     integer_score,
     judge_model,
+    judge_request,
     run_judge,
     short_repr,
 )
@@ -290,10 +286,7 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
                 description=meta["description"], history="\n".join(history) or "(none)",
                 question=question, solution=solution, candidate_answer=answer, fence_id=fence_id(answer),
             )  # fmt: skip
-            messages: list[ChatMessage] = [
-                ChatMessageSystem(content=templates.templates["grader_clin_system"].text.strip()),
-                ChatMessageUser(content=text),
-            ]
+            messages = judge_request(templates.templates["grader_clin_system"].text, text, [])
             outcome = await run_judge("clin", judge_model("grader", self_judging), messages, templates,
                                       settings, parse=parse_clin, expected=CLIN_FORMAT, schema=ClinVerdict,
                                       candidate=answer)  # fmt: skip

@@ -18,7 +18,6 @@ import re
 from typing import Any, cast
 
 import numpy as np
-from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from numpy.typing import NDArray
@@ -34,6 +33,7 @@ from inspect_medreason.judges import (
     grader_templates,
     integer_score,
     judge_model,
+    judge_request,
     rationale_text,
     run_judge,
     short_repr,
@@ -153,12 +153,11 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
 async def ar_rating(question: str, reference: str, candidate: str, settings: JudgeSettings,
                     allow_self_judging: bool) -> JudgeOutcome:  # fmt: skip
     templates = grader_templates("grader_ar")
-    messages: list[ChatMessage] = [
-        ChatMessageSystem(content=templates.templates["grader_ar_system"].text.strip()),
-        ChatMessageUser(content=templates.templates["grader_ar_user"].render(
-            question=question, reference_answer=reference, candidate_answer=candidate,
-            fence_id=fence_id(candidate))),
-    ]  # fmt: skip
+    text = templates.templates["grader_ar_user"].render(
+        question=question, reference_answer=reference, candidate_answer=candidate,
+        fence_id=fence_id(candidate),
+    )  # fmt: skip
+    messages = judge_request(templates.templates["grader_ar_system"].text, text, [])
     return await run_judge("ar", judge_model("grader", allow_self_judging), messages, templates,
                            settings, parse=parse_ar, expected=AR_FORMAT, schema=ArVerdict,
                            candidate=candidate)  # fmt: skip

@@ -15,18 +15,9 @@ reply the judge cannot rate leaves the case unscored, never zero.
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, cast
 
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageSystem,
-    ChatMessageUser,
-    Content,
-    ContentImage,
-    ContentText,
-    model_roles,
-)
+from inspect_ai.model import ChatMessage, model_roles
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
@@ -45,8 +36,10 @@ from inspect_medreason.judges import (
     grader_templates,
     integer_score,
     judge_model,
+    judge_request,
     panel_roles,
     rationale_text,
+    reduce_panel,
     run_judge,
     short_repr,
 )
@@ -121,22 +114,13 @@ def med_cmr_messages(
         candidate_answer=answer,
         fence_id=fence_id(candidate),
     )
-    system = ChatMessageSystem(content=templates.templates[f"{TEMPLATE_PREFIX}_system"].text.strip())
-    if not images:
-        return [system, ChatMessageUser(content=text)]
-    content: list[Content] = [ContentImage(image=image) for image in images]
-    content.append(ContentText(text=text))
-    return [system, ChatMessageUser(content=content)]
+    return judge_request(templates.templates[f"{TEMPLATE_PREFIX}_system"].text, text, images)
 
 
 def reduce_scores(values: list[float], how: str) -> float:
-    if not values:
-        return math.nan
-    if how == "mean":
-        return statistics.fmean(values)
-    if how == "min":
-        return min(values)
-    return statistics.median_low(values)  # "median": the lower middle, as for the challenge
+    """A panel's values as one, as the challenge's panels are reduced; NaN for none."""
+    reduced = reduce_panel(values, how)
+    return math.nan if reduced is None else reduced
 
 
 def med_cmr_metrics() -> dict[str, list[Metric]]:
