@@ -21,6 +21,9 @@ from inspect_ai.scorer import (
 )
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
+# Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
+# grouped metric over any of them never meets a sample without its key.
+CASE_GROUP_FIELDS = (*MCQ_GROUP_FIELDS, "task")
 
 
 def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:

@@ -122,6 +122,7 @@ def test_med_cmr_four_criterion_scoring(tmp_path: Path) -> None:
     assert {s.scorer for s in log.results.scores} == {"med_cmr_scorer"}
     # (1*5 + 1*10 + 4*8 + 4*6) / (10 * 10) * 100
     assert metrics["med_cmr_score", "mean"] == pytest.approx(71.0)
+    assert metrics["med_cmr_score", "grouped_task:Causal Reasoning"] == pytest.approx(71.0)
     assert metrics["visual_accuracy", "mean"] == 8
     assert metrics["med_cmr_unscored", "mean"] == 0
     # the judge saw the image, the reference and the candidate, never the reference reasoning
@@ -251,3 +252,18 @@ def test_record_to_sample_on_a_release_record(tmp_path: Path) -> None:
     meta = sample.metadata or {}
     assert meta["task"] == "Spatial Understanding" and meta["organ_system"] == "Respiratory System"
     assert "LEAKMARK" not in json.dumps([m.model_dump(mode="json") for m in sample.input])  # type: ignore[union-attr]
+
+
+def test_records_without_task_still_get_their_breakdowns(tmp_path: Path) -> None:
+    """Med-CMR's score is broken down by task: a release (or a user's file) whose records
+    name no task must group them as 'unknown', not stop the run's metrics."""
+    med_cmr_release(tmp_path)
+    write_jsonl(tmp_path / "dataset" / "open.jsonl",
+                [{k: v for k, v in record.items() if k != "task"} for record in MED_CMR_OPEN])  # fmt: skip
+    vision = Judge(json.dumps({"consistency": 5, "coherence": 5, "visual_accuracy": 5,
+                               "ground_truth_correctness": 5, "rationale": "x"}))  # fmt: skip
+    log = run(med_cmr(data=str(tmp_path), track="open", open_scoring="med_cmr"),
+              {"vision_grader": vision}, tmp_path)  # fmt: skip
+    assert log.results is not None
+    metrics = {(s.name, k): m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["med_cmr_score", "grouped_task:unknown"] == pytest.approx(50.0)

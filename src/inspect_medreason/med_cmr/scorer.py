@@ -62,7 +62,6 @@ MED_CMR_FORMAT = (
     '{"consistency": <0-10>, "coherence": <0-10>, "visual_accuracy": <0-10>, '
     '"ground_truth_correctness": <0-10>, "rationale": "<one or two sentences>"}'
 )
-GROUP_FIELDS = ["task", "modality", "organ_system"]
 
 
 class MedCmrRating(BaseModel):
@@ -102,17 +101,22 @@ def parse_med_cmr_reply(text: str) -> tuple[Verdict | None, str]:
                    parts), ""  # fmt: skip
 
 
+def candidate_text(trace: str, answer: str) -> str:
+    """The candidate's whole reply as the judge sees it between its markers (fenced and
+    scrubbed from the judge's echo as one text)."""
+    return f"{trace}\n{answer}"
+
+
 def med_cmr_messages(
     templates: JudgeTemplates, metadata: dict[str, Any], trace: str, answer: str, images: list[str]
 ) -> list[ChatMessage]:
-    candidate = f"{trace}\n{answer}"
     text = templates.templates[f"{TEMPLATE_PREFIX}_user"].render(
         question=str(metadata.get("question", "")),
         context_block=context_block(metadata.get("context")),
         reference_answer=str(metadata.get("reference_answer") or ""),
         candidate_trace=trace,
         candidate_answer=answer,
-        fence_id=fence_id(candidate),
+        fence_id=fence_id(candidate_text(trace, answer)),
     )
     return judge_request(templates.templates[f"{TEMPLATE_PREFIX}_system"].text, text, images)
 
@@ -124,8 +128,10 @@ def reduce_scores(values: list[float], how: str) -> float:
 
 
 def med_cmr_metrics() -> dict[str, list[Metric]]:
+    # By task, the paper's own breakdown. One grouped() per score key: Inspect keeps only
+    # one of several grouped metrics on the same key.
     return {
-        "med_cmr_score": [mean(), stderr(), bootstrap_ci(), *breakdown(GROUP_FIELDS)],
+        "med_cmr_score": [mean(), stderr(), bootstrap_ci(), *breakdown(["task"])],
         **{name: [mean()] for name in CRITERIA},
         "med_cmr_unscored": [mean()],
     }
@@ -179,7 +185,7 @@ def med_cmr_scorer(
         messages = med_cmr_messages(templates, state.metadata, reply.reasoning_trace,
                                     reply.answer, images)  # fmt: skip
         roles = panel_roles(MED_CMR_ROLE, [] if self_judging else list(model_roles()))
-        candidate = f"{reply.reasoning_trace}\n{reply.answer}"
+        candidate = candidate_text(reply.reasoning_trace, reply.answer)
         outcomes: list[JudgeOutcome] = await collect(*[
             run_judge("med_cmr", judge_model(role, self_judging), messages, templates, settings,
                       parse=parse_med_cmr_reply, expected=MED_CMR_FORMAT, schema=MedCmrRating,

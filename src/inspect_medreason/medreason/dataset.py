@@ -21,7 +21,7 @@ from inspect_medreason.loaders import (
     case_turn,
     load_cases,
 )
-from inspect_medreason.metrics import MCQ_GROUP_FIELDS as BREAKDOWN_FIELDS
+from inspect_medreason.metrics import CASE_GROUP_FIELDS as BREAKDOWN_FIELDS
 from inspect_medreason.prompts import context_block
 from inspect_medreason.schema import (
     Case,
