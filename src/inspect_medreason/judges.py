@@ -455,6 +455,16 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
+def judge_arguments(task_arguments: dict[str, Any]) -> dict[str, Any]:
+    """A task's judge arguments (``judge_*``, ``allow_self_judging``, ``panel_reduce``) out of
+    all its arguments (its ``locals()``), for the scorer and the log record."""
+    return {
+        key: value
+        for key, value in task_arguments.items()
+        if key.startswith(("judge_", "allow_", "panel_"))
+    }
+
+
 def judge_model(role: str, allow_self_judging: bool) -> Model:
     """The model bound to a judge role; refuse to fall back silently to the model under test."""
     if allow_self_judging:

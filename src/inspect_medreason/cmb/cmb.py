@@ -22,7 +22,7 @@ from inspect_medreason.cmb.solver import (
     cmb_exam_prompt,
 )
 from inspect_medreason.hub import load_rows
-from inspect_medreason.judges import require_judge_roles
+from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
@@ -88,7 +88,7 @@ def cmb_clin(
     source = str(data or CMB_CLIN_HUB.path)
     template = load_template("cmb_clin_user")
     samples = collect_samples(loaded.rows, clin_record_to_sample, source)
-    judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
+    judge_args = judge_arguments(locals())
     require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
         dataset=MemoryDataset(samples, name="cmb_clin", location=source),

@@ -18,7 +18,7 @@ from inspect_medreason.gemex.dataset import (
 from inspect_medreason.gemex.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.gemex.scorer import gemex_scorer
 from inspect_medreason.hub import HubSource, collect_images, load_rows
-from inspect_medreason.judges import require_judge_roles
+from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
@@ -99,7 +99,7 @@ def gemex(
             )
     if problems:
         raise DatasetError(problems)
-    judge_args = {k: v for k, v in locals().items() if k.startswith(("judge_", "allow_"))}
+    judge_args = judge_arguments(locals())
     require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
         dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.judges import grader_templates
+from inspect_medreason.judges import grader_templates, judge_arguments
 from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, locate_release
 from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
 from inspect_medreason.medreason.medreason import medreason_task
@@ -69,11 +69,7 @@ def med_cmr(
         raise TaskArgumentError(
             f"-T open_scoring={open_scoring!r}: expected one of {', '.join(OPEN_SCORINGS)}"
         )
-    judge_args = {
-        key: value
-        for key, value in locals().items()
-        if key.startswith(("judge_", "allow_", "panel_"))
-    }
+    judge_args = judge_arguments(locals())
     if open_scoring == "med_cmr":
         judge_args.update(open_scoring="med_cmr", roles={"med_cmr_score": MED_CMR_ROLE},
                           templates=grader_templates(TEMPLATE_PREFIX))  # fmt: skip

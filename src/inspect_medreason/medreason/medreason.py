@@ -18,6 +18,7 @@ from inspect_medreason.judges import (
     JudgeSettings,
     JudgeTemplates,
     check_panel_reduce,
+    judge_arguments,
     panel_roles,
     require_judge_roles,
 )
@@ -243,11 +244,7 @@ def open_ended(
         panel_reduce: How a judge panel's scores become one (median, mean or min); a panel is
             a role plus its numbered extras (``--model-role grader_2=...``).
     """
-    judge_args = {
-        key: value
-        for key, value in locals().items()
-        if key.startswith(("judge_", "allow_", "panel_"))
-    }
+    judge_args = judge_arguments(locals())
     return medreason_task(
         {"open"}, OPEN_ENDED_TASK_VERSION, "medreason_open_ended",
         data, ground_truth, False, 0, images, judge_args,
@@ -276,11 +273,7 @@ def medreason(
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
     MCQ cases cost no judge call. Arguments as for ``mcq`` and ``open_ended``.
     """
-    judge_args = {
-        key: value
-        for key, value in locals().items()
-        if key.startswith(("judge_", "allow_", "panel_"))
-    }
+    judge_args = judge_arguments(locals())
     return medreason_task(
         {"mcq", "open"}, MEDREASON_TASK_VERSION, "medreason",
         data, ground_truth, shuffle_choices, seed, images, judge_args,

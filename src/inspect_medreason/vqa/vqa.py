@@ -10,7 +10,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from inspect_medreason.hub import collect_images, load_rows
-from inspect_medreason.judges import require_judge_roles
+from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.prompts import load_template
@@ -78,10 +78,6 @@ def vqa_task(
     )
 
 
-def _judge_args(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in values.items() if k.startswith(("judge_", "allow_"))}
-
-
 @task(version=VQA_TASK_VERSION)
 def vqa_rad(
     data: str | None = None,
@@ -97,7 +93,7 @@ def vqa_rad(
     judge_timeout: float = 120.0,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
-    return vqa_task(VQA_RAD, data, None, revision, None, images, _judge_args(locals()))
+    return vqa_task(VQA_RAD, data, None, revision, None, images, judge_arguments(locals()))
 
 
 @task(version=VQA_TASK_VERSION)
@@ -115,7 +111,7 @@ def path_vqa(
     judge_timeout: float = 120.0,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
-    return vqa_task(PATH_VQA, data, None, revision, None, images, _judge_args(locals()))
+    return vqa_task(PATH_VQA, data, None, revision, None, images, judge_arguments(locals()))
 
 
 @task(version=VQA_TASK_VERSION)
@@ -136,4 +132,4 @@ def slake(
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ."""
-    return vqa_task(SLAKE, data, image_root, revision, language, images, _judge_args(locals()))
+    return vqa_task(SLAKE, data, image_root, revision, language, images, judge_arguments(locals()))
