@@ -96,10 +96,7 @@ def judge_choices(
     scoring (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
     ``templates``.
     """
-    settings = JudgeSettings.from_args(
-        judge_temperature, judge_seed, judge_max_tokens, judge_retries,
-        judge_structured_output, judge_cache, judge_timeout,
-    )  # fmt: skip
+    settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     scorer_args: dict[str, Any] = {
         "panel_reduce": check_panel_reduce(panel_reduce),

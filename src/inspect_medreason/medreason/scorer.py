@@ -333,10 +333,7 @@ def open_ended_scorer(
     unscored here (they belong to ``mcq_scorer``)."""
     panel_reduce = check_panel_reduce(panel_reduce)
     templates = JudgeTemplates.load(judge_prompts)
-    settings = JudgeSettings.from_args(
-        judge_temperature, judge_seed, judge_max_tokens, judge_retries,
-        judge_structured_output, judge_cache, judge_timeout,
-    )  # fmt: skip
+    settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
 
     async def score(state: TaskState, target: Target) -> Score:
