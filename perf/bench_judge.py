@@ -1,0 +1,305 @@
+"""Open-ended judging against a judge with a fixed latency: the plugin's scorer, a bare
+Inspect scorer making the same three calls, and the latency floor.
+
+Generates N open-ended image cases (random-noise PNGs), starts an OpenAI-compatible judge on
+127.0.0.1 in its own process (aiohttp; every reply after ``--latency`` seconds, a valid
+``{"score", "rationale"}``), and runs, each in a fresh process, alternating the order on
+every repeat, the ``open_ended`` task's dataset and solver (mockllm as the model under test)
+with:
+
+- ``plugin``: ``open_ended_scorer`` with its defaults (structured output, judge cache in a
+  fresh cache folder per run, so no run is served from an earlier one);
+- ``bare``: a scorer that sends the same three requests per case concurrently with
+  ``get_model(role=...).generate`` and reads the score with ``json.loads``: the harness floor;
+- ``no_score``: the same eval with ``score=False``: start-up, dataset and generation.
+
+``grader`` and ``vision_grader`` are bound to one judge model on one server, so all judge
+calls share one connection pool of ``--max-connections``. The latency floor is
+``no_score + ceil(3N / C) * latency``. Medians over the repeats; results in
+``perf/results/judge.json``.
+
+Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
+       python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+VARIANTS = ["plugin", "plugin_nocache", "bare", "no_score"]
+JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
+MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
+RESULTS = Path(__file__).parent / "results" / "judge.json"
+
+
+def serve(latency: float) -> None:
+    """The judge: every chat completion answered after ``latency`` seconds (keep-alive)."""
+    import asyncio
+
+    from aiohttp import web
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        await asyncio.sleep(latency)
+        return web.json_response({
+            "id": "judge", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "judge"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": JUDGE_REPLY}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })  # fmt: skip
+
+    async def run() -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", chat)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=1024)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        print(port, flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(run())
+
+
+def make_dataset(folder: Path, count: int, side: int) -> None:
+    rng = np.random.default_rng(0)
+    (folder / "images").mkdir(parents=True, exist_ok=True)
+    cases, truth = [], []
+    for index in range(count):
+        name = f"images/case_{index:05d}.png"
+        pixels = rng.integers(0, 256, size=(side, side, 3), dtype=np.uint8)
+        Image.fromarray(pixels).save(folder / name)
+        case_id = f"case_{index:05d}"
+        cases.append({"case_id": case_id, "task_type": "open", "image_path": name,
+                      "question": f"Describe the main finding. ({case_id})",
+                      "metadata": {"modality": ["CT", "MR", "X-ray"][index % 3]}})  # fmt: skip
+        truth.append({"case_id": case_id, "task_type": "open", "answer": "A small nodule."})
+    (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}), encoding="utf-8")
+
+
+def bare_scorer() -> Any:
+    """Three judge calls per case, concurrent, with the plugin's own requests: nothing else."""
+    from inspect_ai.model import get_model
+    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.solver import TaskState
+    from inspect_ai.util import collect
+
+    from inspect_medreason.extraction import parse_open_reply
+    from inspect_medreason.judges import JudgeSettings, JudgeTemplates, judge_messages
+    from inspect_medreason.medreason.scorer import case_image_uris
+
+    templates = JudgeTemplates.load()
+    config = JudgeSettings().generate_config()  # the same requests: messages and config
+
+    @scorer(metrics=[mean()])
+    def three_calls() -> Any:
+        async def score(state: TaskState, target: Target) -> Score:
+            reply = parse_open_reply(state.output.completion)
+            images = await case_image_uris(state)
+            question = str(state.metadata["question"])
+            reference = state.metadata.get("reference_answer")
+            requests = [
+                ("grader", judge_messages("gt", templates, question, None, reply.answer,
+                                          reference, images)),
+                ("vision_grader", judge_messages("va", templates, question, None,
+                                                 reply.answer, reference, images)),
+                ("vision_grader", judge_messages("rvf", templates, question, None,
+                                                 reply.reasoning_trace, reference, images)),
+            ]  # fmt: skip
+            outputs = await collect(
+                *(get_model(role=role).generate(messages, config=config) for role, messages in requests)
+            )
+            return Score(value=statistics.mean(
+                json.loads(output.completion)["score"] for output in outputs))  # fmt: skip
+
+        return score
+
+    return three_calls()
+
+
+def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> dict[str, float]:
+    from inspect_ai import Task, eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from inspect_medreason.medreason.medreason import open_ended
+
+    def respond(*_: Any) -> ModelOutput:
+        output = ModelOutput.from_content(model="mockllm", content=MODEL_REPLY)
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    judge = get_model("openai-api/bench/judge", base_url=base_url, api_key="bench")
+    with tempfile.TemporaryDirectory() as logs:
+        logs = os.environ.get("BENCH_JUDGE_KEEP_LOGS", logs)
+        started = time.perf_counter()
+        task = open_ended(data=str(folder), judge_cache=variant != "plugin_nocache")
+        if variant.startswith("bare"):
+            task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
+        [log] = eval(
+            task,
+            model=get_model("mockllm/model", custom_outputs=respond),
+            model_roles={"grader": judge, "vision_grader": judge},
+            max_connections=connections,
+            score=variant != "no_score",
+            display="none",
+            log_dir=logs,
+            log_images=False,
+        )
+        elapsed = time.perf_counter() - started
+        if log.status != "success":
+            raise SystemExit(f"{variant} run failed: {log.error}")
+        log_bytes = sum(path.stat().st_size for path in Path(logs).glob("*.eval"))
+        samples = log.eval.dataset.samples or 1
+        if variant != "no_score":
+            check_scores(variant, log)
+    return {"seconds": elapsed, "log_bytes_per_sample": log_bytes / samples}
+
+
+def check_scores(variant: str, log: Any) -> None:
+    """Every judge call must have produced a score (3 from the stand-in judge)."""
+    assert log.results is not None
+    by_name = {score.name: score for score in log.results.scores}
+    if "gt_final" in by_name:
+        if any(by_name[f"{name}_unscored"].metrics["mean"].value != 0
+               for name in ("gt_final", "va_answer", "rvf_trace")):  # fmt: skip
+            raise SystemExit(f"{variant}: judge components went unscored")
+        if by_name["gt_final"].metrics["mean"].value != 3:
+            raise SystemExit(f"{variant}: unexpected judge scores")
+    elif log.results.scores[0].metrics["mean"].value != 3:
+        raise SystemExit(f"{variant}: unexpected judge scores")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="open-ended judging vs the latency floor")
+    parser.add_argument("--cases", type=int, nargs="+", default=[300, 1000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--latency", type=float, default=0.2, help="judge latency, seconds")
+    parser.add_argument("--max-connections", type=int, default=30)
+    parser.add_argument("--side", type=int, default=256, help="image side in pixels")
+    parser.add_argument("--profile", choices=VARIANTS, help="profile one run of a variant")
+    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    if args.serve:
+        serve(args.latency)
+        return
+    if args.child:
+        print(json.dumps(run_variant(args.child, args.folder, args.base_url,
+                                     args.max_connections)))  # fmt: skip
+        return
+
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--latency", str(args.latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
+        result = measure(args, base_url)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    if result is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(result, indent=2))
+
+
+def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
+    by_size: dict[str, Any] = {}
+    for count in args.cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "data"
+            make_dataset(folder, count, args.side)
+            if args.profile:
+                profile(args.profile, folder, base_url, args.max_connections, Path(tmp))
+                return None
+            runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+            for repeat in range(args.repeats):
+                for variant in VARIANTS if repeat % 2 == 0 else VARIANTS[::-1]:
+                    runs[variant].append(child(variant, folder, base_url, args, Path(tmp)))
+                    print(count, variant, runs[variant][-1], flush=True)
+        medians = {
+            variant: {key: round(statistics.median(run[key] for run in runs[variant]), 3)
+                      for key in ("seconds", "log_bytes_per_sample")}
+            for variant in VARIANTS
+        }  # fmt: skip
+        floor = medians["no_score"]["seconds"] + math.ceil(
+            3 * count / args.max_connections
+        ) * args.latency
+        by_size[str(count)] = {
+            **medians,
+            "floor_seconds": round(floor, 3),
+            "plugin_vs_bare": round(medians["plugin"]["seconds"] / medians["bare"]["seconds"], 3),
+            "plugin_vs_floor": round(medians["plugin"]["seconds"] / floor, 3),
+            "bare_vs_floor": round(medians["bare"]["seconds"] / floor, 3),
+        }
+        print(count, json.dumps(by_size[str(count)]), flush=True)
+    return {
+        "latency_seconds": args.latency,
+        "max_connections": args.max_connections,
+        "image_side": args.side,
+        "repeats": args.repeats,
+        "statistic": "median",
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+        "cases": by_size,
+    }
+
+
+def child(
+    variant: str, folder: Path, base_url: str, args: argparse.Namespace, tmp: Path
+) -> dict[str, float]:
+    # A fresh judge cache per run: a repeat must not be served from the previous one.
+    cache = tempfile.mkdtemp(dir=tmp)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", variant, "--folder", str(folder),
+         "--base-url", base_url, "--max-connections", str(args.max_connections)],
+        capture_output=True, text=True, check=False,
+        env={**os.environ, "INSPECT_CACHE_DIR": cache, "INSPECT_DISPLAY": "none"},
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def profile(variant: str, folder: Path, base_url: str, connections: int, tmp: Path) -> None:
+    import cProfile
+    import pstats
+
+    os.environ["INSPECT_CACHE_DIR"] = tempfile.mkdtemp(dir=tmp)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    print(run_variant(variant, folder, base_url, connections))
+    profiler.disable()
+    profiler.dump_stats(str(Path(tempfile.gettempdir()) / f"bench_judge_{variant}.prof"))
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(40)
+    stats.sort_stats("cumulative").print_stats(60)
+
+
+if __name__ == "__main__":
+    main()
