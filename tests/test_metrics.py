@@ -3,14 +3,22 @@ Inspect's epoch reducers hand them."""
 
 from __future__ import annotations
 
+import copy
+import json
 import math
+import pickle
 from typing import Any
 
 import pytest
 from inspect_ai.scorer import SampleScore, Score, max_score, mean_score
 
 from inspect_medreason.cmb.scorer import accuracy_other_mode, cmb_macro, mode_disagreement
-from inspect_medreason.metrics import parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.metrics import (
+    parsed_accuracy,
+    shared_score_metadata,
+    strict_accuracy,
+    unparsed,
+)
 from inspect_medreason.vqa.scorer import accuracy_closed, accuracy_open
 
 
@@ -96,3 +104,27 @@ def test_epoch_reducers_keep_the_first_epochs_metadata(reducer: Any, expected: f
     assert reduced.value == expected
     scores = [SampleScore(score=reduced)]
     assert compute(unparsed, scores) == 1.0 and compute(strict_accuracy, scores) == 0.0
+
+
+def test_shared_score_metadata_is_shared_by_copies_and_read_only() -> None:
+    """Inspect deep-copies a score once per key of a dictionary score at every metrics pass:
+    the copies share the finished metadata instead, and nobody can change it through one."""
+    judges = {"gt_final": {"score": 3, "raw_replies": ['{"score": 3}'], "panel": [{"role": "grader"}]}}
+    metadata = shared_score_metadata({"answer": "A nodule.", "judges": judges})
+    score = SampleScore(score=Score(value={"gt_final": 3.0}, metadata=metadata), sample_id="c1")
+    copied = copy.deepcopy(score)
+    assert copied.score.metadata is not None
+    assert copied.score.metadata["judges"] is metadata["judges"]
+    assert copy.copy(metadata["judges"]) is metadata["judges"]
+    with pytest.raises(TypeError, match="read-only"):
+        copied.score.metadata["judges"]["gt_final"]["score"] = 4
+    with pytest.raises(TypeError, match="read-only"):
+        copied.score.metadata["judges"]["gt_final"]["raw_replies"].append("again")
+    with pytest.raises(TypeError, match="read-only"):
+        copied.score.metadata["judges"]["gt_final"]["panel"][0].update(role="x")
+    # In the log, and through pickle, they are plain JSON objects and arrays.
+    assert json.loads(score.score.model_dump_json())["metadata"] == {
+        "answer": "A nodule.", "judges": judges}  # fmt: skip
+    unpickled = pickle.loads(pickle.dumps(metadata["judges"]))
+    assert type(unpickled) is dict and unpickled == judges
+    assert type(unpickled["gt_final"]["raw_replies"]) is list

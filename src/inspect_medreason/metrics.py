@@ -7,6 +7,7 @@ zero; ``unparsed`` reports how many replies had no readable answer.
 from __future__ import annotations
 
 import math
+from typing import Any, NoReturn
 
 from inspect_ai.scorer import (
     Metric,
@@ -24,6 +25,63 @@ MCQ_GROUP_FIELDS = ("modality", "organ_system")
 # Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
 # grouped metric over any of them never meets a sample without its key.
 CASE_GROUP_FIELDS = (*MCQ_GROUP_FIELDS, "task")
+
+
+class _SharedOnCopy:
+    """Mixin: copies (deep or shallow) of a finished record are the record itself."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self
+
+    def __copy__(self) -> Any:
+        return self
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("score metadata is read-only once the scorer has returned it")
+
+
+class ReadOnlyRecord(_SharedOnCopy, dict[str, Any]):
+    """A dict in score metadata that Inspect's copies share instead of deep-copying."""
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = (
+        _SharedOnCopy._read_only
+    )
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
+        return dict, (dict(self),)  # unpickled as a plain dict
+
+
+class ReadOnlyList(_SharedOnCopy, list[Any]):
+    """A list in score metadata that Inspect's copies share instead of deep-copying."""
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = (
+        remove
+    ) = clear = sort = reverse = _SharedOnCopy._read_only
+
+    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
+        return list, (list(self),)
+
+
+def shared_score_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Score metadata whose containers Inspect's per-metric copies share.
+
+    Inspect deep-copies every sample's score once per key of a dictionary score each time it
+    computes metrics (about once a second for the progress display, and again at the end).
+    With the judges' records in the metadata that copying was a third of a judged run's CPU
+    (measured: 7 s of 22 s on 300 cases, perf/bench_judge.py). A score's metadata is written
+    once by its scorer and only read afterwards, so the copies can share it: its dicts and
+    lists become read-only (a change through any copy raises instead of leaking). In the
+    log they are ordinary JSON objects and arrays.
+    """
+    return {key: _read_only(value) for key, value in metadata.items()}
+
+
+def _read_only(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ReadOnlyRecord({key: _read_only(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return ReadOnlyList(_read_only(item) for item in value)
+    return value
 
 
 def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:

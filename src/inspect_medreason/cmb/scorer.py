@@ -60,7 +60,7 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.metrics import metadata_mean
+from inspect_medreason.metrics import metadata_mean, shared_score_metadata
 from inspect_medreason.params import coerce_bool
 
 MULTI_ANSWER = "多项选择题"
@@ -299,7 +299,7 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
             for key in CRITERIA
         }
         value["turns_unscored"] = float(len(turns) - len(scored))
-        return Score(value=cast(Value, value), metadata={"turns": turns},
+        return Score(value=cast(Value, value), metadata=shared_score_metadata({"turns": turns}),
                      explanation=json.dumps({k: v for k, v in value.items()}, ensure_ascii=False))  # fmt: skip
 
     return score

@@ -38,7 +38,7 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.metrics import breakdown
+from inspect_medreason.metrics import breakdown, shared_score_metadata
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.short_answers import yes_no
 
@@ -223,7 +223,7 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
             details["ar"] = {"candidate": candidate.as_metadata(), "reference": own.as_metadata()}
             if candidate.score is not None and own.score:
                 values["ar_score"] = candidate.score / own.score
-        return Score(value=cast(Value, values), answer=answer_text, metadata=details,
+        return Score(value=cast(Value, values), answer=answer_text, metadata=shared_score_metadata(details),
                      explanation=json.dumps({k: v for k, v in values.items() if not math.isnan(v)}))  # fmt: skip
 
     return score

@@ -27,6 +27,7 @@ from inspect_medreason.judges import (
     run_judge,
 )
 from inspect_medreason.medreason.scorer import JUDGE_ROLES, case_image_uris
+from inspect_medreason.metrics import shared_score_metadata
 from inspect_medreason.params import coerce_bool
 
 
@@ -85,8 +86,9 @@ def judge_meta_scorer(
             explanation=f"{meta['probe']} ({kind}, band {low}-{high}): judge {role} gave {shown}, "
             f"then {second.score if second.score is not None else 'failed'} when asked again"
             + (f"; {first.failure}" if first.failure else ""),
-            metadata={"first": first.as_metadata(), "retest": second.as_metadata(),
-                      "judge_model": str(model)},
+            metadata=shared_score_metadata({"first": first.as_metadata(),
+                                            "retest": second.as_metadata(),
+                                            "judge_model": str(model)}),
         )
 
     return score

@@ -44,7 +44,7 @@ from inspect_medreason.judges import (
     short_repr,
 )
 from inspect_medreason.medreason.scorer import case_image_uris
-from inspect_medreason.metrics import breakdown
+from inspect_medreason.metrics import breakdown, shared_score_metadata
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.prompts import context_block
 
@@ -147,6 +147,7 @@ def med_cmr_scorer(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
     panel_reduce: str = "median",
 ) -> Scorer:
     """Med-CMR's four-criterion open-ended score (approximation, see the module): the
@@ -168,17 +169,17 @@ def med_cmr_scorer(
                 "parse_method": reply.method}  # fmt: skip
         if not state.metadata.get("reference_answer"):
             return Score(value=cast(Value, unscored), explanation="no reference answer",
-                         metadata={**base, "failure": "no reference answer"})  # fmt: skip
+                         metadata=shared_score_metadata({**base, "failure": "no reference answer"}))  # fmt: skip
         try:
             images = await case_image_uris(state)
         except ImagePathError as error:
             return Score(value=cast(Value, unscored), explanation=f"case image refused: {error}",
-                         metadata={**base, "failure": f"case image refused: {error}"})  # fmt: skip
+                         metadata=shared_score_metadata({**base, "failure": f"case image refused: {error}"}))  # fmt: skip
         if not reply.answer and not reply.reasoning_trace:
             zero = {"med_cmr_score": 0.0, **dict.fromkeys(CRITERIA, 0.0), "med_cmr_unscored": 0.0}
             return Score(value=cast(Value, zero), answer="",
                          explanation="empty reply: 0 on every criterion by rule",
-                         metadata={**base, "by_rule": True})  # fmt: skip
+                         metadata=shared_score_metadata({**base, "by_rule": True}))  # fmt: skip
         messages = med_cmr_messages(templates, state.metadata, reply.reasoning_trace,
                                     reply.answer, images)  # fmt: skip
         roles = panel_roles(MED_CMR_ROLE, [] if self_judging else list(model_roles()))
@@ -196,7 +197,7 @@ def med_cmr_scorer(
             failures = "; ".join(str(outcome.failure) for outcome in outcomes)
             return Score(value=cast(Value, unscored), answer=reply.answer,
                          explanation=f"UNSCORED: {failures}",
-                         metadata={**base, "judges": judges})  # fmt: skip
+                         metadata=shared_score_metadata({**base, "judges": judges}))  # fmt: skip
         value: dict[str, float] = {
             "med_cmr_score": reduce_scores([weighted_score(o.parts) for o in rated], how),
             **{name: reduce_scores([float(o.parts[name]) for o in rated], how) for name in CRITERIA},
@@ -208,6 +209,7 @@ def med_cmr_scorer(
             + f". {rated[0].rationale}"
         )
         return Score(value=cast(Value, value), answer=reply.answer, explanation=explanation,
-                     metadata={**base, "judges": judges, "panel_failed": len(outcomes) - len(rated)})  # fmt: skip
+                     metadata=shared_score_metadata({**base, "judges": judges,
+                                                  "panel_failed": len(outcomes) - len(rated)}))  # fmt: skip
 
     return score

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, cast
 
@@ -48,7 +47,12 @@ from inspect_medreason.judges import (
     scored_by_rule,
 )
 from inspect_medreason.loaders import prepare_image
-from inspect_medreason.metrics import MCQ_GROUP_FIELDS, breakdown, mcq_metrics
+from inspect_medreason.metrics import (
+    MCQ_GROUP_FIELDS,
+    breakdown,
+    mcq_metrics,
+    shared_score_metadata,
+)
 from inspect_medreason.params import coerce_bool
 
 logger = logging.getLogger(__name__)
@@ -298,19 +302,18 @@ async def score_open_reply(
         value=cast(Value, value),
         answer=reply.answer,
         explanation=_explain(judges, va_final),
-        metadata={
+        metadata=shared_score_metadata({
             "answer": reply.answer,
             "reasoning_trace": reply.reasoning_trace,
             "parse_method": reply.method,
-            "raw_output": state.output.completion,
             "judges": judges,
             "judge_models": models,
             "judge_cost": cost,
-            "judge_settings": asdict(settings),
-            "judge_templates_sha256": {
-                name: template.sha256 for name, template in templates.templates.items()
-            },
-        },
+            # The settings and each template are recorded once, in the task's metadata and
+            # the scorer's parameters; this fingerprint ties the case to that template set
+            # (it differs when a re-score used other templates).
+            "judge_templates_sha256": templates.sha256,
+        }),
     )
 
 
@@ -325,6 +328,7 @@ def open_ended_scorer(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
     panel_reduce: str = "median",
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
