@@ -5,6 +5,8 @@ checked, not just what mockllm was handed."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -149,3 +151,54 @@ def test_a_cached_unusable_reply_is_always_followed_by_a_fresh_call(tmp_path: Pa
     # First run: three bad first replies and three corrections. Second run: the bad first
     # replies come from the cache, the corrections are asked afresh.
     assert calls == [6, 3]
+
+
+def test_judge_max_connections_sizes_the_judges_pool_apart_from_the_eval(
+    tmp_path: Path,
+) -> None:
+    """Six cases, three judge calls each, --max-connections 20: the judges' pool holds 20
+    requests in flight unless -T judge_max_connections bounds it (here to 2)."""
+    write_png(tmp_path / "data" / "scan.png")
+    write_json(tmp_path / "data" / "cases.json", {"cases": [
+        {"case_id": f"c{i}", "task_type": "open", "question": f"What is shown? ({i})",
+         "image_path": "scan.png"} for i in range(6)]})  # fmt: skip
+    write_json(tmp_path / "data" / "ground_truth.json", {"cases": [
+        {"case_id": f"c{i}", "task_type": "open", "answer": "A lesion."} for i in range(6)]})  # fmt: skip
+    in_flight, peak = [0], [0]
+    lock = threading.Lock()
+
+    def slow_judge(_: dict[str, Any]) -> str:
+        with lock:
+            in_flight[0] += 1
+            peak[0] = max(peak[0], in_flight[0])
+        time.sleep(0.15)
+        with lock:
+            in_flight[0] -= 1
+        return json.dumps({"score": 3, "rationale": "ok"})
+
+    def model_under_test(*_: Any) -> ModelOutput:
+        return scripted_output(
+            json.dumps({"reasoning_trace": "A lesion is seen.", "answer": "A lesion."})
+        )
+
+    peaks = {}
+    for bound in (None, 2):
+        peak[0] = 0
+        # A model name per run: Inspect keeps one pool per model for the whole process.
+        name = f"judge-{bound}"
+        with openai_stub(name, slow_judge) as (url, requests):
+            judge = get_model(f"openai-api/stub/{name}", base_url=url, api_key="stub")
+            [log] = eval(
+                open_ended(data=str(tmp_path / "data"), judge_cache=False,
+                           judge_max_connections=bound),
+                model=get_model("mockllm/model", custom_outputs=model_under_test),
+                model_roles={"grader": judge, "vision_grader": judge},
+                max_connections=20, display="none", log_dir=str(tmp_path / "logs"),
+            )  # fmt: skip
+        assert log.status == "success", log.error
+        assert len(requests) == 18
+        assert log.eval.metadata is not None
+        assert log.eval.metadata["judges"]["settings"]["max_connections"] == bound
+        peaks[bound] = peak[0]
+    assert peaks[2] == 2  # bounded, and the two slots were used at once
+    assert peaks[None] > 2  # without it the judges had the eval's 20

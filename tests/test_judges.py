@@ -5,8 +5,10 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import ChatMessageUser, ContentImage
 
+from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.judges import (
     JUDGE_TEMPLATE_NAMES,
+    JudgeSettings,
     JudgeTemplates,
     fence_id,
     gate_visual_accuracy,
@@ -177,3 +179,14 @@ def test_rubric_anchors_are_in_the_templates() -> None:
     assert "hallucinat" in templates.system("va").text.lower()
     assert "grounded in the image throughout" in templates.system("rvf").text.lower()
     assert "I don't know" in templates.system("gt").text
+
+
+def test_generate_config_is_built_once_and_carries_the_judges_pool_size() -> None:
+    assert JudgeSettings().generate_config() is JudgeSettings().generate_config()
+    bounded = JudgeSettings.from_judge_args({"judge_max_connections": "4"})
+    assert bounded.max_connections == 4
+    assert bounded.generate_config().max_connections == 4
+    assert JudgeSettings().generate_config().max_connections is None  # the eval's
+    for bad in ("0", "-1", "many"):
+        with pytest.raises(TaskArgumentError, match="judge_max_connections"):
+            JudgeSettings.from_judge_args({"judge_max_connections": bad})

@@ -82,6 +82,8 @@ class JudgeSettings:
     structured_output: bool = True
     cache: bool = True
     timeout: float = DEFAULT_JUDGE_TIMEOUT
+    # None: the judges share the eval's --max-connections (see judge_generate_config).
+    max_connections: int | None = None
 
     @classmethod
     def from_args(
@@ -93,6 +95,7 @@ class JudgeSettings:
         structured_output: Any,
         cache: Any,
         timeout: Any = DEFAULT_JUDGE_TIMEOUT,
+        max_connections: Any = None,
     ) -> JudgeSettings:
         """From `-T`/`-S` values, which arrive as YAML scalars or strings."""
         settings = cls(
@@ -103,6 +106,9 @@ class JudgeSettings:
             structured_output=coerce_bool(structured_output, "judge_structured_output"),
             cache=coerce_bool(cache, "judge_cache"),
             timeout=coerce_float(timeout, "judge_timeout"),
+            max_connections=None
+            if max_connections is None or max_connections == ""
+            else coerce_int(max_connections, "judge_max_connections"),
         )
         if not 0 < settings.timeout < float("inf"):
             raise TaskArgumentError(
@@ -110,6 +116,10 @@ class JudgeSettings:
             )
         if settings.retries < 0:
             raise TaskArgumentError(f"-T judge_retries={retries!r}: expected 0 or more")
+        if settings.max_connections is not None and settings.max_connections < 1:
+            raise TaskArgumentError(
+                f"-T judge_max_connections={max_connections!r}: expected 1 or more"
+            )
         return settings
 
     @classmethod
@@ -119,30 +129,40 @@ class JudgeSettings:
         return cls.from_args(**{
             name: args.get(f"judge_{name}", getattr(defaults, name))
             for name in ("temperature", "seed", "max_tokens", "retries", "structured_output",
-                         "cache", "timeout")
+                         "cache", "timeout", "max_connections")
         })  # fmt: skip
 
     def generate_config(self, schema: type[BaseModel] = JudgeScore) -> GenerateConfig:
-        response_schema = (
-            ResponseSchema(
-                name=schema.__name__.lower(),
-                json_schema=json_schema(schema),
-                description=(schema.__doc__ or "").strip() or None,
-                strict=True,
-            )
-            if self.structured_output
-            else None
+        """The judges' generation config; built once per settings and reply schema (building
+        the JSON schema was 6% of a judged run's CPU when it was done for every call)."""
+        return _judge_generate_config(self, schema)
+
+
+@functools.cache
+def _judge_generate_config(settings: JudgeSettings, schema: type[BaseModel]) -> GenerateConfig:
+    response_schema = (
+        ResponseSchema(
+            name=schema.__name__.lower(),
+            json_schema=json_schema(schema),
+            description=(schema.__doc__ or "").strip() or None,
+            strict=True,
         )
-        # Roles do not inherit the eval's --attempt-timeout: the judge's own bound is set
-        # here, and run_judge enforces it around the whole call as well.
-        return GenerateConfig(
-            temperature=self.temperature,
-            seed=self.seed,
-            max_tokens=self.max_tokens,
-            response_schema=response_schema,
-            attempt_timeout=max(1, int(self.timeout)),
-            timeout=max(1, int(self.timeout)),
-        )
+        if settings.structured_output
+        else None
+    )
+    # Roles do not inherit the eval's --attempt-timeout: the judge's own bound is set here,
+    # and run_judge enforces it around the whole call as well. Inspect gives a role the
+    # eval's --max-connections over the role's own; a config passed to generate() wins over
+    # both, so judge_max_connections sizes the judges' pool apart from the model under test.
+    return GenerateConfig(
+        max_connections=settings.max_connections,
+        temperature=settings.temperature,
+        seed=settings.seed,
+        max_tokens=settings.max_tokens,
+        response_schema=response_schema,
+        attempt_timeout=max(1, int(settings.timeout)),
+        timeout=max(1, int(settings.timeout)),
+    )
 
 
 @dataclass(frozen=True)
@@ -192,6 +212,12 @@ class JudgeTemplates:
 
     def log_record(self) -> dict[str, dict[str, str]]:
         return {name: template.log_record() for name, template in self.templates.items()}
+
+    @functools.cached_property
+    def sha256(self) -> str:
+        """One fingerprint of the whole set (each template's own is in ``log_record``)."""
+        listing = "".join(f"{name}:{t.sha256}\n" for name, t in sorted(self.templates.items()))
+        return hashlib.sha256(listing.encode()).hexdigest()
 
 
 @dataclass

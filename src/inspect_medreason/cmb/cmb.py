@@ -82,6 +82,7 @@ def cmb_clin(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """CMB-Clin (74 cases): a multi-turn consultation per case, judged per answer."""
     loaded = load_rows(data, CMB_CLIN_HUB, revision)

@@ -43,6 +43,7 @@ def gemex(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
     the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under

@@ -27,12 +27,14 @@ def judge_meta(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """110 probes on the demo cases with known score bands: accuracy within band per
     component, injection resistance, test-retest consistency of the two judge roles."""
     scorer_args, record = judge_choices(
         judge_prompts, allow_self_judging, judge_temperature, judge_seed, judge_max_tokens,
         judge_retries, judge_structured_output, judge_cache, judge_timeout,
+        judge_max_connections,
     )  # fmt: skip
     scorer_args.pop("panel_reduce", None)  # one judge per role: panels are not meta-evaluated here
     return Task(

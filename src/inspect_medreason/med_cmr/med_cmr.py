@@ -36,6 +36,7 @@ def med_cmr(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
     panel_reduce: str = "median",
 ) -> Task:
     """Med-CMR's MCQ and open questions, prompted and scored like the MedReason tracks.
@@ -61,6 +62,8 @@ def med_cmr(
         judge_structured_output: Request a JSON schema from judges.
         judge_cache: Cache judge replies.
         judge_timeout: Seconds one judge call may take before it is unscored.
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections); sizes the judges' pool apart from the model under test's.
         panel_reduce: How a judge panel's scores become one (median, mean or min).
     """
     if track not in TRACKS:

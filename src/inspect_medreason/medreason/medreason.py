@@ -85,6 +85,7 @@ def judge_choices(
     judge_structured_output: Any,
     judge_cache: Any,
     judge_timeout: Any = 120.0,
+    judge_max_connections: Any = None,
     panel_reduce: Any = "median",
     open_scoring: str = "challenge",
     roles: dict[str, str] | None = None,
@@ -118,6 +119,7 @@ def judge_choices(
         "roles": component_roles,
         "settings": asdict(settings),
         "templates": templates.log_record(),
+        "templates_sha256": templates.sha256,
         "allow_self_judging": scorer_args["allow_self_judging"],
         "panel_reduce": panel_reduce,
         # The judges of each panel, as far as the roles are known when the task is built
@@ -217,6 +219,7 @@ def open_ended(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
     panel_reduce: str = "median",
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
@@ -238,6 +241,8 @@ def open_ended(
         judge_structured_output: Request a JSON schema from judges (providers that support it).
         judge_cache: Cache judge replies (Inspect's model cache).
         judge_timeout: Seconds one judge call may take before its component is unscored.
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections); sizes the judges' pool apart from the model under test's.
         panel_reduce: How a judge panel's scores become one (median, mean or min); a panel is
             a role plus its numbered extras (``--model-role grader_2=...``).
     """
@@ -264,6 +269,7 @@ def medreason(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
     panel_reduce: str = "median",
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:

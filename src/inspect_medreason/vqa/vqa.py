@@ -91,6 +91,7 @@ def vqa_rad(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
     return vqa_task(VQA_RAD, data, None, revision, None, images, judge_arguments(locals()))
@@ -109,6 +110,7 @@ def path_vqa(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
     return vqa_task(PATH_VQA, data, None, revision, None, images, judge_arguments(locals()))
@@ -129,6 +131,7 @@ def slake(
     judge_structured_output: bool = True,
     judge_cache: bool = True,
     judge_timeout: float = 120.0,
+    judge_max_connections: int | None = None,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ."""
