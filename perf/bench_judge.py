@@ -7,8 +7,9 @@ Generates N open-ended image cases (random-noise PNGs), starts an OpenAI-compati
 every repeat, the ``open_ended`` task's dataset and solver (mockllm as the model under test)
 with:
 
-- ``plugin``: ``open_ended_scorer`` with its defaults (structured output, judge cache in a
-  fresh cache folder per run, so no run is served from an earlier one);
+- ``plugin``: ``open_ended_scorer`` with its defaults (structured output, no judge cache);
+- ``plugin_cache``: the same with ``judge_cache=true`` (a fresh cache folder per run, so no
+  run is served from an earlier one): what Inspect's model cache costs;
 - ``bare``: a scorer that sends the same three requests per case concurrently with
   ``get_model(role=...).generate`` and reads the score with ``json.loads``: the harness floor;
 - ``no_score``: the same eval with ``score=False``: start-up, dataset and generation.
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-VARIANTS = ["plugin", "plugin_nocache", "bare", "no_score"]
+VARIANTS = ["plugin", "plugin_cache", "bare", "no_score"]
 JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
 MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
 RESULTS = Path(__file__).parent / "results" / "judge.json"
@@ -53,11 +54,10 @@ def serve(latency: float) -> None:
     from aiohttp import web
 
     async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
+        await request.read()  # not parsed: the judge's CPU must not compete with the eval's
         await asyncio.sleep(latency)
         return web.json_response({
-            "id": "judge", "object": "chat.completion", "created": 0,
-            "model": body.get("model", "judge"),
+            "id": "judge", "object": "chat.completion", "created": 0, "model": "judge",
             "choices": [{"index": 0, "finish_reason": "stop",
                          "message": {"role": "assistant", "content": JUDGE_REPLY}}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
@@ -149,7 +149,7 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
     with tempfile.TemporaryDirectory() as logs:
         logs = os.environ.get("BENCH_JUDGE_KEEP_LOGS", logs)
         started = time.perf_counter()
-        task = open_ended(data=str(folder), judge_cache=variant != "plugin_nocache")
+        task = open_ended(data=str(folder), judge_cache=variant == "plugin_cache")
         if variant.startswith("bare"):
             task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
         [log] = eval(
@@ -177,8 +177,7 @@ def check_scores(variant: str, log: Any) -> None:
     assert log.results is not None
     by_name = {score.name: score for score in log.results.scores}
     if "gt_final" in by_name:
-        if any(by_name[f"{name}_unscored"].metrics["mean"].value != 0
-               for name in ("gt_final", "va_answer", "rvf_trace")):  # fmt: skip
+        if any(by_name[name].unscored_samples for name in ("gt_final", "va_answer", "rvf_trace")):
             raise SystemExit(f"{variant}: judge components went unscored")
         if by_name["gt_final"].metrics["mean"].value != 3:
             raise SystemExit(f"{variant}: unexpected judge scores")

@@ -73,7 +73,6 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
     score = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
     assert score.value == {
         "gt_final": 3.0, "va_answer": 4.0, "rvf_trace": 2.0, "va_final": 3.0,
-        "gt_final_unscored": 0.0, "va_answer_unscored": 0.0, "rvf_trace_unscored": 0.0,
     }  # fmt: skip
     assert score.metadata is not None
     assert score.metadata["judge_models"]["gt_final"] == ["vllm/text-judge"]  # a panel of one
@@ -105,7 +104,7 @@ def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
     with openai_stub("judge", judge) as (url, requests):
         for _ in range(2):
             [log] = eval(
-                open_ended(data=str(tmp_path / "data")),  # judge_cache defaults to true
+                open_ended(data=str(tmp_path / "data"), judge_cache=True),
                 model=get_model("mockllm/model", custom_outputs=model_under_test),
                 # openai-api, not vllm: Inspect's vllm provider sets its URL lazily, so its
                 # first calls are cached under another key (see README).
@@ -136,7 +135,7 @@ def test_a_cached_unusable_reply_is_always_followed_by_a_fresh_call(tmp_path: Pa
         for _ in range(2):
             before = len(requests)
             [log] = eval(
-                open_ended(data=str(tmp_path / "data")),  # judge cache on
+                open_ended(data=str(tmp_path / "data"), judge_cache=True),
                 model=get_model("mockllm/model", custom_outputs=model_under_test),
                 model_roles={"grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
                              "vision_grader": get_model("openai-api/stub/judge", base_url=url,

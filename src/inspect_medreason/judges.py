@@ -80,7 +80,9 @@ class JudgeSettings:
     max_tokens: int = 512
     retries: int = 2
     structured_output: bool = True
-    cache: bool = True
+    # Off by default: Inspect's cache (keying, file per reply) cost 15-18% of a judged run's
+    # wall at C=30 (perf/bench_judge.py), and a first run gains nothing from it.
+    cache: bool = False
     timeout: float = DEFAULT_JUDGE_TIMEOUT
     # None: the judges share the eval's --max-connections (see judge_generate_config).
     max_connections: int | None = None

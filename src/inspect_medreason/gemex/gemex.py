@@ -41,7 +41,7 @@ def gemex(
     judge_max_tokens: int = 256,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
 ) -> Task:

@@ -25,7 +25,7 @@ def judge_meta(
     judge_max_tokens: int = 512,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
 ) -> Task:

@@ -37,10 +37,10 @@ from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 MCQ_TASK_VERSION = "1.1.0"
 
 
-OPEN_ENDED_TASK_VERSION = "1.0.0"
+OPEN_ENDED_TASK_VERSION = "1.1.0"
 
 
-MEDREASON_TASK_VERSION = "1.1.0"
+MEDREASON_TASK_VERSION = "1.2.0"
 
 
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}
@@ -217,7 +217,7 @@ def open_ended(
     judge_max_tokens: int = 512,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
     panel_reduce: str = "median",
@@ -267,7 +267,7 @@ def medreason(
     judge_max_tokens: int = 512,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
     panel_reduce: str = "median",

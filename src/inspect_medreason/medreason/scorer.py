@@ -146,18 +146,18 @@ OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
 
 def open_ended_metrics() -> dict[str, list[Metric]]:
     """Means with stderr and a 95% bootstrap interval (resampling cases that share an image
-    together) for every component; breakdowns for the two leaderboard metrics."""
+    together) for every component; breakdowns for the two leaderboard metrics.
+
+    An unscored component is NaN: Inspect leaves it out of the component's metrics and counts
+    it (``unscored_samples``, shown by ``inspect view`` under the metric). A share-unscored
+    key per component would say the same at the price of Inspect copying every score once
+    more per key at each metrics pass."""
     by_group = breakdown(list(OPEN_GROUP_FIELDS))
     return {
         "gt_final": [mean(), stderr(), bootstrap_ci(), *by_group],
         "va_answer": [mean(), stderr(), bootstrap_ci()],
         "rvf_trace": [mean(), stderr(), bootstrap_ci()],
         "va_final": [mean(), stderr(), bootstrap_ci(), *by_group],
-        # The share of open cases whose component is unscored (the count is the component's
-        # unscored_samples in the log).
-        "gt_final_unscored": [mean()],
-        "va_answer_unscored": [mean()],
-        "rvf_trace_unscored": [mean()],
     }
 
 
@@ -283,9 +283,6 @@ async def score_open_reply(
         "va_answer": va,
         "rvf_trace": rvf,
         "va_final": va_final,
-        "gt_final_unscored": float(math.isnan(gt)),
-        "va_answer_unscored": float(math.isnan(va)),
-        "rvf_trace_unscored": float(math.isnan(rvf)),
     }
     judges = {
         OPEN_COMPONENTS[kind]: panel_metadata(panels[kind], component, panel_reduce)
@@ -326,7 +323,7 @@ def open_ended_scorer(
     judge_max_tokens: int = 512,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
     panel_reduce: str = "median",

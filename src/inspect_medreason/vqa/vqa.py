@@ -89,7 +89,7 @@ def vqa_rad(
     judge_max_tokens: int = 256,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
 ) -> Task:
@@ -108,7 +108,7 @@ def path_vqa(
     judge_max_tokens: int = 256,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
 ) -> Task:
@@ -129,7 +129,7 @@ def slake(
     judge_max_tokens: int = 256,
     judge_retries: int = 2,
     judge_structured_output: bool = True,
-    judge_cache: bool = True,
+    judge_cache: bool = False,
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
 ) -> Task:
