@@ -158,6 +158,7 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
             model_roles={"grader": judge, "vision_grader": judge},
             max_connections=connections,
             score=variant != "no_score",
+            score_display=os.environ.get("BENCH_JUDGE_SCORE_DISPLAY", "1") == "1",  # see --help
             display="none",
             log_dir=logs,
             log_images=False,
@@ -193,6 +194,9 @@ def main() -> None:
     parser.add_argument("--max-connections", type=int, default=30)
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
     parser.add_argument("--profile", choices=VARIANTS, help="profile one run of a variant")
+    parser.add_argument("--no-score-display", action="store_true",
+                        help="run every variant with score_display=False (no metrics passes "
+                             "for Inspect's progress display)")  # fmt: skip
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -200,6 +204,8 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
 
+    if args.no_score_display:
+        os.environ["BENCH_JUDGE_SCORE_DISPLAY"] = "0"  # inherited by the child runs
     if args.serve:
         serve(args.latency)
         return
@@ -261,6 +267,7 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
         "max_connections": args.max_connections,
         "image_side": args.side,
         "repeats": args.repeats,
+        "score_display": not args.no_score_display,
         "statistic": "median",
         "machine": platform.platform(),
         "cpus": os.cpu_count(),

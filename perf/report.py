@@ -1,0 +1,157 @@
+"""Regenerate the README's performance tables from ``perf/results/*.json``.
+
+Each table sits between ``<!-- perf:NAME -->`` and ``<!-- /perf:NAME -->`` in README.md and
+is rendered from ``perf/results/NAME.json`` (with the machine and date of the measurement).
+``--check`` exits 1 when a table differs from what its results file gives, so the README
+cannot drift from the measurements (a test runs it).
+
+Usage: python perf/report.py [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "perf" / "results"
+
+
+def measured_on(result: dict[str, Any]) -> str:
+    return f"*Measured {result['date']} on {result['machine']}.*"
+
+
+def mcq_table(result: dict[str, Any]) -> str:
+    variants = ("bare", "multiple_choice", "plugin")
+    rows = [
+        ("wall time", "seconds", "{:.1f} s", "time"),
+        ("peak RSS", "peak_rss_mib", "{:.0f} MiB", "memory"),
+        ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}", "log"),
+    ]
+    lines = [
+        f"| median of {result['repeats']}, {result['cases']:,} cases | bare Inspect | "
+        "`multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | plugin / "
+        "`multiple_choice()` |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, key, form, ratio in rows:
+        values = " | ".join(form.format(result[v][key]) for v in variants)
+        lines.append(
+            f"| {label} | {values} | {result[f'{ratio}_ratio_vs_bare']:.2f}× | "
+            f"{result[f'{ratio}_ratio_vs_multiple_choice']:.2f}× |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+def load_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| cases ({result['images']} image files) | load | peak RSS growth | one read of "
+        "every sample |",
+        "|---|---|---|---|",
+    ]
+    for size, row in result["sizes"].items():
+        lines.append(
+            f"| {int(size):,} | {row['seconds']:.2f} s | +{row['peak_growth_mib']:.0f} MiB | "
+            f"{row['read_all_seconds']:.2f} s |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+def cli_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| command ({result['cases']:,}-case log, {result['log_mib']} MiB) | wall | peak RSS "
+        f"| within {result['target_seconds']:g} s |",
+        "|---|---|---|---|",
+    ]
+    for name, row in result["commands"].items():
+        met = "yes" if row["seconds"] <= result["target_seconds"] else "**no**"
+        lines.append(
+            f"| `medreason {name}` | {row['seconds']:.1f} s | {row['peak_rss_mib']:.0f} MiB | {met} |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+def judge_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| median of {result['repeats']}; judge latency {result['latency_seconds'] * 1000:.0f} "
+        f"ms, `--max-connections {result['max_connections']}` | plugin | plugin, "
+        "`judge_cache=true` | bare three-call scorer | no scoring | latency floor | plugin / "
+        "bare | plugin / floor | bare / floor |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size, row in result["cases"].items():
+        seconds = " | ".join(
+            f"{row[v]['seconds']:.1f} s" for v in ("plugin", "plugin_cache", "bare", "no_score")
+        )
+        lines.append(
+            f"| {int(size):,} cases | {seconds} | {row['floor_seconds']:.1f} s | "
+            f"**{row['plugin_vs_bare']:.2f}×** | {row['plugin_vs_floor']:.2f}× | "
+            f"{row['bare_vs_floor']:.2f}× |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+def log_bytes_table(result: dict[str, Any]) -> str:
+    plugin, bare = result["plugin"], result["bare"]
+    lines = [
+        f"| bytes per sample ({result['cases']} open cases, `--no-log-images`) | plugin | bare "
+        "three-call scorer |",
+        "|---|---|---|",
+        f"| whole log / samples | {plugin['log_bytes_per_sample']:,} | "
+        f"{bare['log_bytes_per_sample']:,} |",
+    ]
+    parts = sorted(
+        set(plugin["typical_sample_parts"]) | set(bare["typical_sample_parts"]),
+        key=lambda part: -plugin["typical_sample_parts"].get(part, 0),
+    )
+    for part in parts:
+        mine = plugin["typical_sample_parts"].get(part, 0)
+        theirs = bare["typical_sample_parts"].get(part, 0)
+        if max(mine, theirs) >= 40:  # the parts that matter; the rest is noise of the method
+            lines.append(f"| {part} (compressed, marginal) | {mine:,} | {theirs:,} |")
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
+    "mcq": mcq_table,
+    "load": load_table,
+    "cli": cli_table,
+    "judge": judge_table,
+    "log_bytes": log_bytes_table,
+}
+
+
+def render(readme: str, results: Path = RESULTS) -> str:
+    for name, table in TABLES.items():
+        path = results / f"{name}.json"
+        if not path.is_file():
+            continue
+        block = re.compile(rf"(<!-- perf:{name} -->\n)(?:.*?\n)?(<!-- /perf:{name} -->)", re.S)
+        body = table(json.loads(path.read_text(encoding="utf-8")))
+        readme = block.sub(lambda match, body=body: f"{match.group(1)}{body}\n{match.group(2)}", readme)
+    return readme
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    args = parser.parse_args()
+    readme_path = ROOT / "README.md"
+    readme = readme_path.read_text(encoding="utf-8")
+    fresh = render(readme)
+    if args.check:
+        if fresh != readme:
+            print("README.md performance tables differ from perf/results: run perf/report.py")
+            return 1
+        return 0
+    readme_path.write_text(fresh, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

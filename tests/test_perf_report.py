@@ -1,0 +1,49 @@
+"""The README's performance tables are generated from perf/results and cannot drift."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def report_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("perf_report", ROOT / "perf" / "report.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_tables_match_the_committed_results() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "perf" / "report.py"), "--check"],
+                         capture_output=True, text=True, check=False)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("mcq", "judge", "log_bytes", "load", "cli"):
+        block = readme.split(f"<!-- perf:{name} -->\n")[1].split(f"<!-- /perf:{name} -->")[0]
+        assert block.startswith("| ") and "*Measured " in block, name  # a filled table
+
+
+def test_a_table_is_rendered_from_its_results_file_and_stays_put(tmp_path: Path) -> None:
+    report = report_module()
+    (tmp_path / "cli.json").write_text(json.dumps({
+        "machine": "test-machine", "date": "2026-01-02", "cases": 10, "log_mib": 0.1,
+        "target_seconds": 5.0,
+        "commands": {"export": {"seconds": 7.25, "peak_rss_mib": 100.0},
+                     "score": {"seconds": 1.0, "peak_rss_mib": 50.0}},
+    }))  # fmt: skip
+    readme = "intro\n<!-- perf:cli -->\nold table\n<!-- /perf:cli -->\noutro\n"
+    fresh = report.render(readme, tmp_path)
+    assert "old table" not in fresh and fresh.startswith("intro\n") and fresh.endswith("outro\n")
+    assert "| `medreason export` | 7.2 s | 100 MiB | **no** |" in fresh
+    assert "| `medreason score` | 1.0 s | 50 MiB | yes |" in fresh
+    assert "*Measured 2026-01-02 on test-machine.*" in fresh
+    assert report.render(fresh, tmp_path) == fresh  # idempotent
+    empty = "<!-- perf:cli -->\n<!-- /perf:cli -->\n"
+    assert "`medreason export`" in report.render(empty, tmp_path)
