@@ -113,7 +113,12 @@ def log_bytes_table(result: dict[str, Any]) -> str:
         mine = plugin["typical_sample_parts"].get(part, 0)
         theirs = bare["typical_sample_parts"].get(part, 0)
         if max(mine, theirs) >= 40:  # the parts that matter; the rest is noise of the method
-            lines.append(f"| {part} (compressed, marginal) | {mine:,} | {theirs:,} |")
+            label = (
+                "a typical sample, compressed on its own"
+                if part == "whole_sample"
+                else f"… of which `{part}` (what the sample would lose without it)"
+            )
+            lines.append(f"| {label} | {mine:,} | {theirs:,} |")
     return "\n".join([*lines, "", measured_on(result)])
 
 
