@@ -131,14 +131,17 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+def replace_block(readme: str, name: str, text: str) -> str:
+    """The README with the block between the ``perf:NAME`` markers replaced by ``text``."""
+    block = re.compile(rf"(<!-- perf:{name} -->\n)(?:.*?\n)?(<!-- /perf:{name} -->)", re.S)
+    return block.sub(lambda match: f"{match.group(1)}{text}\n{match.group(2)}", readme)
+
+
 def render(readme: str, results: Path = RESULTS) -> str:
     for name, table in TABLES.items():
         path = results / f"{name}.json"
-        if not path.is_file():
-            continue
-        block = re.compile(rf"(<!-- perf:{name} -->\n)(?:.*?\n)?(<!-- /perf:{name} -->)", re.S)
-        body = table(json.loads(path.read_text(encoding="utf-8")))
-        readme = block.sub(lambda match, body=body: f"{match.group(1)}{body}\n{match.group(2)}", readme)
+        if path.is_file():
+            readme = replace_block(readme, name, table(json.loads(path.read_text(encoding="utf-8"))))
     return readme
 
 
