@@ -84,7 +84,7 @@ class JudgeSettings:
     # wall at C=30 (perf/bench_judge.py), and a first run gains nothing from it.
     cache: bool = False
     timeout: float = DEFAULT_JUDGE_TIMEOUT
-    # None: the judges share the eval's --max-connections (see judge_generate_config).
+    # None: the judges share the eval's --max-connections (see _judge_generate_config).
     max_connections: int | None = None
 
     @classmethod

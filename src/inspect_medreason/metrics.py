@@ -68,7 +68,7 @@ def shared_score_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     Inspect deep-copies every sample's score once per key of a dictionary score each time it
     computes metrics (about once a second for the progress display, and again at the end).
     With the judges' records in the metadata that copying was a third of a judged run's CPU
-    (measured: 7 s of 22 s on 300 cases, perf/bench_judge.py). A score's metadata is written
+    (7 s of 22 s of a profiled 300-case run, perf/bench_judge.py). A score's metadata is written
     once by its scorer and only read afterwards, so the copies can share it: its dicts and
     lists become read-only (a change through any copy raises instead of leaking). In the
     log they are ordinary JSON objects and arrays.
