@@ -18,8 +18,9 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from scipy import stats
 
 from inspect_medreason.cli import main
-from inspect_medreason.leaderboard import ModelRow, rank_rows
-from inspect_medreason.medreason.medreason import mcq, medreason
+from inspect_medreason.leaderboard import ModelRow, rank_rows, run_settings
+from inspect_medreason.loaders import sample_data_dir
+from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
 
 
 def judged_log(data: Path, log_dir: Path, mcq_reply: str, model: str = "mockllm/model",
@@ -429,3 +430,22 @@ def test_the_plot_grows_with_the_rows() -> None:
         return Image.open(BytesIO(plot_png(rows))).height
 
     assert height(10) > 2 * height(2) > 0
+
+
+def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path: Path) -> None:
+    """judge_max_connections changes no number: two runs differing only there are one
+    configuration, while a setting that can change a number (the temperature) keeps them apart."""
+    logs = []
+    for extra in ({}, {"judge_max_connections": 3}, {"judge_temperature": 0.7}):
+        [log] = eval(
+            open_ended(data=str(sample_data_dir()), **extra),
+            model="medreason/pipeline-check",
+            model_roles={"grader": "medreason/pipeline-check",
+                         "vision_grader": "medreason/pipeline-check"},
+            display="none", log_dir=str(tmp_path / "logs"),
+        )  # fmt: skip
+        assert log.status == "success", log.error
+        logs.append(run_settings(log).tracks["open"])
+    assert logs[0] == logs[1]
+    assert logs[0]["judge_settings"]["temperature"] == 0.0
+    assert logs[2] != logs[0]

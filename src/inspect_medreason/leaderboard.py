@@ -140,6 +140,11 @@ def _prompt_digests(prompts: dict[str, Any], prefix: str) -> dict[str, str]:
             if name.startswith(prefix) and isinstance(record, dict)}  # fmt: skip
 
 
+# Judge settings that size concurrency and change no number: runs that differ only there
+# are one configuration (and logs from before a setting existed match the ones after).
+CONCURRENCY_SETTINGS = frozenset({"max_connections"})
+
+
 def run_settings(log: EvalLog) -> RunSettings:
     """Every setting of a log that changes its numbers."""
     meta = log.eval.metadata or {}
