@@ -180,7 +180,11 @@ def run_settings(log: EvalLog) -> RunSettings:
         roles = {role: _role(cfg) for role, cfg in (log.eval.model_roles or {}).items()}
         tracks["open"] = {
             "judges": roles,
-            "judge_settings": judges.get("settings"),
+            "judge_settings": {
+                name: value
+                for name, value in (judges.get("settings") or {}).items()
+                if name not in CONCURRENCY_SETTINGS
+            },
             "panel_reduce": judges.get("panel_reduce", "median"),
             "judge_templates": {
                 name: record.get("sha256")
