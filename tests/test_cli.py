@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from conftest import SHARED_OFFICIAL, scripted_output, user_text
 from inspect_ai import eval
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from scipy import stats
 
+from inspect_medreason.challenge import export_results
 from inspect_medreason.cli import main
 from inspect_medreason.leaderboard import ModelRow, rank_rows, run_settings
 from inspect_medreason.loaders import sample_data_dir
@@ -449,3 +450,26 @@ def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path
     assert logs[0] == logs[1]
     assert logs[0]["judge_settings"]["temperature"] == 0.0
     assert logs[2] != logs[0]
+
+
+def test_export_of_an_unfinished_run_keeps_what_it_holds(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    """The header lists every case; the log holds only some (a run stopped part-way, or a
+    log trimmed by hand). Export reads the ones present, in the dataset's order, names the
+    missing ones by the run's status, and writes nothing without --force."""
+    [log] = eval(mcq(data=str(official_dataset)),
+                 model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
+                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    assert log.status == "success" and log.samples is not None
+    log.samples = [sample for sample in log.samples if sample.id != "q2"]
+    log.status = "error"
+    trimmed = tmp_path / "trimmed.eval"
+    write_eval_log(log, str(trimmed))
+    assert read_eval_log(str(trimmed), header_only=True).eval.dataset.sample_ids == ["q1", "q2", "q3"]
+    report = export_results([trimmed])
+    assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
+    assert any("status 'error'" in problem for problem in report.problems)
+    assert not any("cannot be read" in problem for problem in report.problems)
+    out = tmp_path / "results.json"
+    assert main(["export", str(trimmed), "--output", str(out)]) == 1 and not out.exists()
