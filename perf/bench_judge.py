@@ -38,9 +38,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PIL import Image
-
 VARIANTS = ["plugin", "plugin_cache", "bare", "no_score"]
 JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
 MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
@@ -78,20 +75,10 @@ def serve(latency: float) -> None:
 
 
 def make_dataset(folder: Path, count: int, side: int) -> None:
-    rng = np.random.default_rng(0)
-    (folder / "images").mkdir(parents=True, exist_ok=True)
-    cases, truth = [], []
-    for index in range(count):
-        name = f"images/case_{index:05d}.png"
-        pixels = rng.integers(0, 256, size=(side, side, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / name)
-        case_id = f"case_{index:05d}"
-        cases.append({"case_id": case_id, "task_type": "open", "image_path": name,
-                      "question": f"Describe the main finding. ({case_id})",
-                      "metadata": {"modality": ["CT", "MR", "X-ray"][index % 3]}})  # fmt: skip
-        truth.append({"case_id": case_id, "task_type": "open", "answer": "A small nodule."})
-    (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
-    (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}), encoding="utf-8")
+    """Open-ended cases, each on its own noise PNG (the MCQ bench's generator)."""
+    from bench_mcq import make_dataset as make_cases
+
+    make_cases(folder, count, side, task_type="open")
 
 
 def bare_scorer() -> Any:

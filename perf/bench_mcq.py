@@ -39,7 +39,8 @@ REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
 VARIANTS = ["bare", "multiple_choice", "plugin"]
 
 
-def make_dataset(folder: Path, count: int, side: int) -> None:
+def make_dataset(folder: Path, count: int, side: int, task_type: str = "mcq") -> None:
+    """``count`` cases of the given track, each on its own ``side``-pixel noise PNG."""
     rng = np.random.default_rng(0)
     (folder / "images").mkdir(parents=True, exist_ok=True)
     cases, truth = [], []
@@ -48,19 +49,19 @@ def make_dataset(folder: Path, count: int, side: int) -> None:
         pixels = rng.integers(0, 256, size=(side, side, 3), dtype=np.uint8)
         Image.fromarray(pixels).save(folder / name)
         case_id = f"case_{index:05d}"
-        cases.append(
-            {
-                "case_id": case_id,
-                "task_type": "mcq",
-                "question": f"Which option? ({case_id})",
-                "image_path": name,
-                "options": ["first", "second", "third", "fourth"],
-                "metadata": {"modality": ["CT", "MR", "X-ray"][index % 3]},
-            }
-        )
-        truth.append({"case_id": case_id, "task_type": "mcq", "answer": "ABCD"[index % 4]})
-    (folder / "cases.json").write_text(json.dumps({"cases": cases}))
-    (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}))
+        case: dict[str, Any] = {"case_id": case_id, "task_type": task_type, "image_path": name,
+                                "metadata": {"modality": ["CT", "MR", "X-ray"][index % 3]}}  # fmt: skip
+        if task_type == "mcq":
+            case.update(question=f"Which option? ({case_id})",
+                        options=["first", "second", "third", "fourth"])  # fmt: skip
+            answer = "ABCD"[index % 4]
+        else:
+            case["question"] = f"Describe the main finding. ({case_id})"
+            answer = "A small nodule."
+        cases.append(case)
+        truth.append({"case_id": case_id, "task_type": task_type, "answer": answer})
+    (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
+    (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}), encoding="utf-8")
 
 
 def scripted_model() -> Any:
