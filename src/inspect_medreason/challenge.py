@@ -12,7 +12,7 @@ import json
 import math
 import zipfile
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,17 +21,14 @@ from urllib.parse import unquote, urlparse
 from inspect_ai.log import (
     EvalLog,
     EvalLogInfo,
-    EvalSample,
     list_eval_logs,
     read_eval_log,
-    read_eval_log_sample,
-    read_eval_log_sample_summaries,
-    read_eval_log_samples_by_id,
 )
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
+from inspect_medreason.log_samples import LoggedSample, logged_samples
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.progress import track
 
@@ -145,57 +142,10 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
     return headers
 
 
-# Samples read per call: enough that Inspect parses the zip's directory rarely, few enough
-# that memory stays flat in the size of the log.
-SAMPLE_BATCH = 250
-# Samples are read whole although export needs only the reply and the metadata: with any
-# field excluded, Inspect (0.3.285) streams the entry through ijson and keeps its last
-# decompressed chunk for the rest of the process (+24 MiB per 1,000 samples, measured), and
-# memory must stay flat in the size of the log; read whole, it is 180 MiB from the first
-# batch to the last, at about 2.8 ms a sample instead of 2. The price: in a log written with
-# images, a batch's image attachments are parsed as strings, and dropped with the batch.
-
-
-def _log_samples(path: Path, header: EvalLog) -> Iterator[EvalSample]:
-    """Every sample of a log, in the dataset's order, in batches.
-
-    ``read_eval_log_samples`` parses the zip's central directory again for every sample it
-    yields (quadratic: 53 s for a 4,000-case log); ``read_eval_log_samples_by_id`` parses
-    it once per call, so the samples are read in batches (about 3 ms each, read whole).
-    The ids come from the header (dataset order, every epoch); the sample summaries, which
-    cost as much memory as a few batches, are read only when a batch names a sample the log
-    does not hold (an unfinished run).
-    """
-    epochs = header.eval.config.epochs or 1
-    ids: list[tuple[int | str, int]] = [
-        (sample_id, epoch)
-        for sample_id in header.eval.dataset.sample_ids or []
-        for epoch in range(1, epochs + 1)
-    ]
-    present: set[tuple[int | str, int]] | None = None
-    if not ids:
-        present = _summary_ids(path)
-        ids = sorted(present, key=lambda key: (str(key[0]), key[1]))
-    for start in range(0, len(ids), SAMPLE_BATCH):
-        batch = ids[start : start + SAMPLE_BATCH]
-        try:
-            samples = read_eval_log_samples_by_id(str(path), batch)
-        except IndexError:  # a sample the header lists is not in the log
-            present = present if present is not None else _summary_ids(path)
-            samples = read_eval_log_samples_by_id(
-                str(path), [key for key in batch if key in present]
-            )
-        yield from samples
-
-
-def _summary_ids(path: Path) -> set[tuple[int | str, int]]:
-    return {(summary.id, summary.epoch) for summary in read_eval_log_sample_summaries(str(path))}
-
-
-def _mcq_answer(sample: EvalSample) -> tuple[str, str, str]:
+def _mcq_answer(sample: LoggedSample) -> tuple[str, str, str]:
     """(answer label in the original labelling, reasoning trace, how it was found)."""
-    metadata = sample.metadata or {}
-    completion = sample.output.completion if sample.output else ""
+    metadata = sample.metadata
+    completion = sample.completion
     options = [(option["label"], option["text"]) for option in metadata.get("options", [])]
     extraction = extract_label(completion, options)
     label_map: dict[str, str] = metadata.get("label_map") or {}
@@ -219,7 +169,7 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
                             "did not finish would be missing (resume it with inspect eval-retry)")  # fmt: skip
         total = header.results.total_samples if header.results else None
         try:
-            for sample in track(_log_samples(path, header), f"exporting {path.name}", total):
+            for sample in track(logged_samples(path, header), f"exporting {path.name}", total):
                 _export_sample(path, header, sample, answers, problems)
         except Exception as error:  # a log whose samples cannot be read
             problems.append(f"{path}: its samples cannot be read ({type(error).__name__})")
@@ -230,16 +180,16 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
 def _export_sample(
     path: Path,
     header: EvalLog,
-    sample: EvalSample,
+    sample: LoggedSample,
     answers: list[SubmissionAnswer],
     problems: list[str],
 ) -> None:
     """One sample's answer for results.json, or the problem that keeps it out."""
-    metadata = sample.metadata or {}
+    metadata = sample.metadata
     case_id = str(metadata.get("case_id", sample.id))
     task_type = metadata.get("task_type")
     if sample.error is not None:
-        problems.append(f"{path}: case {case_id!r}: the sample failed ({sample.error.message})")
+        problems.append(f"{path}: case {case_id!r}: the sample failed ({sample.error})")
         return
     if task_type == "mcq":
         answer, trace, method = _mcq_answer(sample)
@@ -249,7 +199,7 @@ def _export_sample(
                 f"model's reply ({method})"
             )
     elif task_type == "open":
-        reply = parse_open_reply(sample.output.completion if sample.output else "")
+        reply = parse_open_reply(sample.completion)
         answer, trace, method = reply.answer, reply.reasoning_trace, reply.method
     else:
         problems.append(f"{path}: case {case_id!r}: not a MedReason sample (no task_type)")
@@ -296,12 +246,8 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
         total = header.results.total_samples if header.results else None
-        # The samples' summaries hold everything this needs (case ids, tracks, score values)
-        # and read in a fraction of the time of whole samples; a whole sample is read only
-        # for the failure reasons of an unscored case, which a summary may shorten.
-        summaries = read_eval_log_sample_summaries(str(path))
-        for sample in track(summaries, f"reading judge scores in {path.name}", total):
-            metadata = sample.metadata or {}
+        for sample in track(logged_samples(path, header), f"reading judge scores in {path.name}", total):
+            metadata = sample.metadata
             if metadata.get("task_type") != "open":
                 continue
             case_id = str(metadata.get("case_id", sample.id))
@@ -313,7 +259,7 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                                   "the official file has one score per case")  # fmt: skip
                 continue
             seen[case_id] = path
-            score = (sample.scores or {}).get("open_ended_scorer")
+            score = sample.scores.get("open_ended_scorer")
             if score is None or not isinstance(score.value, dict):
                 left_out.append(f"{case_id}: not judged in {path}")
                 continue
@@ -322,10 +268,7 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)
             ]
             if unscored:
-                full = read_eval_log_sample(str(path), id=sample.id, epoch=sample.epoch,
-                                            exclude_fields={"events"})  # fmt: skip
-                full_score = (full.scores or {}).get("open_ended_scorer") or score
-                reasons = (full_score.metadata or {}).get("judges", {})
+                reasons = (score.metadata or {}).get("judges", {})
                 why = "; ".join(f"{k}: {reasons.get(k, {}).get('failure')}" for k in unscored)
                 left_out.append(f"{case_id}: unscored {', '.join(unscored)} ({why})")
                 continue

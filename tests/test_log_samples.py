@@ -1,0 +1,159 @@
+"""Reading logged samples for the command line: the direct read of an .eval zip gives
+exactly what Inspect's readers give, and any log it does not recognise goes to them."""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import scripted_output, user_text
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate
+
+import inspect_medreason.log_samples as log_samples
+from inspect_medreason.challenge import export_results
+from inspect_medreason.log_samples import LoggedSample, header_sample_keys, logged_samples
+from inspect_medreason.medreason.medreason import mcq
+
+
+def _reply(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+    text = user_text(messages)
+    if "fail" in text:
+        raise RuntimeError("the provider refused this case")
+    if "empty" in text:
+        # no completion text: Inspect fills it from the first choice's message
+        output = scripted_output("from the choice")
+        output.completion = ""
+        return output
+    return scripted_output(f"reply to {text}")
+
+
+def _run(tmp_path: Path, ids: list[int | str], epochs: int = 2) -> EvalLog:
+    task = Task(
+        dataset=[
+            Sample(
+                id=sample_id,
+                input=f"case {sample_id}",
+                target=f"case {sample_id}",
+                metadata={"task_type": "mcq", "n": i},
+            )
+            for i, sample_id in enumerate(ids)
+        ],
+        solver=generate(),
+        scorer=includes(),
+        epochs=epochs,
+    )
+    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=_reply),
+                 display="none", log_dir=str(tmp_path / "logs"), fail_on_error=False)  # fmt: skip
+    assert log.status == "success", log.error
+    return log
+
+
+def _mcq_log(data: Path, tmp_path: Path) -> Path:
+    [log] = eval(mcq(data=str(data)),
+                 model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
+                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    assert log.status == "success", log.error
+    return Path(log.location)
+
+
+def _inspect_read(path: Path, header: EvalLog) -> list[LoggedSample]:
+    keys = header_sample_keys(header)
+    return [LoggedSample.from_eval_sample(s) for s in log_samples._inspect_samples(path, keys)]
+
+
+def _no_inspect_reader(*_: Any) -> Iterator[Any]:
+    raise AssertionError("the direct reader should have read this log")
+
+
+def test_direct_read_equals_inspect_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Integer and string ids (with spaces and dots), two epochs, scores, a failed sample
+    and a reply whose completion Inspect fills from its choice: the same records, in the
+    dataset's order."""
+    ids: list[int | str] = [3, "b case", "fail.1", 1, "empty"]
+    log = _run(tmp_path, ids)
+    path = Path(log.location)
+    header = read_eval_log(str(path), header_only=True)
+    expected = _inspect_read(path, header)
+    with monkeypatch.context() as patch:
+        patch.setattr(log_samples, "_inspect_samples", _no_inspect_reader)
+        direct = list(logged_samples(path, header))
+    assert direct == expected
+    assert [(s.id, s.epoch) for s in direct] == [(i, e) for i in ids for e in (1, 2)]
+    failed = [s for s in direct if s.id == "fail.1"]
+    assert failed and all("refused" in (s.error or "") for s in failed)
+    assert {s.completion for s in direct if s.id == "empty"} == {"from the choice"}
+    assert direct[0].metadata == {"task_type": "mcq", "n": 0}
+    assert direct[0].scores["includes"].value == "C" and not failed[0].scores
+
+
+def test_a_json_log_is_read_by_inspect(tmp_path: Path) -> None:
+    log = _run(tmp_path, ["a", "b"], epochs=1)
+    json_log = tmp_path / "log.json"
+    write_eval_log(log, str(json_log), format="json")
+    header = read_eval_log(str(json_log), header_only=True)
+    assert log_samples._zip_entries(json_log, header_sample_keys(header)) is None
+    assert [s.id for s in logged_samples(json_log, header)] == ["a", "b"]
+
+
+def _rewrite(source: Path, target: Path, change: dict[str, str | None]) -> None:
+    """Copy an .eval zip, renaming (or dropping, for None) the entries named in change."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            name = change.get(info.filename, info.filename)
+            if name is not None:
+                new.writestr(name, old.read(info.filename), compress_type=zipfile.ZIP_DEFLATED)
+
+
+def test_entries_named_otherwise_go_to_inspect(tmp_path: Path) -> None:
+    """A sample entry the header does not name (another naming scheme) must not be
+    skipped silently: the whole log is left to Inspect's reader."""
+    log = _run(tmp_path, ["a", "b"], epochs=1)
+    renamed = tmp_path / "renamed.eval"
+    _rewrite(Path(log.location), renamed, {"samples/b_epoch_1.json": "samples/b-1.json"})
+    header = read_eval_log(str(renamed), header_only=True)
+    assert log_samples._zip_entries(renamed, header_sample_keys(header)) is None
+
+
+def test_an_entry_holding_another_sample_is_refused(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    swapped = tmp_path / "swapped.eval"
+    _rewrite(_mcq_log(official_dataset, tmp_path), swapped, {"samples/q1_epoch_1.json": "samples/q2_epoch_1.json",
+                                           "samples/q2_epoch_1.json": "samples/q1_epoch_1.json"})  # fmt: skip
+    header = read_eval_log(str(swapped), header_only=True)
+    with pytest.raises(ValueError, match="holds sample"):
+        list(logged_samples(swapped, header))
+    report = export_results([swapped])
+    assert report.submission.answers == []
+    assert any("cannot be read" in problem for problem in report.problems)
+
+
+def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: Path) -> None:
+    """A changed byte in a sample's entry fails the zip's checksum: the export reports
+    the log, never a half-read or altered sample."""
+    broken = tmp_path / "broken.eval"
+    with zipfile.ZipFile(_mcq_log(official_dataset, tmp_path)) as old, zipfile.ZipFile(broken, "w") as new:
+        for info in old.infolist():
+            # stored uncompressed, so the reply's text can be found and changed below
+            new.writestr(info.filename, old.read(info.filename), compress_type=zipfile.ZIP_STORED)
+    raw = bytearray(broken.read_bytes())
+    at = raw.find(b"ANSWER: A")
+    assert at > 0
+    raw[at + 8] = ord("B")
+    broken.write_bytes(bytes(raw))
+    header = read_eval_log(str(broken), header_only=True)
+    with pytest.raises(zipfile.BadZipFile):
+        list(logged_samples(broken, header))
+    report = export_results([broken])
+    assert report.submission.answers == []
+    assert any("cannot be read (BadZipFile)" in problem for problem in report.problems)
