@@ -16,8 +16,10 @@ with:
 
 ``grader`` and ``vision_grader`` are bound to one judge model on one server, so all judge
 calls share one connection pool of ``--max-connections``. The latency floor is
-``no_score + ceil(3N / C) * latency``. Medians over the repeats; results in
-``perf/results/judge.json``.
+``no_score + ceil(3N / C) * latency``. After each scored run, one metrics pass over all
+its scores is timed with Inspect's ``recompute_metrics`` (``metrics_pass_seconds``): what
+each of Inspect's progress-display passes costs at the end of the run. Medians over the
+repeats; results in ``perf/results/judge.json``.
 
 Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
        python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)
@@ -155,9 +157,29 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
             raise SystemExit(f"{variant} run failed: {log.error}")
         log_bytes = sum(path.stat().st_size for path in Path(logs).glob("*.eval"))
         samples = log.eval.dataset.samples or 1
+        result = {"seconds": elapsed, "log_bytes_per_sample": log_bytes / samples}
         if variant != "no_score":
             check_scores(variant, log)
-    return {"seconds": elapsed, "log_bytes_per_sample": log_bytes / samples}
+            result["metrics_pass_seconds"] = metrics_pass_seconds(log)
+    return result
+
+
+def metrics_pass_seconds(log: Any) -> float:
+    """One metrics pass over every score of the run, timed with Inspect's public
+    ``recompute_metrics``: Inspect makes such a pass for its progress display, spaced at
+    ten times its cost (so once it exceeds 0.09 s it takes a tenth of the run), and once at
+    the end. The scores' metadata is made shared again, as the scorer returns it."""
+    from inspect_ai.log import recompute_metrics
+
+    from inspect_medreason.metrics import shared_score_metadata
+
+    for sample in log.samples or []:
+        for score in (sample.scores or {}).values():
+            if score.metadata:
+                score.metadata = shared_score_metadata(score.metadata)
+    started = time.perf_counter()
+    recompute_metrics(log)
+    return time.perf_counter() - started
 
 
 def check_scores(variant: str, log: Any) -> None:
@@ -235,7 +257,8 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
                     print(count, variant, runs[variant][-1], flush=True)
         medians = {
             variant: {key: round(statistics.median(run[key] for run in runs[variant]), 3)
-                      for key in ("seconds", "log_bytes_per_sample")}
+                      for key in ("seconds", "log_bytes_per_sample", "metrics_pass_seconds")
+                      if key in runs[variant][0]}
             for variant in VARIANTS
         }  # fmt: skip
         floor = medians["no_score"]["seconds"] + math.ceil(

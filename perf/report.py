@@ -93,6 +93,16 @@ def judge_table(result: dict[str, Any]) -> str:
             f"**{row['plugin_vs_bare']:.2f}×** | {row['plugin_vs_floor']:.2f}× | "
             f"{row['bare_vs_floor']:.2f}× |"
         )
+    passes = [
+        f"{int(size):,} cases: plugin {row['plugin']['metrics_pass_seconds']:.3f} s, bare "
+        f"{row['bare']['metrics_pass_seconds']:.4f} s"
+        for size, row in result["cases"].items()
+        if "metrics_pass_seconds" in row["plugin"]
+    ]
+    if passes:
+        lines += ["", "One metrics pass over all of a run's scores (Inspect's `recompute_metrics`, "
+                  "the cost of each progress-display pass at the run's end): " + "; ".join(passes)
+                  + "."]  # fmt: skip
     return "\n".join([*lines, "", measured_on(result)])
 
 
