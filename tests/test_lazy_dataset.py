@@ -13,14 +13,30 @@ from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.medreason import mcq
 
 
-def numbered(count: int) -> tuple[LazySampleDataset[int], list[int]]:
+def numbered(count: int, keep_built_up_to: int = 0) -> tuple[LazySampleDataset[int], list[int]]:
     built: list[int] = []
 
     def make(item: int) -> Sample:
         built.append(item)
         return Sample(id=f"s{item}", input=f"q{item}", choices=["x", "y"], target="A")
 
-    return LazySampleDataset(list(range(count)), make, name="n", location="here"), built
+    dataset = LazySampleDataset(list(range(count)), make, name="n", location="here",
+                                keep_built_up_to=keep_built_up_to)  # fmt: skip
+    return dataset, built
+
+
+def test_a_small_dataset_is_built_once_and_kept() -> None:
+    """Inspect reads a dataset several times as a run starts: up to the limit, each sample
+    is built once; above it, on every read (memory flat in the number of cases)."""
+    small, built = numbered(4, keep_built_up_to=4)
+    assert built == []
+    for _ in range(10):
+        assert [s.id for s in small] == ["s0", "s1", "s2", "s3"]
+    assert small[2] is small[2] and built == [0, 1, 2, 3]
+    large, built_large = numbered(5, keep_built_up_to=4)
+    for _ in range(3):
+        list(large)
+    assert len(built_large) == 15 and large[1] is not large[1]
 
 
 def test_samples_are_built_only_when_read() -> None:
@@ -83,8 +99,7 @@ def test_images_are_resolved_once_per_distinct_file(
     assert sorted(calls) == ["a.png", "b.png"]
     assert len(loaded.resolved_images) == 50
     dataset, _ = build_dataset(tmp_path, None, {"open"})
-    first, second = dataset[0], dataset[0]
-    assert first.input[0].id != second.input[0].id  # type: ignore[union-attr]
+    assert dataset[0] is dataset[0]  # 50 cases: built once and kept, as a MemoryDataset would
 
 
 def test_eval_over_the_lazy_dataset_with_limit_and_sample_ids(official_dataset: Path) -> None:

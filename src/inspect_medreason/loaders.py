@@ -9,14 +9,11 @@ on half-valid data.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
 import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -34,7 +31,7 @@ from inspect_medreason.images import (
     check_images_decode,
     resolve_image_path,
 )
-from inspect_medreason.lazy_dataset import next_message_id
+from inspect_medreason.lazy_dataset import collection_paused, next_message_id
 from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
@@ -156,23 +153,6 @@ class LoadedCases:
     unknown_keys: dict[str, int] = field(default_factory=dict)
     # Every file the cases were read from (a release may split them over several).
     record_files: list[Path] = field(default_factory=list)
-
-
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a data set is built.
-
-    Building 100,000 cases allocates millions of long-lived objects and none of them is
-    cyclic garbage, yet the collector would traverse the growing heap again and again: it
-    took 60% of the load time. Reference counting still frees everything as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def sample_data_dir() -> Path:
@@ -495,6 +475,9 @@ def _load_cases(
         records.extend(read)
         record_file.extend([str(path)] * len(read))
         problems.extend(read_problems)
+        # Emptied, not kept: each raw record is freed below once read, and a second list
+        # holding them all would keep every one alive (+63 MiB at 100,000 cases).
+        read.clear()
 
     ground_truth_file: Path | None = None
     if ground_truth is not None and str(ground_truth).strip():
