@@ -19,7 +19,8 @@ calls share one connection pool of ``--max-connections``. The latency floor is
 ``no_score + ceil(3N / C) * latency``. After each scored run, one metrics pass over all
 its scores is timed with Inspect's ``recompute_metrics`` (``metrics_pass_seconds``): what
 each of Inspect's progress-display passes costs at the end of the run. Medians over the
-repeats; results in ``perf/results/judge.json``.
+repeats, of wall time and of the run's CPU time (this process; the judge runs in its own), the
+steadier measure on a shared machine; results in ``perf/results/judge.json``.
 
 Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
        python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)
@@ -137,7 +138,7 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
     judge = get_model("openai-api/bench/judge", base_url=base_url, api_key="bench")
     with tempfile.TemporaryDirectory() as logs:
         logs = os.environ.get("BENCH_JUDGE_KEEP_LOGS", logs)
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         task = open_ended(data=str(folder), judge_cache=variant == "plugin_cache")
         if variant.startswith("bare"):
             task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
@@ -153,11 +154,12 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
             log_images=False,
         )
         elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
         if log.status != "success":
             raise SystemExit(f"{variant} run failed: {log.error}")
         log_bytes = sum(path.stat().st_size for path in Path(logs).glob("*.eval"))
         samples = log.eval.dataset.samples or 1
-        result = {"seconds": elapsed, "log_bytes_per_sample": log_bytes / samples}
+        result = {"seconds": elapsed, "cpu_seconds": cpu, "log_bytes_per_sample": log_bytes / samples}
         if variant != "no_score":
             check_scores(variant, log)
             result["metrics_pass_seconds"] = metrics_pass_seconds(log)
@@ -257,7 +259,8 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
                     print(count, variant, runs[variant][-1], flush=True)
         medians = {
             variant: {key: round(statistics.median(run[key] for run in runs[variant]), 3)
-                      for key in ("seconds", "log_bytes_per_sample", "metrics_pass_seconds")
+                      for key in ("seconds", "cpu_seconds", "log_bytes_per_sample",
+                                  "metrics_pass_seconds")
                       if key in runs[variant][0]}
             for variant in VARIANTS
         }  # fmt: skip
@@ -268,6 +271,9 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
             **medians,
             "floor_seconds": round(floor, 3),
             "plugin_vs_bare": round(medians["plugin"]["seconds"] / medians["bare"]["seconds"], 3),
+            "plugin_vs_bare_cpu": round(
+                medians["plugin"]["cpu_seconds"] / medians["bare"]["cpu_seconds"], 3
+            ),
             "plugin_vs_floor": round(medians["plugin"]["seconds"] / floor, 3),
             "bare_vs_floor": round(medians["bare"]["seconds"] / floor, 3),
         }

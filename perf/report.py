@@ -30,9 +30,11 @@ def mcq_table(result: dict[str, Any]) -> str:
     variants = ("bare", "multiple_choice", "plugin")
     rows = [
         ("wall time", "seconds", "{:.1f} s", "time"),
+        ("CPU time", "cpu_seconds", "{:.1f} s", "cpu"),
         ("peak RSS", "peak_rss_mib", "{:.0f} MiB", "memory"),
         ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}", "log"),
     ]
+    rows = [row for row in rows if row[1] in result["plugin"]]
     lines = [
         f"| median of {result['repeats']}, {result['cases']:,} cases | bare Inspect | "
         "`multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | plugin / "
