@@ -19,8 +19,9 @@ calls share one connection pool of ``--max-connections``. The latency floor is
 ``no_score + ceil(3N / C) * latency``. After each scored run, one metrics pass over all
 its scores is timed with Inspect's ``recompute_metrics`` (``metrics_pass_seconds``): what
 each of Inspect's progress-display passes costs at the end of the run. Medians over the
-repeats, of wall time and of the run's CPU time (this process; the judge runs in its own), the
-steadier measure on a shared machine; results in ``perf/results/judge.json``.
+repeats, of wall time and of the run's CPU time (this process; the judge runs in its own:
+it follows the wall time, so the runs are CPU-bound and their spread is the machine's speed);
+results in ``perf/results/judge.json``.
 
 Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
        python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)

@@ -14,9 +14,10 @@ variants on every repeat:
 
 All use mockllm answering every request with the same JSON reply (usage set, so no
 tokenizer is touched) and write logs without images (``--no-log-images``), whose bytes per
-sample are reported, and each run's CPU time (user and system, this process only): on a
-shared machine whose wall time wanders by 15% between identical runs, CPU time is the
-steadier measure of the work done. Medians over the repeats.
+sample are reported, and each run's CPU time (user and system, this process): it follows
+the wall time within 1% (the runs are CPU-bound), which shows that the 15% spread between
+identical runs on a shared machine is the machine's speed, not waiting. Medians over the
+repeats.
 Usage: python perf/bench_mcq.py [--cases 2000] [--repeats 3]
 """
 
