@@ -14,11 +14,11 @@ from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
-from inspect_ai.scorer import includes
+from inspect_ai.scorer import Score, includes
 from inspect_ai.solver import generate
 
 import inspect_medreason.log_samples as log_samples
-from inspect_medreason.challenge import export_results
+from inspect_medreason.challenge import _judge_row, export_results, judge_scores_from_logs
 from inspect_medreason.log_samples import LoggedSample, header_sample_keys, logged_samples
 from inspect_medreason.medreason.medreason import mcq
 
@@ -157,3 +157,18 @@ def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: 
     report = export_results([broken])
     assert report.submission.answers == []
     assert any("cannot be read (BadZipFile)" in problem for problem in report.problems)
+    document, left_out = judge_scores_from_logs([broken])
+    assert document == {"scores": []}
+    assert any("cannot be read (BadZipFile)" in note for note in left_out)
+
+
+def test_unscored_reasons_survive_a_hostile_judges_record() -> None:
+    """An edited log may hold anything where the judges' records should be: the case is
+    left out with an unknown reason, never a traceback."""
+    for judges in ("garbage", {"gt_final": "not a record"}, None, {"gt_final": {"failure": "timeout"}}):
+        sample = LoggedSample(id="c1", epoch=1, scores={"open_ended_scorer": Score(
+            value={"gt_final": float("nan"), "va_answer": 3.0, "rvf_trace": 3.0},
+            metadata={"judges": judges})})  # fmt: skip
+        row, why = _judge_row("c1", sample, Path("log.eval"))
+        assert row is None and why.startswith("c1: unscored gt_final")
+        assert ("timeout" in why) == (judges == {"gt_final": {"failure": "timeout"}})

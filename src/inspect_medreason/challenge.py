@@ -236,7 +236,10 @@ def write_results(
 
 
 def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    """The official judge-score file from judged logs, and the cases left out (with why)."""
+    """The official judge-score file from judged logs, and the cases left out (with why).
+
+    A log whose samples cannot be read contributes nothing (not the cases read before the
+    damage) and is named among the left out."""
     rows: list[dict[str, Any]] = []
     left_out: list[str] = []
     seen: dict[str, Path] = {}
@@ -245,37 +248,61 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
     for path, header in medreason_headers(logs, notes):
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
+        log_rows: list[dict[str, Any]] = []
+        log_left_out: list[str] = []
+        log_duplicates: list[str] = []
+        log_seen: dict[str, Path] = {}
         total = header.results.total_samples if header.results else None
-        for sample in track(logged_samples(path, header), f"reading judge scores in {path.name}", total):
-            metadata = sample.metadata
-            if metadata.get("task_type") != "open":
-                continue
-            case_id = str(metadata.get("case_id", sample.id))
-            if case_id in seen and sample.epoch == 1:
-                duplicates.append(f"case {case_id!r} is in {seen[case_id]} and in {path}")
-                continue
-            if sample.epoch != 1:
-                duplicates.append(f"case {case_id!r}: {path} has several epochs; "
-                                  "the official file has one score per case")  # fmt: skip
-                continue
-            seen[case_id] = path
-            score = sample.scores.get("open_ended_scorer")
-            if score is None or not isinstance(score.value, dict):
-                left_out.append(f"{case_id}: not judged in {path}")
-                continue
-            values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}
-            unscored = [
-                k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)
-            ]
-            if unscored:
-                reasons = (score.metadata or {}).get("judges", {})
-                why = "; ".join(f"{k}: {reasons.get(k, {}).get('failure')}" for k in unscored)
-                left_out.append(f"{case_id}: unscored {', '.join(unscored)} ({why})")
-                continue
-            rows.append({"case_id": case_id, **{k: float(v) for k, v in values.items()}})  # type: ignore[arg-type]
+        try:
+            for sample in track(logged_samples(path, header),
+                                f"reading judge scores in {path.name}", total):  # fmt: skip
+                metadata = sample.metadata
+                if metadata.get("task_type") != "open":
+                    continue
+                case_id = str(metadata.get("case_id", sample.id))
+                if sample.epoch != 1:
+                    log_duplicates.append(f"case {case_id!r}: {path} has several epochs; "
+                                          "the official file has one score per case")  # fmt: skip
+                    continue
+                if case_id in seen or case_id in log_seen:
+                    first = seen.get(case_id, log_seen.get(case_id))
+                    log_duplicates.append(f"case {case_id!r} is in {first} and in {path}")
+                    continue
+                log_seen[case_id] = path
+                row, why_not = _judge_row(case_id, sample, path)
+                if row is None:
+                    log_left_out.append(why_not)
+                else:
+                    log_rows.append(row)
+        except Exception as error:  # a damaged log: name it, take nothing from it
+            left_out.append(f"{path}: its samples cannot be read ({type(error).__name__}); "
+                            "none of its scores are written")  # fmt: skip
+            continue
+        rows.extend(log_rows)
+        left_out.extend(log_left_out)
+        duplicates.extend(log_duplicates)
+        seen.update(log_seen)
     if duplicates:
         raise ChallengeError([*duplicates, "pass logs that judge each case once"])
     return {"scores": rows}, [*notes, *left_out]
+
+
+def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str, Any] | None, str]:
+    """A case's row of the judge-score file, or why it has none."""
+    score = sample.scores.get("open_ended_scorer")
+    if score is None or not isinstance(score.value, dict):
+        return None, f"{case_id}: not judged in {path}"
+    values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}
+    unscored = [k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)]
+    if unscored:
+        judges = (score.metadata or {}).get("judges")
+        records = judges if isinstance(judges, dict) else {}
+        why = "; ".join(
+            f"{k}: {record.get('failure') if isinstance(record := records.get(k), dict) else None}"
+            for k in unscored
+        )
+        return None, f"{case_id}: unscored {', '.join(unscored)} ({why})"
+    return {"case_id": case_id, **{k: float(v) for k, v in values.items()}}, ""  # type: ignore[arg-type]
 
 
 # --- validation -------------------------------------------------------------------------
