@@ -162,6 +162,16 @@ def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: 
     assert any("cannot be read (BadZipFile)" in note for note in left_out)
 
 
+def test_an_oversized_entry_is_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _run(tmp_path, ["q1"], epochs=1)
+    header = read_eval_log(log.location, header_only=True)
+    monkeypatch.setattr(log_samples, "MAX_ENTRY_BYTES", 100)
+    with pytest.raises(ValueError, match=r"declares .* bytes; refused"):
+        list(logged_samples(Path(log.location), header))
+
+
 def test_unscored_reasons_survive_a_hostile_judges_record() -> None:
     """An edited log may hold anything where the judges' records should be: the case is
     left out with an unknown reason, never a traceback."""

@@ -40,6 +40,10 @@ if sys.version_info < (3, 14):
 
 SampleKey = tuple[int | str, int]
 
+# A sample entry larger than this is refused, not read into memory: a sample with its
+# images logged is a few MB; a zip bomb declares gigabytes.
+MAX_ENTRY_BYTES = 512 * 1024 * 1024
+
 # Samples read per call on Inspect's path: enough that Inspect parses the zip's directory
 # rarely, few enough that memory stays flat in the size of the log.
 SAMPLE_BATCH = 250
@@ -114,6 +118,11 @@ def logged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample]:
         for key, name in zip(keys, names, strict=True):
             if name is None:  # a sample the run did not finish
                 continue
+            declared = archive.getinfo(name).file_size
+            if declared > MAX_ENTRY_BYTES:
+                # zipfile stops at the declared size (and fails the checksum beyond it), so
+                # the declaration bounds what is held; a bomb is refused before reading.
+                raise ValueError(f"entry {name} declares {declared:,} bytes; refused")
             sample = LoggedSample.from_entry(json.loads(archive.read(name)))
             if (sample.id, sample.epoch) != key:
                 raise ValueError(f"entry {name} holds sample {sample.id!r} epoch {sample.epoch}")
