@@ -19,6 +19,7 @@ from inspect_ai.solver import generate
 
 import inspect_medreason.log_samples as log_samples
 from inspect_medreason.challenge import _judge_row, export_results, judge_scores_from_logs
+from inspect_medreason.cli import main
 from inspect_medreason.log_samples import LoggedSample, header_sample_keys, logged_samples
 from inspect_medreason.medreason.medreason import mcq
 
@@ -170,6 +171,21 @@ def test_an_oversized_entry_is_refused_before_reading(
     monkeypatch.setattr(log_samples, "MAX_ENTRY_BYTES", 100)
     with pytest.raises(ValueError, match=r"declares .* bytes; refused"):
         list(logged_samples(Path(log.location), header))
+
+
+def test_no_medreason_log_is_a_refusal(tmp_path: Path) -> None:
+    """Unreadable files, a zip that is not a log and a log of another task: export refuses
+    to write an empty submission (without --force) and judge-scores writes nothing."""
+    (tmp_path / "junk.eval").write_text("junk", encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "zip.eval", "w") as archive:
+        archive.writestr("samples/x_epoch_1.json", "{}")
+    _run(tmp_path / "other", ["a"], epochs=1)
+    out, scores = tmp_path / "results.json", tmp_path / "judge_scores.json"
+    assert main(["export", str(tmp_path), "--output", str(out)]) == 1 and not out.exists()
+    assert main(["judge-scores", str(tmp_path), "--output", str(scores)]) == 1
+    assert not scores.exists()
+    report = export_results([tmp_path / "junk.eval"])
+    assert any("nothing to export" in problem for problem in report.problems)
 
 
 def test_unscored_reasons_survive_a_hostile_judges_record() -> None:

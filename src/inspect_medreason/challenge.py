@@ -162,7 +162,11 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
     problems: list[str] = []
     notes: list[str] = []
     model_names: list[str] = []
-    for path, header in medreason_headers(logs, notes):
+    headers = medreason_headers(logs, notes)
+    if not headers:
+        problems.append(f"none of the {len(logs)} log file(s) given is a log of a MedReason "
+                        "task (mcq, open_ended, medreason): nothing to export (see the notes)")  # fmt: skip
+    for path, header in headers:
         model_names.append(header.eval.model)
         if header.status != "success":
             problems.append(f"{path}: the run ended with status {header.status!r}; the cases it "
@@ -245,7 +249,11 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
     seen: dict[str, Path] = {}
     duplicates: list[str] = []
     notes: list[str] = []
-    for path, header in medreason_headers(logs, notes):
+    headers = medreason_headers(logs, notes)
+    if not headers:
+        raise ChallengeError([*notes, f"none of the {len(logs)} log file(s) given is a log of a "
+                              "MedReason task: no judge scores to write"])  # fmt: skip
+    for path, header in headers:
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
         log_rows: list[dict[str, Any]] = []
