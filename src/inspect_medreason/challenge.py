@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
-from inspect_medreason.log_samples import LoggedSample, logged_samples
+from inspect_medreason.log_reading import LoggedSample, log_header, logged_samples
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.progress import track
 
@@ -130,7 +130,7 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
     headers: list[tuple[Path, EvalLog]] = []
     for path in track(logs, "reading log headers", len(logs)):
         try:
-            header = read_eval_log(str(path), header_only=True)
+            header = log_header(path)
         except Exception as error:  # a corrupt or foreign file: skip it, say why
             notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
             continue

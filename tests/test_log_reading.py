@@ -17,10 +17,15 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from inspect_ai.scorer import Score, includes
 from inspect_ai.solver import generate
 
-import inspect_medreason.log_samples as log_samples
+import inspect_medreason.log_reading as log_reading
 from inspect_medreason.challenge import _judge_row, export_results, judge_scores_from_logs
 from inspect_medreason.cli import main
-from inspect_medreason.log_samples import LoggedSample, header_sample_keys, logged_samples
+from inspect_medreason.log_reading import (
+    LoggedSample,
+    header_sample_keys,
+    log_header,
+    logged_samples,
+)
 from inspect_medreason.medreason.medreason import mcq
 
 
@@ -67,7 +72,7 @@ def _mcq_log(data: Path, tmp_path: Path) -> Path:
 
 def _inspect_read(path: Path, header: EvalLog) -> list[LoggedSample]:
     keys = header_sample_keys(header)
-    return [LoggedSample.from_eval_sample(s) for s in log_samples._inspect_samples(path, keys)]
+    return [LoggedSample.from_eval_sample(s) for s in log_reading._inspect_samples(path, keys)]
 
 
 def _no_inspect_reader(*_: Any) -> Iterator[Any]:
@@ -86,7 +91,7 @@ def test_direct_read_equals_inspect_reader(
     header = read_eval_log(str(path), header_only=True)
     expected = _inspect_read(path, header)
     with monkeypatch.context() as patch:
-        patch.setattr(log_samples, "_inspect_samples", _no_inspect_reader)
+        patch.setattr(log_reading, "_inspect_samples", _no_inspect_reader)
         direct = list(logged_samples(path, header))
     assert direct == expected
     assert [(s.id, s.epoch) for s in direct] == [(i, e) for i in ids for e in (1, 2)]
@@ -102,7 +107,7 @@ def test_a_json_log_is_read_by_inspect(tmp_path: Path) -> None:
     json_log = tmp_path / "log.json"
     write_eval_log(log, str(json_log), format="json")
     header = read_eval_log(str(json_log), header_only=True)
-    assert log_samples._zip_entries(json_log, header_sample_keys(header)) is None
+    assert log_reading._zip_entries(json_log, header_sample_keys(header)) is None
     assert [s.id for s in logged_samples(json_log, header)] == ["a", "b"]
 
 
@@ -122,7 +127,7 @@ def test_entries_named_otherwise_go_to_inspect(tmp_path: Path) -> None:
     renamed = tmp_path / "renamed.eval"
     _rewrite(Path(log.location), renamed, {"samples/b_epoch_1.json": "samples/b-1.json"})
     header = read_eval_log(str(renamed), header_only=True)
-    assert log_samples._zip_entries(renamed, header_sample_keys(header)) is None
+    assert log_reading._zip_entries(renamed, header_sample_keys(header)) is None
 
 
 def test_an_entry_holding_another_sample_is_refused(
@@ -168,9 +173,34 @@ def test_an_oversized_entry_is_refused_before_reading(
 ) -> None:
     log = _run(tmp_path, ["q1"], epochs=1)
     header = read_eval_log(log.location, header_only=True)
-    monkeypatch.setattr(log_samples, "MAX_ENTRY_BYTES", 100)
+    monkeypatch.setattr(log_reading, "MAX_ENTRY_BYTES", 100)
     with pytest.raises(ValueError, match=r"declares .* bytes; refused"):
         list(logged_samples(Path(log.location), header))
+
+
+def test_header_read_alone_equals_inspects_header(tmp_path: Path) -> None:
+    """The header without the per-sample reductions, otherwise what Inspect reads; a log
+    without header.json (a run still going) and a damaged one are Inspect's to read."""
+    log = _run(tmp_path, [1, "b"], epochs=2)
+    path = Path(log.location)
+    inspect_header = read_eval_log(str(path), header_only=True)
+    assert inspect_header.reductions  # what the direct read leaves out
+    ours = log_header(path)
+    assert ours.reductions is None and ours.location == str(path)
+    assert ours.model_dump(exclude={"reductions"}) == inspect_header.model_dump(
+        exclude={"reductions"}
+    )
+    journal_only = tmp_path / "running.eval"
+    _rewrite(path, journal_only, {"header.json": None})
+    assert log_header(journal_only) == read_eval_log(str(journal_only), header_only=True)
+    assert log_header(journal_only).status == "started"
+    damaged = tmp_path / "damaged.eval"
+    with zipfile.ZipFile(path) as old, zipfile.ZipFile(damaged, "w") as new:
+        for info in old.infolist():
+            data = b"{not json" if info.filename == "header.json" else old.read(info.filename)
+            new.writestr(info.filename, data)
+    with pytest.raises(ValueError):  # Inspect's own error, not a silently empty header
+        log_header(damaged)
 
 
 def test_no_medreason_log_is_a_refusal(tmp_path: Path) -> None:
