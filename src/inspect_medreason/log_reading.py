@@ -1,13 +1,13 @@
 """Reading eval logs for the command line: headers, and samples one at a time.
 
-The command line needs little of a sample (its id, metadata, reply and error) and reads
+The command line needs little of a sample (its id, metadata, reply, error and scores) and reads
 thousands of them. Inspect's readers validate the whole sample, events and all, which
 costs about 3 ms a sample (a 4,000-case export took 15 s, two thirds of it in pydantic
 validation of events the export never looks at). A local ``.eval`` log is a zip of one
 JSON entry per sample, so :func:`logged_samples` reads those entries directly with the
 standard library (the zstd codec Inspect itself registers for ``zipfile``), keeps only
-the fields it needs, and validates the reply with Inspect's own ``ModelOutput`` and
-``EvalError``: about 0.2 ms a sample. Whenever that reading does not apply (a ``.json``
+the fields it needs, and validates them with Inspect's own ``ModelOutput``, ``EvalError``
+and ``Score``: about 0.25 ms a sample. Whenever that reading does not apply (a ``.json``
 log, a remote log, a log whose entries are not named as expected, an older log without
 sample ids in its header, a codec this Python lacks) it falls back to Inspect's public
 readers, which give the same records (a test holds the two to each other).
@@ -44,6 +44,12 @@ if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401
 
 SampleKey = tuple[int | str, int]
+
+# Compression methods zipfile can read here (zstd: registered above, or stdlib from 3.14).
+_READABLE_CODECS = frozenset(
+    {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}
+    | ({zipfile.ZIP_ZSTANDARD} if hasattr(zipfile, "ZIP_ZSTANDARD") else set())
+)
 
 # A sample entry larger than this is refused, not read into memory: a sample with its
 # images logged is a few MB; a zip bomb declares gigabytes.
@@ -185,11 +191,7 @@ def _zip_entries(
 
 
 def _codec_supported(compress_type: int) -> bool:
-    supported = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}
-    zstd = getattr(zipfile, "ZIP_ZSTANDARD", None)
-    if zstd is not None:
-        supported.add(zstd)
-    return compress_type in supported
+    return compress_type in _READABLE_CODECS
 
 
 def _inspect_samples(path: Path, keys: list[SampleKey]) -> Iterator[EvalSample]:
