@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -8,12 +9,15 @@ from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.judges import (
     JUDGE_TEMPLATE_NAMES,
+    JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
     fence_id,
     gate_visual_accuracy,
     integer_score,
     judge_messages,
+    panel_members,
+    panel_metadata,
     parse_judge_reply,
     scrub_echo,
 )
@@ -190,3 +194,30 @@ def test_generate_config_is_built_once_and_carries_the_judges_pool_size() -> Non
     for bad in ("0", "-1", "many"):
         with pytest.raises(TaskArgumentError, match="judge_max_connections"):
             JudgeSettings.from_judge_args({"judge_max_connections": bad})
+
+
+def test_a_single_judge_component_is_that_judges_record_kept_once() -> None:
+    outcome = JudgeOutcome(kind="gt", score=3, rationale="Matches.", raw_replies=['{"score": 3}'])
+    record = panel_metadata([("grader", outcome)], 3.0, "median")
+    assert record["role"] == "grader" and record["score"] == 3 and record["rationale"] == "Matches."
+    assert "panel" not in record and "panel_reduce" not in record
+    assert panel_members(record) == [record]
+
+
+def test_a_panel_keeps_each_judge_once_and_its_reduction() -> None:
+    scored = JudgeOutcome(kind="gt", score=3, rationale="Matches.")
+    failed = JudgeOutcome(kind="gt", score=None, rationale="", failure="timed out")
+    record = panel_metadata([("grader", scored), ("grader_2", failed)], 3.0, "median")
+    assert record["score"] == 3.0 and record["failure"] is None and record["panel_failed"] == 1
+    assert "rationale" not in record  # the judges' own records hold it, once
+    assert [m["role"] for m in panel_members(record)] == ["grader", "grader_2"]
+    everyone_failed = panel_metadata([("grader", failed), ("grader_2", failed)], math.nan, "mean")
+    assert everyone_failed["score"] is None
+    assert everyone_failed["failure"] == "grader: timed out; grader_2: timed out"
+
+
+def test_panel_members_reads_the_earlier_record_shape() -> None:
+    earlier = {"score": 3.0, "rationale": "Matches.", "panel_reduce": "median",
+               "panel": [{"role": "grader", "score": 3}, "junk"]}  # fmt: skip
+    assert panel_members(earlier) == [{"role": "grader", "score": 3}]
+    assert panel_members({"score": 2}) == [{"role": "judge", "score": 2}]

@@ -32,7 +32,7 @@ import numpy as np
 
 from inspect_medreason.challenge import ChallengeError, read_full_log
 from inspect_medreason.intervals import LEVEL, SEED, Interval
-from inspect_medreason.judges import gate_visual_accuracy
+from inspect_medreason.judges import gate_visual_accuracy, panel_members
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
@@ -178,7 +178,7 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
                 record = judges.get(component) or {}
                 if record.get("by_rule"):
                     continue  # a zero by rule, not a judge's opinion
-                for member in record.get("panel") or [record | {"role": "judge"}]:
+                for member in panel_members(record):
                     if isinstance(member.get("score"), int):
                         rater = f"{member['role']}={models.get(member['role'], '?')}{suffix}"
                         ratings[component].setdefault(rater, {})[case] = member["score"]

@@ -641,18 +641,27 @@ def panel_component(kind: str, members: list[tuple[str, JudgeOutcome]], how: str
 
 
 def panel_metadata(members: list[tuple[str, JudgeOutcome]], value: float, how: str) -> dict[str, object]:
-    """What the log keeps of a component: the first judge's record as before (a one-judge
-    panel reads as it always did), the reduced score, and every judge's own result."""
-    first = members[0][1].as_metadata()
+    """What the log keeps of a component, each judge's result once. One judge (or a rule):
+    that judge's own record with its role. A panel: the reduced score, how it was reduced,
+    how many judges failed, and every judge's own record under ``panel``."""
+    if len(members) == 1:
+        role, outcome = members[0]
+        return {"role": role, **outcome.as_metadata()}
     scored = [o for _, o in members if o.score is not None]
     failures = [f"{role}: {o.failure}" for role, o in members if o.score is None and o.failure]
     return {
-        **first,
         "score": None if math.isnan(value) else value,
-        "failure": None if scored
-        else first.get("failure") if len(members) == 1
-        else "; ".join(failures),
+        "failure": None if scored else "; ".join(failures),
         "panel_reduce": how,
-        "panel": [{"role": role, **outcome.as_metadata()} for role, outcome in members],
         "panel_failed": len(members) - len(scored),
+        "panel": [{"role": role, **outcome.as_metadata()} for role, outcome in members],
     }
+
+
+def panel_members(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each judge's record of a logged component: the panel's members, or the one judge's
+    record itself (earlier versions also kept a one-judge panel under ``panel``)."""
+    panel = record.get("panel")
+    if isinstance(panel, list):
+        return [member for member in panel if isinstance(member, dict)]
+    return [{"role": "judge", **record}]

@@ -201,17 +201,24 @@ def _component_value(outcome: JudgeOutcome | None) -> float:
 def _explain(judges: dict[str, dict[str, Any]], va_final: float) -> str:
     lines = []
     for name, record in judges.items():
-        panel = record["panel"]
         if record["score"] is None:
             lines.append(f"{name}: UNSCORED ({record['failure']})")
             continue
-        if record["by_rule"]:
+        if record.get("by_rule"):
             source = "by rule"
-        elif len(panel) == 1:
-            source = f"judge {panel[0]['role']}"
+        elif "panel" not in record:
+            source = f"judge {record['role']}"
         else:
-            scores = ", ".join(f"{m['role']}={m['score'] if m['score'] is not None else 'failed'}" for m in panel)
+            scores = ", ".join(
+                f"{m['role']}={m['score'] if m['score'] is not None else 'failed'}"
+                for m in record["panel"]
+            )
             source = f"panel {record['panel_reduce']} of {scores}"
+            lines.append(f"{name} = {record['score']:g} ({source})")
+            lines.extend(
+                f"  {m['role']}: {m['rationale'] or m['failure']}" for m in record["panel"]
+            )
+            continue
         lines.append(f"{name} = {record['score']:g} ({source}): {record['rationale']}")
     lines.append(
         f"va_final = {'UNSCORED' if math.isnan(va_final) else f'{va_final:g}'} "
