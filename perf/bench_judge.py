@@ -23,8 +23,17 @@ repeats, of wall time and of the run's CPU time (this process; the judge runs in
 it follows the wall time, so the runs are CPU-bound and their spread is the machine's speed);
 results in ``perf/results/judge.json``.
 
+``--instructions`` runs the unscored eval, the bare scorer and the plugin once each under
+valgrind's callgrind and counts the instructions each executes (``perf/results/
+judge_instructions.json``, see ``instructions.py``): unlike wall or CPU time, the count does
+not move with the machine's speed, so it can show a 5-10% difference that the timings'
+15-30% spread hides. Counted runs go without the score display (its passes are spaced in
+time, and valgrind's slowdown would change how many there are). Valgrind makes a run about 30
+times slower, so 100 cases is the default size there.
+
 Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
        python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)
+       python perf/bench_judge.py --instructions [--cases 100]
 """
 
 from __future__ import annotations
@@ -42,10 +51,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import instructions
+
 VARIANTS = ["plugin", "plugin_cache", "bare", "no_score"]
 JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
 MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
 RESULTS = Path(__file__).parent / "results" / "judge.json"
+INSTRUCTION_RESULTS = Path(__file__).parent / "results" / "judge_instructions.json"
+COUNTED_VARIANTS = ["no_score", "bare", "plugin"]
 
 
 def serve(latency: float) -> None:
@@ -200,7 +213,8 @@ def check_scores(variant: str, log: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="open-ended judging vs the latency floor")
-    parser.add_argument("--cases", type=int, nargs="+", default=[300, 1000])
+    parser.add_argument("--cases", type=int, nargs="+",
+                        help="case counts (default 300 1000; 100 with --instructions)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.2, help="judge latency, seconds")
     parser.add_argument("--max-connections", type=int, default=30)
@@ -209,13 +223,24 @@ def main() -> None:
     parser.add_argument("--no-score-display", action="store_true",
                         help="run every variant with score_display=False (no metrics passes "
                              "for Inspect's progress display)")  # fmt: skip
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each variant's instructions under valgrind (one run each)")
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--output", type=Path)
     args = parser.parse_args()
+    if args.cases is None:
+        args.cases = [100] if args.instructions else [300, 1000]
+    if args.output is None:
+        args.output = INSTRUCTION_RESULTS if args.instructions else RESULTS
+    if args.instructions and not instructions.valgrind_available():
+        parser.error("--instructions needs valgrind (apt install valgrind)")
 
+    # Counted runs go without the display: its passes are spaced in time, and valgrind's
+    # slowdown would change how many there are.
+    args.no_score_display = args.no_score_display or args.instructions
     if args.no_score_display:
         os.environ["BENCH_JUDGE_SCORE_DISPLAY"] = "0"  # inherited by the child runs
     if args.serve:
@@ -234,7 +259,7 @@ def main() -> None:
     try:
         assert server.stdout is not None
         base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
-        result = measure(args, base_url)
+        result = count_instructions(args, base_url) if args.instructions else measure(args, base_url)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -293,20 +318,65 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
     }
 
 
+def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
+    """One run of each counted variant under callgrind; the judging work per case is the
+    variant's count minus the unscored eval's, over the cases."""
+    by_size: dict[str, Any] = {}
+    for count in args.cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "data"
+            make_dataset(folder, count, args.side)
+            runs = {}
+            for variant in COUNTED_VARIANTS:
+                runs[variant] = child(variant, folder, base_url, args, Path(tmp), counted=True)
+                print(count, variant, runs[variant], flush=True)
+        instructions = {variant: run["instructions"] for variant, run in runs.items()}
+        per_case = {
+            variant: round((instructions[variant] - instructions["no_score"]) / count)
+            for variant in ("bare", "plugin")
+        }
+        by_size[str(count)] = {
+            "instructions": instructions,
+            "scoring_instructions_per_case": per_case,
+            "plugin_vs_bare_scoring": round(per_case["plugin"] / per_case["bare"], 3),
+            "plugin_vs_bare_whole_run": round(instructions["plugin"] / instructions["bare"], 3),
+        }
+        print(count, json.dumps(by_size[str(count)]), flush=True)
+    return {
+        "latency_seconds": args.latency,
+        "max_connections": args.max_connections,
+        "image_side": args.side,
+        "score_display": not args.no_score_display,
+        "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+        "cases": by_size,
+    }
+
+
 def child(
-    variant: str, folder: Path, base_url: str, args: argparse.Namespace, tmp: Path
+    variant: str,
+    folder: Path,
+    base_url: str,
+    args: argparse.Namespace,
+    tmp: Path,
+    counted: bool = False,
 ) -> dict[str, float]:
     # A fresh judge cache per run: a repeat must not be served from the previous one.
     cache = tempfile.mkdtemp(dir=tmp)
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", variant, "--folder", str(folder),
-         "--base-url", base_url, "--max-connections", str(args.max_connections)],
-        capture_output=True, text=True, check=False,
-        env={**os.environ, "INSPECT_CACHE_DIR": cache, "INSPECT_DISPLAY": "none"},
-    )  # fmt: skip
+    command = [sys.executable, __file__, "--child", variant, "--folder", str(folder),
+               "--base-url", base_url, "--max-connections", str(args.max_connections)]  # fmt: skip
+    env = {**os.environ, "INSPECT_CACHE_DIR": cache, "INSPECT_DISPLAY": "none"}
+    if counted:
+        command, env = instructions.counted(command, tmp), {**env, **instructions.COUNT_ENV}
+    out = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if out.returncode != 0:
         raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    result = dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    if counted:
+        result["instructions"] = instructions.instructions_from(out.stderr)
+    return result
 
 
 def profile(variant: str, folder: Path, base_url: str, connections: int, tmp: Path) -> None:

@@ -18,13 +18,21 @@ sample are reported, and each run's CPU time (user and system, this process): it
 the wall time within 1% (the runs are CPU-bound), which shows that the 15% spread between
 identical runs on a shared machine is the machine's speed, not waiting. Medians over the
 repeats.
+
+``--instructions`` runs each variant once under valgrind's callgrind and counts the
+instructions it executes (``perf/results/mcq_instructions.json``, see ``instructions.py``):
+the count does not move with the machine's speed, so it resolves the 5% the bar is about.
+Valgrind makes a run about 30 times slower, so 300 cases is the default size there.
+
 Usage: python perf/bench_mcq.py [--cases 2000] [--repeats 3]
+       python perf/bench_mcq.py --instructions [--cases 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import statistics
@@ -35,6 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import instructions
 import numpy as np
 from PIL import Image
 
@@ -142,21 +151,63 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     }
 
 
+def count_instructions(args: argparse.Namespace) -> dict[str, Any]:
+    """One run of each variant under callgrind, in the same order as a repeat of the timings."""
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "data"
+        make_dataset(folder, args.cases, args.side)
+        for variant in VARIANTS:
+            command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
+            out = subprocess.run(
+                instructions.counted(command, Path(tmp)), capture_output=True, text=True,
+                check=False, env={**os.environ, **instructions.COUNT_ENV},
+            )  # fmt: skip
+            if out.returncode != 0:
+                raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
+            counts[variant] = instructions.instructions_from(out.stderr)
+            print(variant, counts[variant], flush=True)
+    return {
+        "cases": args.cases,
+        "image_side": args.side,
+        "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
+        "machine": platform.platform(),
+        "date": time.strftime("%Y-%m-%d"),
+        "instructions": counts,
+        "ratio_vs_bare": round(counts["plugin"] / counts["bare"], 3),
+        "ratio_vs_multiple_choice": round(counts["plugin"] / counts["multiple_choice"], 3),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="MCQ task vs bare Inspect")
-    parser.add_argument("--cases", type=int, default=2000)
+    parser.add_argument("--cases", type=int, help="cases (default 2000; 300 with --instructions)")
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--instructions", action="store_true",
+                        help="count each variant's instructions under valgrind (one run each)")
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--output", type=Path, default=Path(__file__).parent / "results" / "mcq.json"
-    )
+    parser.add_argument("--output", type=Path)
     args = parser.parse_args()
+    results = Path(__file__).parent / "results"
+    if args.cases is None:
+        args.cases = 300 if args.instructions else 2000
+    if args.output is None:
+        args.output = results / ("mcq_instructions.json" if args.instructions else "mcq.json")
+    if args.instructions and not instructions.valgrind_available():
+        parser.error("--instructions needs valgrind (apt install valgrind)")
 
     if args.child:
         with tempfile.TemporaryDirectory() as logs:
             print(json.dumps(run_variant(args.child, args.folder, Path(logs))))
+        return
+
+    if args.instructions:
+        counted = count_instructions(args)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(counted, indent=2) + "\n")
+        print(json.dumps(counted, indent=2))
         return
 
     with tempfile.TemporaryDirectory() as tmp:

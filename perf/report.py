@@ -50,6 +50,21 @@ def mcq_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def mcq_instructions_table(result: dict[str, Any]) -> str:
+    counts = result["instructions"]
+    return "\n".join([
+        f"| instructions executed (valgrind callgrind, one run each), {result['cases']:,} cases "
+        "| bare Inspect | `multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | "
+        "plugin / `multiple_choice()` |",
+        "|---|---|---|---|---|---|",
+        f"| whole run | {counts['bare'] / 1e9:.2f} G | {counts['multiple_choice'] / 1e9:.2f} G | "
+        f"{counts['plugin'] / 1e9:.2f} G | **{result['ratio_vs_bare']:.3f}×** | "
+        f"**{result['ratio_vs_multiple_choice']:.3f}×** |",
+        "",
+        measured_on(result),
+    ])  # fmt: skip
+
+
 def load_table(result: dict[str, Any]) -> str:
     lines = [
         f"| cases ({result['images']} image files) | load | peak RSS growth | one read of "
@@ -108,6 +123,27 @@ def judge_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def judge_instructions_table(result: dict[str, Any]) -> str:
+    lines = [
+        "| instructions executed (valgrind callgrind, one run each) | no scoring | bare "
+        "three-call scorer | plugin | plugin / bare |",
+        "|---|---|---|---|---|",
+    ]
+    for size, row in result["cases"].items():
+        counts, per_case = row["instructions"], row["scoring_instructions_per_case"]
+        lines.append(
+            f"| {int(size):,} cases, whole run | {counts['no_score'] / 1e9:.2f} G | "
+            f"{counts['bare'] / 1e9:.2f} G | {counts['plugin'] / 1e9:.2f} G | "
+            f"{row['plugin_vs_bare_whole_run']:.3f}× |"
+        )
+        lines.append(
+            f"| {int(size):,} cases, scoring one case (run minus no scoring, per case) | — | "
+            f"{per_case['bare'] / 1e6:.1f} M | {per_case['plugin'] / 1e6:.1f} M | "
+            f"**{row['plugin_vs_bare_scoring']:.3f}×** |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 def log_bytes_table(result: dict[str, Any]) -> str:
     plugin, bare = result["plugin"], result["bare"]
     lines = [
@@ -136,9 +172,11 @@ def log_bytes_table(result: dict[str, Any]) -> str:
 
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
+    "mcq_instructions": mcq_instructions_table,
     "load": load_table,
     "cli": cli_table,
     "judge": judge_table,
+    "judge_instructions": judge_instructions_table,
     "log_bytes": log_bytes_table,
 }
 
