@@ -79,6 +79,11 @@ def test_median_panel_with_a_failed_judge(one_case: Path, tmp_path: Path) -> Non
     assert score.value["va_answer"] == 2.0 and score.value["rvf_trace"] == 2.0
     assert score.value["va_final"] == 2.0
     assert "panel median of grader=3, grader_2=1, grader_3=failed" in score.explanation
+    # Then each judge's own rationale, or why it failed (kept once, in the panel)
+    member_lines = [line for line in score.explanation.splitlines() if line.startswith("  ")]
+    assert [line.split(":")[0].strip() for line in member_lines[:3]] == [
+        "grader", "grader_2", "grader_3"]  # fmt: skip
+    assert gt["panel"][2]["failure"] in member_lines[2] and "rationale" not in gt
     # What each judge cost on this case: one call each (usage 1 in, 1 out per scripted
     # reply); the failing judge was asked three times (two retries)
     cost = score.metadata["judge_cost"]

@@ -216,7 +216,8 @@ def _explain(judges: dict[str, dict[str, Any]], va_final: float) -> str:
             source = f"panel {record['panel_reduce']} of {scores}"
             lines.append(f"{name} = {record['score']:g} ({source})")
             lines.extend(
-                f"  {m['role']}: {m['rationale'] or m['failure']}" for m in record["panel"]
+                f"  {m['role']}: {m['rationale'] or m['failure'] or '(no rationale)'}"
+                for m in record["panel"]
             )
             continue
         lines.append(f"{name} = {record['score']:g} ({source}): {record['rationale']}")
