@@ -330,16 +330,16 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
             for variant in COUNTED_VARIANTS:
                 runs[variant] = child(variant, folder, base_url, args, Path(tmp), counted=True)
                 print(count, variant, runs[variant], flush=True)
-        instructions = {variant: run["instructions"] for variant, run in runs.items()}
+        counts = {variant: run["instructions"] for variant, run in runs.items()}
         per_case = {
-            variant: round((instructions[variant] - instructions["no_score"]) / count)
+            variant: round((counts[variant] - counts["no_score"]) / count)
             for variant in ("bare", "plugin")
         }
         by_size[str(count)] = {
-            "instructions": instructions,
+            "instructions": counts,
             "scoring_instructions_per_case": per_case,
             "plugin_vs_bare_scoring": round(per_case["plugin"] / per_case["bare"], 3),
-            "plugin_vs_bare_whole_run": round(instructions["plugin"] / instructions["bare"], 3),
+            "plugin_vs_bare_whole_run": round(counts["plugin"] / counts["bare"], 3),
         }
         print(count, json.dumps(by_size[str(count)]), flush=True)
     return {
