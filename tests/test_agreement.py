@@ -13,9 +13,15 @@ import numpy as np
 import pytest
 from conftest import scripted_output, user_text, write_json, write_png
 from inspect_ai import eval
+from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
-from inspect_medreason.agreement import icc_two_way, krippendorff_alpha, quadratic_kappa
+from inspect_medreason.agreement import (
+    icc_two_way,
+    krippendorff_alpha,
+    quadratic_kappa,
+    read_ratings,
+)
 from inspect_medreason.cli import main
 from inspect_medreason.medreason.medreason import open_ended
 
@@ -132,3 +138,33 @@ def test_a_corrupt_log_in_the_folder_is_left_out_with_a_note(
     captured = capsys.readouterr()
     assert "broken.eval: not a readable eval log" in captured.err
     assert json.loads(captured.out)["components"][0]["pairs"]
+
+
+def test_an_edited_logs_unreadable_judge_records_are_left_out_and_named(
+    panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = read_eval_log(str(panel_log))
+    assert log.samples is not None
+    first, second, third = (s.scores["open_ended_scorer"] for s in log.samples[:3])  # type: ignore[index]
+    assert first.metadata is not None and second.metadata is not None
+    assert third.metadata is not None
+    first.metadata = {**first.metadata, "judges": ["not", "a", "record"]}
+    judges = dict(second.metadata["judges"])
+    judges["va_answer"] = "edited"
+    judges["rvf_trace"] = {**judges["rvf_trace"], "score": True}  # a bool is not a score
+    second.metadata = {**second.metadata, "judges": judges}
+    gt = dict(third.metadata["judges"]["gt_final"])
+    gt["panel"] = [{"score": 3}, {"role": "grader_2", "score": 9}]  # no role; out of range
+    third.metadata = {**third.metadata, "judges": {**third.metadata["judges"], "gt_final": gt}}
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    ratings, notes = read_ratings([edited])
+    [note] = [n for n in notes if "left out" in n]
+    assert "5 judge record(s) left out" in note
+    assert "judges" in note and "va_answer" in note and "rvf_trace ('vision_grader'=True)" in note
+    cases = {str(s.id) for s in log.samples}
+    # Every other judge's score is still read, the one-judge vision grader's included.
+    vision = next(r for r in ratings["va_answer"] if r.startswith("vision_grader="))
+    assert set(ratings["va_answer"][vision]) == cases - {str(log.samples[0].id), str(log.samples[1].id)}
+    assert str(log.samples[2].id) not in next(
+        scores for rater, scores in ratings["gt_final"].items() if rater.startswith("grader_2="))

@@ -166,27 +166,45 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
         suffix = f" [{path.name}]" if len(logs) > 1 else ""
         models = {role: getattr(cfg, "model", str(cfg)) for role, cfg in (log.eval.model_roles or {}).items()}
         judged = 0
+        unreadable: list[str] = []  # records an edited log holds that are not judges' records
         for sample in log.samples or []:
             score = (sample.scores or {}).get("open_ended_scorer")
             judges = (score.metadata or {}).get("judges") if score is not None else None
             if not judges:
                 continue
-            judged += 1
             case = str(sample.id)
+            if not isinstance(judges, dict):
+                unreadable.append(f"{case}: judges")
+                continue
+            judged += 1
             per_rater: dict[str, dict[str, int]] = {}
             for component in COMPONENTS[:3]:
                 record = judges.get(component) or {}
+                if not isinstance(record, dict):
+                    unreadable.append(f"{case}: {component}")
+                    continue
                 if record.get("by_rule"):
                     continue  # a zero by rule, not a judge's opinion
                 for member in panel_members(record):
-                    if isinstance(member.get("score"), int):
-                        rater = f"{member['role']}={models.get(member['role'], '?')}{suffix}"
-                        ratings[component].setdefault(rater, {})[case] = member["score"]
-                        per_rater.setdefault(rater, {})[component] = member["score"]
+                    role, rating = member.get("role"), member.get("score")
+                    if rating is None:
+                        continue  # this judge failed: no opinion to compare
+                    if not isinstance(role, str) or type(rating) is not int or rating not in SCALE:
+                        unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
+                        continue
+                    rater = f"{role}={models.get(role, '?')}{suffix}"
+                    ratings[component].setdefault(rater, {})[case] = rating
+                    per_rater.setdefault(rater, {})[component] = rating
             for rater, scores in per_rater.items():
                 if "va_answer" in scores and "rvf_trace" in scores:
                     final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
                     ratings["va_final"].setdefault(rater, {})[case] = int(final)
+        if unreadable:
+            notes.append(
+                f"{path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
+                f"with its role (an edited log?): {', '.join(unreadable[:5])}"
+                + (" ..." if len(unreadable) > 5 else "")
+            )
         if not judged:
             notes.append(f"{path}: no judged open-ended case")
     if reference is not None:
