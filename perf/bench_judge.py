@@ -369,14 +369,12 @@ def child(
                "--base-url", base_url, "--max-connections", str(args.max_connections)]  # fmt: skip
     env = {**os.environ, "INSPECT_CACHE_DIR": cache, "INSPECT_DISPLAY": "none"}
     if counted:
-        command, env = instructions.counted(command, tmp), {**env, **instructions.COUNT_ENV}
+        stdout, count = instructions.run_counted(variant, command, tmp, env)
+        return {**json.loads(stdout.strip().splitlines()[-1]), "instructions": count}
     out = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if out.returncode != 0:
         raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
-    result = dict(json.loads(out.stdout.strip().splitlines()[-1]))
-    if counted:
-        result["instructions"] = instructions.instructions_from(out.stderr)
-    return result
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
 def profile(variant: str, folder: Path, base_url: str, connections: int, tmp: Path) -> None:

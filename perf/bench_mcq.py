@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import platform
 import resource
 import statistics
@@ -159,13 +158,7 @@ def count_instructions(args: argparse.Namespace) -> dict[str, Any]:
         make_dataset(folder, args.cases, args.side)
         for variant in VARIANTS:
             command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
-            out = subprocess.run(
-                instructions.counted(command, Path(tmp)), capture_output=True, text=True,
-                check=False, env={**os.environ, **instructions.COUNT_ENV},
-            )  # fmt: skip
-            if out.returncode != 0:
-                raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
-            counts[variant] = instructions.instructions_from(out.stderr)
+            _, counts[variant] = instructions.run_counted(variant, command, Path(tmp))
             print(variant, counts[variant], flush=True)
     return {
         "cases": args.cases,

@@ -11,8 +11,10 @@ Valgrind makes a run about 30 times slower.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 COUNT_ENV = {"PYTHONHASHSEED": "0"}
@@ -22,15 +24,19 @@ def valgrind_available() -> bool:
     return shutil.which("valgrind") is not None
 
 
-def counted(command: list[str], folder: Path) -> list[str]:
-    """``command`` run under callgrind, its profile written into ``folder``."""
-    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.%p",
-            *command]  # fmt: skip
-
-
-def instructions_from(stderr: str) -> int:
-    """The instruction count callgrind reports on stderr as the run ends."""
-    found = re.search(r"Collected : (\d+)", stderr)
+def run_counted(
+    name: str, command: list[str], folder: Path, env: dict[str, str] | None = None
+) -> tuple[str, int]:
+    """Run ``command`` under callgrind (its profile written into ``folder``); its stdout and
+    the number of instructions it executed. Stops the benchmark when the run fails."""
+    out = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.%p", *command],
+        capture_output=True, text=True, check=False,
+        env={**(os.environ if env is None else env), **COUNT_ENV},
+    )  # fmt: skip
+    if out.returncode != 0:
+        raise SystemExit(f"{name} failed:\n{out.stderr[-3000:]}")
+    found = re.search(r"Collected : (\d+)", out.stderr)
     if found is None:
-        raise SystemExit(f"callgrind reported no instruction count:\n{stderr[-3000:]}")
-    return int(found.group(1))
+        raise SystemExit(f"{name}: callgrind reported no instruction count:\n{out.stderr[-3000:]}")
+    return out.stdout, int(found.group(1))
