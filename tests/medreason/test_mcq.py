@@ -156,7 +156,8 @@ def test_unlabeled_cases_are_unscored(official_dataset: Path, tmp_path: Path) ->
         assert sample.scores is not None
         score = sample.scores["mcq_scorer"]
         assert isinstance(score.value, float) and math.isnan(score.value)
-        assert score.metadata is not None and score.metadata["extracted_label"] in {"A", "C", None}
+        assert score.answer in {"A", "C", ""}
+        assert score.metadata is not None and score.metadata["extraction_method"]
     assert math.isnan(metric(log, "accuracy"))
 
 
@@ -234,9 +235,32 @@ def test_blind_text_only_case_gets_no_notice() -> None:
     from inspect_medreason.schema import Case
 
     case = Case(case_id="t", task_type="open", question="Q")
-    assert record_to_sample(case, [], show_images=False).metadata["images_withheld"] is False  # type: ignore[index]
+    assert "images_withheld" not in (record_to_sample(case, [], show_images=False).metadata or {})
     imaged = Case(case_id="i", task_type="open", question="Q", image_paths=["a.png"])
     assert record_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]
+
+
+def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> None:
+    """The case id is the sample id, an MCQ reference is the target: neither is repeated in
+    metadata (Inspect copies, summarises and logs every key three times per sample); an
+    open case keeps the reference and the image folder its judges need."""
+    from inspect_medreason.medreason.dataset import record_to_sample
+    from inspect_medreason.schema import Case
+
+    options = [{"label": "A", "text": "CT"}, {"label": "B", "text": "MR"}]
+    closed = Case(case_id="m1", task_type="mcq", question="Which?", options=options,  # type: ignore[arg-type]
+                  answer="B", image_paths=["a.png"])  # fmt: skip
+    sample = record_to_sample(closed, [tmp_path / "a.png"], data_dir=tmp_path)
+    metadata = sample.metadata or {}
+    assert sample.id == "m1" and sample.target == "B" and sample.choices == ["CT", "MR"]
+    assert metadata["task_type"] == "mcq" and metadata["options"] == options
+    for key in ("case_id", "reference_answer", "has_reference", "images_withheld", "data_dir"):
+        assert key not in metadata, key
+    opened = Case(case_id="o1", task_type="open", question="What?", answer=" A nodule. ",
+                  image_paths=["a.png"])  # fmt: skip
+    metadata = record_to_sample(opened, [tmp_path / "a.png"], data_dir=tmp_path).metadata or {}
+    assert metadata["reference_answer"] == " A nodule. " and metadata["data_dir"] == str(tmp_path)
+    assert "options" not in metadata and "case_id" not in metadata
 
 
 def test_several_epochs_say_which_metrics_cover_only_the_first(

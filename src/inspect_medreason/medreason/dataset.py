@@ -70,28 +70,32 @@ def record_to_sample(
     extra = {
         key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
     }
-    # Only what the solver, the scorers and the reports read, and nothing empty: Inspect
-    # copies a sample's metadata several times per sample and writes it to the log.
+    # Only what the solver, the scorers and the reports read, nothing the sample says already
+    # (its id is the case id, its target the reference label) and nothing empty: Inspect
+    # copies a sample's metadata several times per sample, summarises each of its strings
+    # and writes it to the log three times.
+    open_case = case.task_type == "open"
+    judged_images = open_case and data_dir is not None and bool(case.image_paths)
     metadata: dict[str, Any] = {
-        "case_id": case.case_id,
         "task_type": case.task_type,
         "question": case.question,
-        "options": options,
-        "reference_answer": case.answer,
-        "has_reference": case.answer is not None and case.answer.strip() != "",
-        # The blind control: the case has images, this run does not show them.
-        "images_withheld": bool(images) and not show_images,
     }
     optional = {
+        "options": options,
+        # The open judges compare against it; an MCQ case's reference is the target.
+        "reference_answer": case.answer if open_case else None,
         "context": case.context,
         "reference_reasoning": case.reference_reasoning,
         # shown label -> the case's own label, when the options were shuffled
         "label_map": label_map if any(k != v for k, v in label_map.items()) else None,
+        # The blind control: the case has images, this run does not show them.
+        "images_withheld": bool(images) and not show_images,
         "image_paths": case.image_paths,
         # Cases on the same image(s) are resampled together by the bootstrap intervals.
         IMAGE_CLUSTER: "|".join(sorted(case.image_paths)),
-        # Where image_paths are confined: re-scoring resolves them again under this folder.
-        "data_dir": str(data_dir) if data_dir is not None and case.image_paths else None,
+        # Where the open judges' images are confined: re-scoring resolves them again under
+        # this folder (an MCQ score never reads an image).
+        "data_dir": str(data_dir) if judged_images else None,
         "extra_metadata": extra,
     }
     metadata.update({key: value for key, value in optional.items() if value})

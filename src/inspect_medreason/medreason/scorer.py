@@ -70,12 +70,11 @@ def score_mcq_reply(completion: str, metadata: dict[str, Any], target: str) -> S
     extraction = extract_label(completion, options)
     # What a submission would carry: the JSON answer field, else the whole reply.
     strict_answer = extraction.answer_field if extraction.answer_field is not None else completion
-    # The reply itself, its reasoning and the target are in the sample already; only what
-    # the scorer adds is kept (Inspect copies and summarises every string of it per sample).
+    # The reply itself, its reasoning and the target are in the sample already, the label
+    # read is the score's answer and how it was read is in the explanation; only what the
+    # scorer adds is kept (Inspect copies and summarises every string of it per sample).
     score_metadata: dict[str, Any] = {
         "extraction_method": extraction.method,
-        "extraction_detail": extraction.detail,
-        "extracted_label": extraction.label,
         "answer_field": extraction.answer_field,
     }
     if strict_answer != extraction.answer_field:
