@@ -1,0 +1,131 @@
+"""What each part of the judged scorer costs Inspect, counted: the plugin with one part out.
+
+On ``bench_judge``'s open-ended cases and stand-in judge (a local OpenAI-compatible server
+answering after ``--latency`` seconds), each variant runs once under valgrind's callgrind
+(``instructions.py``), without the score display, like ``bench_judge.py --instructions``:
+
+- ``plugin``: ``open_ended`` as shipped;
+- ``lean_score``: the same judging, the score returned without metadata or explanation
+  (the judges' records, cost and models are what is taken out);
+- ``mean_only``: the task's metrics replaced by ``mean()`` per component (no stderr,
+  bootstrap interval or breakdowns);
+- ``lean_score_mean_only``: both;
+- ``bare`` and ``no_score``: ``bench_judge``'s bare three-call scorer and unscored eval.
+
+Judging per case is a variant's count minus ``no_score``'s, over the cases. The parts are
+features (the record that lets a user audit every verdict, the intervals and breakdowns):
+this says what each costs, it does not argue for removing them.
+
+Usage: python perf/ablate_judge.py [--cases 100]  (about 6 minutes per variant)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import bench_judge
+import instructions
+
+VARIANTS = ["plugin", "lean_score", "mean_only", "lean_score_mean_only", "bare", "no_score"]
+RESULTS = Path(__file__).parent / "results" / "judge_ablation.json"
+
+
+def take_out(variant: str) -> None:
+    """Patch the package so that the task runs without the variant's parts."""
+    scorer: Any = importlib.import_module("inspect_medreason.medreason.scorer")
+    tasks: Any = importlib.import_module("inspect_medreason.medreason.medreason")
+    if "lean_score" in variant:
+        from inspect_ai.scorer import Score
+
+        judge_reply = scorer.score_open_reply
+
+        async def lean_score(*args: Any, **kwargs: Any) -> Score:
+            score = await judge_reply(*args, **kwargs)
+            return Score(value=score.value, answer=score.answer)
+
+        scorer.score_open_reply = lean_score
+    if "mean_only" in variant:
+        from inspect_ai.scorer import mean
+
+        build_task = tasks.medreason_task
+
+        def mean_only(*args: Any, **kwargs: Any) -> Any:
+            task = build_task(*args, **kwargs)
+            task.metrics = {name: [mean()] for name in scorer.open_ended_metrics()}
+            return task
+
+        tasks.medreason_task = mean_only
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="what each part of the judged scorer costs")
+    parser.add_argument("--cases", type=int, default=100)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--max-connections", type=int, default=30)
+    parser.add_argument("--side", type=int, default=256)
+    parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    os.environ["BENCH_JUDGE_SCORE_DISPLAY"] = "0"  # as bench_judge's counted runs
+    if args.child:
+        take_out(args.child)
+        run = args.child if args.child in {"bare", "no_score"} else "plugin"
+        ran = bench_judge.run_variant(run, args.folder, args.base_url, args.max_connections)
+        print(json.dumps(ran))
+        return
+    if not instructions.valgrind_available():
+        parser.error("needs valgrind (apt install valgrind)")
+    server = subprocess.Popen(
+        [sys.executable, bench_judge.__file__, "--serve", "--latency", str(args.latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    counts: dict[str, int] = {}
+    try:
+        assert server.stdout is not None
+        base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp) / "data"
+            bench_judge.make_dataset(folder, args.cases, args.side)
+            for variant in VARIANTS:
+                command = [sys.executable, __file__, "--child", variant, "--folder", str(folder),
+                           "--base-url", base_url, "--max-connections",
+                           str(args.max_connections)]  # fmt: skip
+                env = {**os.environ, "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp),
+                       "INSPECT_DISPLAY": "none"}  # fmt: skip
+                _, counts[variant] = instructions.run_counted(variant, command, Path(tmp), env)
+                print(variant, counts[variant], flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    judging = {v: round((counts[v] - counts["no_score"]) / args.cases) for v in VARIANTS[:-1]}
+    result: dict[str, Any] = {
+        "cases": args.cases,
+        "latency_seconds": args.latency,
+        "max_connections": args.max_connections,
+        "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
+        "machine": platform.platform(),
+        "date": time.strftime("%Y-%m-%d"),
+        "instructions": counts,
+        "judging_per_case": judging,
+        "judging_vs_bare": {v: round(judging[v] / judging["bare"], 3) for v in judging},
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
