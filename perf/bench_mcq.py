@@ -22,7 +22,13 @@ repeats.
 ``--instructions`` runs each variant once under valgrind's callgrind and counts the
 instructions it executes (``perf/results/mcq_instructions.json``, see ``instructions.py``):
 the count does not move with the machine's speed, so it resolves the 5% the bar is about.
-Valgrind makes a run about 30 times slower, so 300 cases is the default size there.
+The plugin is counted twice on the same folder: its first run decodes every image in full
+(once per folder and file version, kept in the decode record), later runs do not. Each
+variant is also counted on 10 cases, so that what one case costs (the difference over the
+difference in cases) is reported beside the whole runs: the start-up is about 16 G
+instructions of any run, so a whole run's ratio understates what a large run pays per case.
+Valgrind makes a run about 30 times slower, so 300 cases is the default size there (the
+whole count takes about 25 minutes).
 
 Usage: python perf/bench_mcq.py [--cases 2000] [--repeats 3]
        python perf/bench_mcq.py --instructions [--cases 300]
@@ -48,6 +54,7 @@ from PIL import Image
 
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
 VARIANTS = ["bare", "multiple_choice", "plugin"]
+SMALL_CASES = 10  # the counted runs' second size: per case = difference / difference in cases
 
 
 def make_dataset(folder: Path, count: int, side: int, task_type: str = "mcq") -> None:
@@ -151,24 +158,43 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
 
 
 def count_instructions(args: argparse.Namespace) -> dict[str, Any]:
-    """One run of each variant under callgrind, in the same order as a repeat of the timings."""
-    counts: dict[str, int] = {}
+    """One run of each variant under callgrind, in the same order as a repeat of the timings;
+    then the plugin again on the same folder (its images already decoded in full once, as on
+    every run after a folder's first), and every variant on a small folder: the difference
+    over the cases between the two sizes is what one case costs, the ratio a large run
+    tends to."""
+    counts: dict[str, dict[str, int]] = {"full": {}, "small": {}}
+    sizes = {"full": args.cases, "small": SMALL_CASES}
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "data"
-        make_dataset(folder, args.cases, args.side)
-        for variant in VARIANTS:
-            command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
-            _, counts[variant] = instructions.run_counted(variant, command, Path(tmp))
-            print(variant, counts[variant], flush=True)
+        for size, cases in sizes.items():
+            folder = Path(tmp) / f"data_{size}"
+            make_dataset(folder, cases, args.side)
+            for variant in [*VARIANTS, "plugin"]:
+                name = "plugin_again" if variant in counts[size] else variant
+                command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
+                _, counts[size][name] = instructions.run_counted(name, command, Path(tmp))
+                print(size, name, counts[size][name], flush=True)
+    full, small = counts["full"], counts["small"]
+    per_case = {
+        name: round((full[name] - small[name]) / (args.cases - SMALL_CASES)) for name in full
+    }
     return {
         "cases": args.cases,
+        "small_cases": SMALL_CASES,
         "image_side": args.side,
         "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
         "machine": platform.platform(),
         "date": time.strftime("%Y-%m-%d"),
-        "instructions": counts,
-        "ratio_vs_bare": round(counts["plugin"] / counts["bare"], 3),
-        "ratio_vs_multiple_choice": round(counts["plugin"] / counts["multiple_choice"], 3),
+        "instructions": full,
+        "instructions_small": small,
+        "per_case": per_case,
+        "ratio_vs_bare": round(full["plugin"] / full["bare"], 3),
+        "ratio_vs_multiple_choice": round(full["plugin"] / full["multiple_choice"], 3),
+        "again_ratio_vs_bare": round(full["plugin_again"] / full["bare"], 3),
+        "per_case_ratio_vs_bare": round(per_case["plugin_again"] / per_case["bare"], 3),
+        "per_case_ratio_vs_multiple_choice": round(
+            per_case["plugin_again"] / per_case["multiple_choice"], 3
+        ),
     }
 
 
