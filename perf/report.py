@@ -181,6 +181,53 @@ def log_bytes_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+MCQ_PARTS = {
+    "no_system_prompt": "the system prompt (sent as `system_message`)",
+    "lean_sample": "sample metadata beyond `task_type`, `question`, `options` and the "
+    "breakdown fields",
+    "lean_score": "score metadata beyond `parsed` and `strict_correct`",
+    "accuracy_only": "metrics beyond `accuracy()` (stderr, Wilson interval, strict and parsed "
+    "accuracy, breakdowns)",
+}
+JUDGE_PARTS = {
+    "lean_score": "the score's metadata and explanation (the judges' records, cost, models)",
+    "mean_only": "metrics beyond `mean()` (stderr, bootstrap intervals, breakdowns)",
+    "lean_score_mean_only": "both",
+}
+
+
+def mcq_ablation_table(result: dict[str, Any]) -> str:
+    counts, cases = result["instructions"], result["cases"]
+    over_bare = result["plugin_over_bare_per_case"]
+    lines = [
+        f"| the MCQ task without … ({cases} cases, later runs) | whole run | saved per case "
+        "| share of the plugin's extra over bare |",
+        "|---|---|---|---|",
+        f"| nothing (as shipped) | {counts['plugin'] / 1e9:.2f} G | — | — |",
+    ]
+    for variant, part in MCQ_PARTS.items():
+        saved = result["saved_per_case"][variant]
+        lines.append(f"| {part} | {counts[variant] / 1e9:.2f} G | {saved / 1e6:.2f} M | "
+                     f"{saved / over_bare:.0%} |")  # fmt: skip
+    lines.append(f"| (bare Inspect) | {counts['bare'] / 1e9:.2f} G | {over_bare / 1e6:.2f} M "
+                 "| 100% |")  # fmt: skip
+    return "\n".join([*lines, "", measured_on(result)])
+
+
+def judge_ablation_table(result: dict[str, Any]) -> str:
+    judging, ratio = result["judging_per_case"], result["judging_vs_bare"]
+    lines = [
+        f"| the judged scorer without … ({result['cases']} cases) | judging one case | / bare "
+        "three-call scorer |",
+        "|---|---|---|",
+        f"| nothing (as shipped) | {judging['plugin'] / 1e6:.1f} M | {ratio['plugin']:.3f}× |",
+    ]
+    for variant, part in JUDGE_PARTS.items():
+        lines.append(f"| {part} | {judging[variant] / 1e6:.1f} M | {ratio[variant]:.3f}× |")
+    lines.append(f"| (bare three-call scorer) | {judging['bare'] / 1e6:.1f} M | 1.000× |")
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
@@ -189,6 +236,8 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "judge": judge_table,
     "judge_instructions": judge_instructions_table,
     "log_bytes": log_bytes_table,
+    "mcq_ablation": mcq_ablation_table,
+    "judge_ablation": judge_ablation_table,
 }
 
 

@@ -48,3 +48,30 @@ def test_a_table_is_rendered_from_its_results_file_and_stays_put(tmp_path: Path)
     assert report.render(fresh, tmp_path) == fresh  # idempotent
     empty = "<!-- perf:cli -->\n<!-- /perf:cli -->\n"
     assert "`medreason export`" in report.render(empty, tmp_path)
+
+
+def test_ablation_tables_say_what_each_part_saves(tmp_path: Path) -> None:
+    report = report_module()
+    counts = {"plugin": 30_000_000_000, "no_system_prompt": 29_400_000_000,
+              "lean_sample": 29_700_000_000, "lean_score": 29_900_000_000,
+              "accuracy_only": 29_950_000_000, "bare": 27_000_000_000}  # fmt: skip
+    (tmp_path / "mcq_ablation.json").write_text(json.dumps({
+        "machine": "m", "date": "2026-01-02", "cases": 300, "instructions": counts,
+        "saved_per_case": {v: (counts["plugin"] - counts[v]) // 300 for v in counts
+                           if v not in {"plugin", "bare"}},
+        "plugin_over_bare_per_case": 10_000_000,
+    }))  # fmt: skip
+    judging = {"plugin": 150e6, "lean_score": 140e6, "mean_only": 148e6,
+               "lean_score_mean_only": 139e6, "bare": 130e6}  # fmt: skip
+    (tmp_path / "judge_ablation.json").write_text(json.dumps({
+        "machine": "m", "date": "2026-01-02", "cases": 100, "judging_per_case": judging,
+        "judging_vs_bare": {v: round(judging[v] / judging["bare"], 3) for v in judging},
+    }))  # fmt: skip
+    readme = ("<!-- perf:mcq_ablation -->\n<!-- /perf:mcq_ablation -->\n"
+              "<!-- perf:judge_ablation -->\n<!-- /perf:judge_ablation -->\n")  # fmt: skip
+    fresh = report.render(readme, tmp_path)
+    # 0.6 G over 300 cases is 2 M a case, a fifth of the plugin's 10 M over bare
+    assert "| the system prompt (sent as `system_message`) | 29.40 G | 2.00 M | 20% |" in fresh
+    assert "| (bare Inspect) | 27.00 G | 10.00 M | 100% |" in fresh
+    assert "| both | 139.0 M | 1.069× |" in fresh
+    assert "| nothing (as shipped) | 150.0 M | 1.154× |" in fresh
