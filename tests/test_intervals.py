@@ -13,6 +13,7 @@ from inspect_ai.scorer import SampleScore, Score
 from inspect_medreason.intervals import (
     bootstrap_ci,
     bootstrap_interval,
+    bootstrap_means,
     mcnemar_exact,
     paired_difference,
     wilcoxon_signed_rank,
@@ -72,6 +73,30 @@ def test_bootstrap_interval_is_seeded_and_respects_clusters() -> None:
     assert clustered.upper - clustered.lower > 1.4 * (naive.upper - naive.lower)
     single = bootstrap_interval([3.0, 4.0], ["same", "same"])
     assert math.isnan(single.lower)  # one cluster: no interval, not a zero-width one
+
+
+@pytest.mark.parametrize("layout", ["one case per image", "images with 1-4 cases", "none"])
+def test_bootstrap_means_are_the_textbook_cluster_resamples(layout: str) -> None:
+    """Each resample draws whole clusters (in order of first appearance) with replacement and
+    averages every case they hold: the vectorised computation must give exactly that."""
+    rng = np.random.default_rng(7)
+    values = rng.random(50) * 4
+    clusters: list[str] | None = {
+        "one case per image": [f"image{i}" for i in range(50)],
+        "images with 1-4 cases": [f"image{int(rng.integers(0, 20))}" for _ in range(50)],
+        "none": None,
+    }[layout]
+    means = bootstrap_means(values, clusters, resamples=200, seed=11)
+    members: dict[str, list[int]] = {}
+    for index, cluster in enumerate(clusters or [str(i) for i in range(50)]):
+        members.setdefault(cluster, []).append(index)
+    groups = list(members.values())
+    picks = np.random.default_rng(11).integers(0, len(groups), size=(200, len(groups)))
+    expected = [
+        sum(values[i] for g in row for i in groups[g]) / sum(len(groups[g]) for g in row)
+        for row in picks
+    ]
+    assert means == pytest.approx(expected, rel=1e-12)
 
 
 def test_bootstrap_ci_metric_leaves_unscored_cases_out() -> None:
