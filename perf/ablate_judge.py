@@ -12,11 +12,14 @@ answering after ``--latency`` seconds), each variant runs once under valgrind's 
 - ``lean_score_mean_only``: both;
 - ``bare`` and ``no_score``: ``bench_judge``'s bare three-call scorer and unscored eval.
 
-Judging per case is a variant's count minus ``no_score``'s, over the cases. The parts are
+An uncounted first run decodes the folder's images (as any first run on a folder does), so
+that no counted run carries that loading work. Judging one case is a variant's count minus
+``no_score``'s, and with two sizes (10 and 100 cases by default) the difference between
+them over the difference in cases, so that what a run pays once is not spread over its cases. The parts are
 features (the record that lets a user audit every verdict, the intervals and breakdowns):
 this says what each costs, it does not argue for removing them.
 
-Usage: python perf/ablate_judge.py [--cases 100]  (about 6 minutes per variant)
+Usage: python perf/ablate_judge.py [--cases 10 100]  (about 7 minutes per variant)
 """
 
 from __future__ import annotations
@@ -67,9 +70,32 @@ def take_out(variant: str) -> None:
         tasks.medreason_task = mean_only
 
 
+def count_variants(cases: int, side: int, base_url: str, connections: int) -> dict[str, int]:
+    """Every variant counted once on a fresh folder of ``cases`` open cases."""
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "data"
+        bench_judge.make_dataset(folder, cases, side)
+        for variant in ["warm_up", *VARIANTS]:
+            command = [sys.executable, __file__, "--child",
+                       "no_score" if variant == "warm_up" else variant, "--folder", str(folder),
+                       "--base-url", base_url, "--max-connections", str(connections)]  # fmt: skip
+            env = {**os.environ, "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp),
+                   "INSPECT_DISPLAY": "none"}  # fmt: skip
+            if variant == "warm_up":
+                # Uncounted: decodes every image once (the decode record), so that no counted
+                # run carries the loading work of a folder's first run.
+                subprocess.run(command, check=True, capture_output=True, env=env)
+                continue
+            _, counts[variant] = instructions.run_counted(variant, command, Path(tmp), env)
+            print(cases, variant, counts[variant], flush=True)
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="what each part of the judged scorer costs")
-    parser.add_argument("--cases", type=int, default=100)
+    parser.add_argument("--cases", type=int, nargs="+", default=[10, 100],
+                        help="one size, or two (one case = the difference between them)")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--max-connections", type=int, default=30)
     parser.add_argument("--side", type=int, default=256)
@@ -92,35 +118,37 @@ def main() -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
-    counts: dict[str, int] = {}
+    counts: dict[int, dict[str, int]] = {}
     try:
         assert server.stdout is not None
         base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp) / "data"
-            bench_judge.make_dataset(folder, args.cases, args.side)
-            for variant in VARIANTS:
-                command = [sys.executable, __file__, "--child", variant, "--folder", str(folder),
-                           "--base-url", base_url, "--max-connections",
-                           str(args.max_connections)]  # fmt: skip
-                env = {**os.environ, "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp),
-                       "INSPECT_DISPLAY": "none"}  # fmt: skip
-                _, counts[variant] = instructions.run_counted(variant, command, Path(tmp), env)
-                print(variant, counts[variant], flush=True)
+        for size in sorted(set(args.cases)):
+            counts[size] = count_variants(size, args.side, base_url, args.max_connections)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    judging = {v: round((counts[v] - counts["no_score"]) / args.cases) for v in VARIANTS[:-1]}
+    small, large = min(counts), max(counts)
+    extra = large - small if large > small else large
+
+    def judging(variant: str) -> int:
+        """One case's judging: the variant's count minus the unscored eval's, per case, and
+        with two sizes, the difference between them (without what a run pays once)."""
+        work = counts[large][variant] - counts[large]["no_score"]
+        if large > small:
+            work -= counts[small][variant] - counts[small]["no_score"]
+        return round(work / extra)
+
+    per_case = {variant: judging(variant) for variant in VARIANTS[:-1]}
     result: dict[str, Any] = {
-        "cases": args.cases,
+        "cases": sorted(counts),
         "latency_seconds": args.latency,
         "max_connections": args.max_connections,
         "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
         "machine": platform.platform(),
         "date": time.strftime("%Y-%m-%d"),
-        "instructions": counts,
-        "judging_per_case": judging,
-        "judging_vs_bare": {v: round(judging[v] / judging["bare"], 3) for v in judging},
+        "instructions": {str(size): by_variant for size, by_variant in counts.items()},
+        "judging_per_case": per_case,
+        "judging_vs_bare": {v: round(per_case[v] / per_case["bare"], 3) for v in per_case},
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

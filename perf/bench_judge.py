@@ -29,11 +29,13 @@ judge_instructions.json``, see ``instructions.py``): unlike wall or CPU time, th
 not move with the machine's speed, so it can show a 5-10% difference that the timings'
 15-30% spread hides. Counted runs go without the score display (its passes are spaced in
 time, and valgrind's slowdown would change how many there are). Valgrind makes a run about 30
-times slower, so 100 cases is the default size there.
+times slower, so 10 and 100 cases are the default sizes there: one case's judging is the
+difference between them over 90 cases, without what a run pays once. An uncounted first run
+decodes the folder's images, so that no counted run carries that loading work.
 
 Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.2]
        python perf/bench_judge.py --cases 300 --repeats 1 --profile plugin  (cProfile top 40)
-       python perf/bench_judge.py --instructions [--cases 100]
+       python perf/bench_judge.py --instructions [--cases 10 100]
 """
 
 from __future__ import annotations
@@ -214,7 +216,7 @@ def check_scores(variant: str, log: Any) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="open-ended judging vs the latency floor")
     parser.add_argument("--cases", type=int, nargs="+",
-                        help="case counts (default 300 1000; 100 with --instructions)")
+                        help="case counts (default 300 1000; 10 100 with --instructions)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.2, help="judge latency, seconds")
     parser.add_argument("--max-connections", type=int, default=30)
@@ -232,7 +234,7 @@ def main() -> None:
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     if args.cases is None:
-        args.cases = [100] if args.instructions else [300, 1000]
+        args.cases = [10, 100] if args.instructions else [300, 1000]
     if args.output is None:
         args.output = INSTRUCTION_RESULTS if args.instructions else RESULTS
     if args.instructions and not instructions.valgrind_available():
@@ -326,6 +328,10 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "data"
             make_dataset(folder, count, args.side)
+            # An uncounted first run decodes every image once (kept in the decode record), so
+            # that no counted run pays it: loading is not judging, and the first counted run
+            # would otherwise carry it alone.
+            child("no_score", folder, base_url, args, Path(tmp))
             runs = {}
             for variant in COUNTED_VARIANTS:
                 runs[variant] = child(variant, folder, base_url, args, Path(tmp), counted=True)
@@ -342,7 +348,7 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
             "plugin_vs_bare_whole_run": round(counts["plugin"] / counts["bare"], 3),
         }
         print(count, json.dumps(by_size[str(count)]), flush=True)
-    return {
+    result: dict[str, Any] = {
         "latency_seconds": args.latency,
         "max_connections": args.max_connections,
         "image_side": args.side,
@@ -353,6 +359,25 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
         "date": time.strftime("%Y-%m-%d"),
         "cases": by_size,
     }
+    if len(args.cases) >= 2:
+        # One case's judging without the once-per-run costs (start-up of the judge clients,
+        # the final metrics and log): the difference between the largest and smallest run.
+        small, large = str(min(args.cases)), str(max(args.cases))
+        extra = int(large) - int(small)
+        per_case = {
+            variant: round(
+                (by_size[large]["instructions"][variant] - by_size[large]["instructions"]["no_score"]
+                 - by_size[small]["instructions"][variant]
+                 + by_size[small]["instructions"]["no_score"]) / extra
+            )
+            for variant in ("bare", "plugin")
+        }  # fmt: skip
+        result["between_sizes"] = {
+            "cases": [int(small), int(large)],
+            "scoring_instructions_per_case": per_case,
+            "plugin_vs_bare_scoring": round(per_case["plugin"] / per_case["bare"], 3),
+        }
+    return result
 
 
 def child(

@@ -152,6 +152,15 @@ def judge_instructions_table(result: dict[str, Any]) -> str:
             f"{per_case['bare'] / 1e6:.1f} M | {per_case['plugin'] / 1e6:.1f} M | "
             f"**{row['plugin_vs_bare_scoring']:.3f}×** |"
         )
+    if "between_sizes" in result:
+        between = result["between_sizes"]
+        small, large = between["cases"]
+        per_case = between["scoring_instructions_per_case"]
+        lines.append(
+            f"| scoring one case, the difference between {small:,} and {large:,} cases (without "
+            f"what a run pays once) | — | {per_case['bare'] / 1e6:.1f} M | "
+            f"{per_case['plugin'] / 1e6:.1f} M | **{between['plugin_vs_bare_scoring']:.3f}×** |"
+        )
     return "\n".join([*lines, "", measured_on(result)])
 
 
@@ -216,8 +225,11 @@ def mcq_ablation_table(result: dict[str, Any]) -> str:
 
 def judge_ablation_table(result: dict[str, Any]) -> str:
     judging, ratio = result["judging_per_case"], result["judging_vs_bare"]
+    sizes = result["cases"] if isinstance(result["cases"], list) else [result["cases"]]
+    counted = (f"between runs of {sizes[0]:,} and {sizes[-1]:,} cases" if len(sizes) > 1
+               else f"{sizes[0]:,} cases")  # fmt: skip
     lines = [
-        f"| the judged scorer without … ({result['cases']} cases) | judging one case | / bare "
+        f"| the judged scorer without … (one case, {counted}) | judging one case | / bare "
         "three-call scorer |",
         "|---|---|---|",
         f"| nothing (as shipped) | {judging['plugin'] / 1e6:.1f} M | {ratio['plugin']:.3f}× |",

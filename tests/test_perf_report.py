@@ -64,7 +64,7 @@ def test_ablation_tables_say_what_each_part_saves(tmp_path: Path) -> None:
     judging = {"plugin": 150e6, "lean_score": 140e6, "mean_only": 148e6,
                "lean_score_mean_only": 139e6, "bare": 130e6}  # fmt: skip
     (tmp_path / "judge_ablation.json").write_text(json.dumps({
-        "machine": "m", "date": "2026-01-02", "cases": 100, "judging_per_case": judging,
+        "machine": "m", "date": "2026-01-02", "cases": [10, 100], "judging_per_case": judging,
         "judging_vs_bare": {v: round(judging[v] / judging["bare"], 3) for v in judging},
     }))  # fmt: skip
     readme = ("<!-- perf:mcq_ablation -->\n<!-- /perf:mcq_ablation -->\n"
@@ -75,3 +75,26 @@ def test_ablation_tables_say_what_each_part_saves(tmp_path: Path) -> None:
     assert "| (bare Inspect) | 27.00 G | 10.00 M | 100% |" in fresh
     assert "| both | 139.0 M | 1.069× |" in fresh
     assert "| nothing (as shipped) | 150.0 M | 1.154× |" in fresh
+    assert "(one case, between runs of 10 and 100 cases)" in fresh
+
+
+def test_judge_counts_report_one_case_between_the_two_sizes(tmp_path: Path) -> None:
+    report = report_module()
+
+    def size(no_score: float, bare: float, plugin: float) -> dict[str, object]:
+        return {"instructions": {"no_score": no_score, "bare": bare, "plugin": plugin},
+                "scoring_instructions_per_case": {"bare": 0, "plugin": 0},
+                "plugin_vs_bare_scoring": 0.0, "plugin_vs_bare_whole_run": 0.0}  # fmt: skip
+
+    (tmp_path / "judge_instructions.json").write_text(json.dumps({
+        "machine": "m", "date": "2026-01-02",
+        "cases": {"10": size(17e9, 19e9, 19.5e9), "100": size(23e9, 34e9, 35.5e9)},
+        "between_sizes": {"cases": [10, 100],
+                          "scoring_instructions_per_case": {"bare": 100e6, "plugin": 110e6},
+                          "plugin_vs_bare_scoring": 1.1},
+    }))  # fmt: skip
+    readme = "<!-- perf:judge_instructions -->\n<!-- /perf:judge_instructions -->\n"
+    fresh = report.render(readme, tmp_path)
+    assert "| 100 cases, whole run | 23.00 G | 34.00 G | 35.50 G |" in fresh
+    assert ("| scoring one case, the difference between 10 and 100 cases (without what a run "
+            "pays once) | — | 100.0 M | 110.0 M | **1.100×** |") in fresh  # fmt: skip
