@@ -39,6 +39,8 @@ from typing import Any
 import bench_judge
 import instructions
 
+from inspect_medreason.files import write_text_atomically
+
 VARIANTS = ["plugin", "lean_score", "mean_only", "lean_score_mean_only", "bare", "no_score"]
 RESULTS = Path(__file__).parent / "results" / "judge_ablation.json"
 
@@ -150,8 +152,7 @@ def main() -> None:
         "judging_per_case": per_case,
         "judging_vs_bare": {v: round(per_case[v] / per_case["bare"], 3) for v in per_case},
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
     print(json.dumps(result, indent=2))
 
 

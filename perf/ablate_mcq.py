@@ -37,6 +37,8 @@ from typing import Any
 import bench_mcq
 import instructions
 
+from inspect_medreason.files import write_text_atomically
+
 VARIANTS = ["plugin", "no_system_prompt", "lean_sample", "lean_score", "accuracy_only", "bare"]
 KEPT_SAMPLE_KEYS = {"task_type", "question", "options", "modality", "organ_system", "task"}
 RESULTS = Path(__file__).parent / "results" / "mcq_ablation.json"
@@ -138,8 +140,7 @@ def main() -> None:
         },
         "plugin_over_bare_per_case": round((counts["plugin"] - counts["bare"]) / args.cases),
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
     print(json.dumps(result, indent=2))
 
 

@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from inspect_medreason.files import write_text_atomically
+
 RESULTS = Path(__file__).parent / "results" / "cli.json"
 # Runs the CLI in this process and prints its peak RSS (KiB) after it returns.
 CHILD = (
@@ -121,8 +123,7 @@ def main() -> None:
         print(f"{name:>13}: {values['seconds']:.2f} s, peak {values['peak_rss_mib']:.0f} MiB")
     print(f"log {log_mib:.1f} MiB for {args.cases} cases; worst/target = "
           f"{results['worst_seconds'] / 5.0:.2f}")  # fmt: skip
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(args.output, json.dumps(results, indent=2) + "\n", force=True)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,8 @@ from typing import Any
 
 import instructions
 
+from inspect_medreason.files import write_text_atomically
+
 VARIANTS = ["plugin", "plugin_cache", "bare", "no_score"]
 JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
 MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
@@ -266,8 +268,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=10)
     if result is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
         print(json.dumps(result, indent=2))
 
 

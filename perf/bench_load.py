@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from inspect_medreason.files import write_text_atomically
+
 RESULTS = Path(__file__).parent / "results" / "load.json"
 
 
@@ -108,8 +110,7 @@ def main() -> None:
     per_case = {k: sizes[k]["seconds"] / int(k) for k in (small, large)}
     results["linearity_ratio"] = round(per_case[large] / per_case[small], 3)
     print(f"time per case at {large} / at {small}: {results['linearity_ratio']}")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(args.output, json.dumps(results, indent=2) + "\n", force=True)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import zstandard
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_judge import make_dataset
 
+from inspect_medreason.files import write_text_atomically
+
 RESULTS = Path(__file__).parent / "results" / "log_bytes.json"
 VARIANTS = {"plugin": "plugin", "bare": "bare"}
 COMPRESSOR = zstandard.ZstdCompressor(level=3)
@@ -123,8 +125,7 @@ def main() -> None:
     result["plugin_vs_bare"] = round(
         result["plugin"]["log_bytes_per_sample"] / result["bare"]["log_bytes_per_sample"], 3
     )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
     print(json.dumps(result, indent=2))
 
 

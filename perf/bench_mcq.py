@@ -52,6 +52,8 @@ import instructions
 import numpy as np
 from PIL import Image
 
+from inspect_medreason.files import write_text_atomically
+
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
 VARIANTS = ["bare", "multiple_choice", "plugin"]
 SMALL_CASES = 10  # the counted runs' second size: per case = difference / difference in cases
@@ -224,8 +226,7 @@ def main() -> None:
 
     if args.instructions:
         counted = count_instructions(args)
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(counted, indent=2) + "\n")
+        write_text_atomically(args.output, json.dumps(counted, indent=2) + "\n", force=True)
         print(json.dumps(counted, indent=2))
         return
 
@@ -272,8 +273,7 @@ def main() -> None:
             ("log_bytes_per_sample", "log"),
         ):
             result[f"{name}_ratio_vs_{baseline}"] = round(plugin[key] / result[baseline][key], 3)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
+    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
     print(json.dumps(result, indent=2))
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from inspect_medreason.files import write_text_atomically
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
 
@@ -279,7 +281,7 @@ def main() -> int:
             print("README.md performance tables differ from perf/results: run perf/report.py")
             return 1
         return 0
-    readme_path.write_text(fresh, encoding="utf-8")
+    write_text_atomically(readme_path, fresh, force=True)
     return 0
 
 

@@ -82,3 +82,18 @@ def test_a_folder_is_never_taken_for_a_file(
     assert err.count("is a folder") == 3 and "Traceback" not in err
     with pytest.raises(ValueError, match="is a folder"):
         write_text_atomically(folder, "x", force=True)
+
+
+def test_a_written_file_has_ordinary_permissions(tmp_path: Path) -> None:
+    """Not the temporary file's private 0600: a replaced file keeps its own mode, a new one
+    gets what the umask gives any new file."""
+    replaced = tmp_path / "shared.json"
+    replaced.write_text("old")
+    replaced.chmod(0o640)
+    write_text_atomically(replaced, "new", force=True)
+    assert replaced.stat().st_mode & 0o777 == 0o640
+    reference = tmp_path / "plain.txt"
+    reference.write_text("made by open()")
+    fresh = tmp_path / "fresh.json"
+    write_text_atomically(fresh, "{}", force=False)
+    assert fresh.stat().st_mode & 0o777 == reference.stat().st_mode & 0o777
