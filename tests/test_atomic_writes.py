@@ -18,8 +18,11 @@ from inspect_medreason.files import write_text_atomically
 
 # Runs `medreason score` with fsync slowed down, so the kill lands after the new bytes are
 # written to the temporary file and before the rename.
+# SIGINT gets Python's own handler (KeyboardInterrupt, as at a terminal) even when the test
+# runs where SIGINT is ignored and children inherit that (a background job, nohup).
 SLOW_WRITER = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real_fsync = os.fsync
 def slow_fsync(fd):
     print("writing", flush=True)
