@@ -14,6 +14,7 @@ from inspect_medreason.intervals import (
     bootstrap_ci,
     bootstrap_interval,
     bootstrap_means,
+    cluster_indices,
     mcnemar_exact,
     paired_difference,
     wilcoxon_signed_rank,
@@ -73,6 +74,13 @@ def test_bootstrap_interval_is_seeded_and_respects_clusters() -> None:
     assert clustered.upper - clustered.lower > 1.4 * (naive.upper - naive.lower)
     single = bootstrap_interval([3.0, 4.0], ["same", "same"])
     assert math.isnan(single.lower)  # one cluster: no interval, not a zero-width one
+
+
+def test_cluster_indices_keep_first_appearance_and_row_order() -> None:
+    grouped = cluster_indices(["b", "a", "b", "c", "a"], 5)
+    assert [list(group) for group in grouped] == [[0, 2], [1, 4], [3]]
+    assert [list(group) for group in cluster_indices(None, 3)] == [[0], [1], [2]]
+    assert cluster_indices([], 0) == []
 
 
 @pytest.mark.parametrize("layout", ["one case per image", "images with 1-4 cases", "none"])

@@ -53,24 +53,22 @@ def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interv
     return Interval(float(ci.low), float(ci.high))
 
 
-def cluster_indices(clusters: Sequence[str] | None, count: int) -> list[np.ndarray]:
-    """Row indices grouped by cluster (each row its own cluster when none are given)."""
-    if clusters is None:
-        return [np.array([index]) for index in range(count)]
-    groups: dict[str, list[int]] = {}
-    for index, cluster in enumerate(clusters):
-        groups.setdefault(cluster, []).append(index)
-    return [np.array(indices) for indices in groups.values()]
-
-
 def cluster_codes(clusters: Sequence[str] | None, count: int) -> tuple[np.ndarray, int]:
-    """Each row's cluster as a number, in order of first appearance (the order of
-    ``cluster_indices``), and the number of clusters."""
+    """Each row's cluster as a number, in order of first appearance (each row its own cluster
+    when none are given), and the number of clusters."""
     if clusters is None:
         return np.arange(count), count
     numbers: dict[str, int] = {}
     codes = [numbers.setdefault(cluster, len(numbers)) for cluster in clusters]
     return np.asarray(codes, dtype=np.intp), len(numbers)
+
+
+def cluster_indices(clusters: Sequence[str] | None, count: int) -> list[np.ndarray]:
+    """Row indices grouped by cluster, clusters in order of first appearance (the numbering of
+    ``cluster_codes``), rows in order within each."""
+    codes, groups = cluster_codes(clusters, count)
+    rows = np.argsort(codes, kind="stable")
+    return np.split(rows, np.cumsum(np.bincount(codes, minlength=groups))[:-1]) if groups else []
 
 
 def bootstrap_means(
@@ -82,15 +80,21 @@ def bootstrap_means(
     """Means of ``resamples`` cluster-bootstrap resamples of ``values`` (whole clusters
     drawn with replacement; with no clusters, single values)."""
     data = np.asarray(values, dtype=float)
-    codes, count = cluster_codes(clusters, len(data))
+    return _resampled_means(data, *cluster_codes(clusters, len(data)), resamples, seed)
+
+
+def _resampled_means(
+    data: np.ndarray, codes: np.ndarray, count: int, resamples: int, seed: int
+) -> np.ndarray:
     # Inspect recomputes the metrics for its progress display while a run goes on, so this is
     # vectorised (bincount, not a loop over clusters) and skips the resampled sizes when every
-    # cluster has the same size: the same draws, the same means, a quarter of the work.
+    # cluster has the same size: the same draws and a quarter of the work (a cluster's
+    # scores are summed in another order, which can move a mean in its last bit).
     sums = np.bincount(codes, weights=data, minlength=count)
     sizes = np.bincount(codes, minlength=count).astype(float)
     rng = np.random.default_rng(seed)
     picks = rng.integers(0, count, size=(resamples, count))
-    if sizes.min() == sizes.max():
+    if count and sizes.min() == sizes.max():
         return np.asarray(sums[picks].sum(axis=1) / (sizes[0] * count))
     return np.asarray(sums[picks].sum(axis=1) / sizes[picks].sum(axis=1))
 
@@ -103,9 +107,11 @@ def bootstrap_interval(
     seed: int = SEED,
 ) -> Interval:
     """Percentile bootstrap interval of the mean; undefined below two clusters."""
-    if len(values) == 0 or cluster_codes(clusters, len(values))[1] < 2:
+    data = np.asarray(values, dtype=float)
+    codes, count = cluster_codes(clusters, len(data))
+    if count < 2:
         return NO_INTERVAL
-    means = bootstrap_means(values, clusters, resamples, seed)
+    means = _resampled_means(data, codes, count, resamples, seed)
     tail = (1.0 - level) / 2.0
     return Interval(float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail)))
 
