@@ -129,18 +129,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    small, large = min(counts), max(counts)
-    extra = large - small if large > small else large
-
-    def judging(variant: str) -> int:
-        """One case's judging: the variant's count minus the unscored eval's, per case, and
-        with two sizes, the difference between them (without what a run pays once)."""
-        work = counts[large][variant] - counts[large]["no_score"]
-        if large > small:
-            work -= counts[small][variant] - counts[small]["no_score"]
-        return round(work / extra)
-
-    per_case = {variant: judging(variant) for variant in VARIANTS[:-1]}
+    per_case = {v: bench_judge.judging_per_case(counts, v) for v in VARIANTS[:-1]}
     result: dict[str, Any] = {
         "cases": sorted(counts),
         "latency_seconds": args.latency,

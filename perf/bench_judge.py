@@ -337,10 +337,9 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
             for variant in COUNTED_VARIANTS:
                 runs[variant] = child(variant, folder, base_url, args, Path(tmp), counted=True)
                 print(count, variant, runs[variant], flush=True)
-        counts = {variant: run["instructions"] for variant, run in runs.items()}
+        counts = {variant: int(run["instructions"]) for variant, run in runs.items()}
         per_case = {
-            variant: round((counts[variant] - counts["no_score"]) / count)
-            for variant in ("bare", "plugin")
+            variant: judging_per_case({count: counts}, variant) for variant in ("bare", "plugin")
         }
         by_size[str(count)] = {
             "instructions": counts,
@@ -361,24 +360,27 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
         "cases": by_size,
     }
     if len(args.cases) >= 2:
-        # One case's judging without the once-per-run costs (start-up of the judge clients,
-        # the final metrics and log): the difference between the largest and smallest run.
-        small, large = str(min(args.cases)), str(max(args.cases))
-        extra = int(large) - int(small)
-        per_case = {
-            variant: round(
-                (by_size[large]["instructions"][variant] - by_size[large]["instructions"]["no_score"]
-                 - by_size[small]["instructions"][variant]
-                 + by_size[small]["instructions"]["no_score"]) / extra
-            )
-            for variant in ("bare", "plugin")
-        }  # fmt: skip
+        sizes = {int(size): row["instructions"] for size, row in by_size.items()}
+        per_case = {variant: judging_per_case(sizes, variant) for variant in ("bare", "plugin")}
         result["between_sizes"] = {
-            "cases": [int(small), int(large)],
+            "cases": [min(sizes), max(sizes)],
             "scoring_instructions_per_case": per_case,
             "plugin_vs_bare_scoring": round(per_case["plugin"] / per_case["bare"], 3),
         }
     return result
+
+
+def judging_per_case(counts: dict[int, dict[str, int]], variant: str) -> int:
+    """One case's judging by ``variant``, from instruction counts by case count: its count
+    minus the unscored eval's, per case; with two sizes or more, the difference between the
+    largest and the smallest run, so that what a run pays once (start-up of the judge clients,
+    the final metrics and log) is not spread over its cases."""
+    small, large = min(counts), max(counts)
+    work = counts[large][variant] - counts[large]["no_score"]
+    if large == small:
+        return round(work / large)
+    work -= counts[small][variant] - counts[small]["no_score"]
+    return round(work / (large - small))
 
 
 def child(

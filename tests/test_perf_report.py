@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,3 +101,14 @@ def test_judge_counts_report_one_case_between_the_two_sizes(tmp_path: Path) -> N
     assert "| 100 cases, whole run | 23.00 G | 34.00 G | 35.50 G |" in fresh
     assert ("| scoring one case, the difference between 10 and 100 cases (without what a run "
             "pays once) | — | 100.0 M | 110.0 M | **1.100×** |") in fresh  # fmt: skip
+
+
+def test_one_case_of_judging_is_the_slope_between_two_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "perf"))
+    bench_judge = importlib.import_module("bench_judge")
+    small = {"no_score": 17_000, "bare": 19_000, "plugin": 20_000}
+    large = {"no_score": 23_000, "bare": 34_000, "plugin": 35_900}
+    # bare: run minus unscored 2,000 and 11,000 at 10 and 100 cases, so 9,000 over the 90 between
+    assert bench_judge.judging_per_case({10: small, 100: large}, "bare") == 100
+    assert bench_judge.judging_per_case({10: small, 100: large}, "plugin") == 110
+    assert bench_judge.judging_per_case({100: large}, "bare") == 110  # one size: per case
