@@ -78,17 +78,21 @@ def count_variants(cases: int, side: int, base_url: str, connections: int) -> di
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "data"
         bench_judge.make_dataset(folder, cases, side)
-        for variant in ["warm_up", *VARIANTS]:
-            command = [sys.executable, __file__, "--child",
-                       "no_score" if variant == "warm_up" else variant, "--folder", str(folder),
+
+        def child_command(variant: str) -> tuple[list[str], dict[str, str]]:
+            """The variant's run in a fresh process, with a judge cache of its own."""
+            command = [sys.executable, __file__, "--child", variant, "--folder", str(folder),
                        "--base-url", base_url, "--max-connections", str(connections)]  # fmt: skip
             env = {**os.environ, "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp),
                    "INSPECT_DISPLAY": "none"}  # fmt: skip
-            if variant == "warm_up":
-                # Uncounted: decodes every image once (the decode record), so that no counted
-                # run carries the loading work of a folder's first run.
-                subprocess.run(command, check=True, capture_output=True, env=env)
-                continue
+            return command, env
+
+        # Uncounted: decodes every image once (the decode record), so that no counted run
+        # carries the loading work of a folder's first run.
+        command, env = child_command("no_score")
+        subprocess.run(command, check=True, capture_output=True, env=env)
+        for variant in VARIANTS:
+            command, env = child_command(variant)
             _, counts[variant] = instructions.run_counted(variant, command, Path(tmp), env)
             print(cases, variant, counts[variant], flush=True)
     return counts
