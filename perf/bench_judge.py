@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import instructions
+from collections_time import collections_timed
 
 from inspect_medreason.files import write_text_atomically
 
@@ -157,27 +158,29 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
     with tempfile.TemporaryDirectory() as logs:
         logs = os.environ.get("BENCH_JUDGE_KEEP_LOGS", logs)
         started, cpu_started = time.perf_counter(), time.process_time()
-        task = open_ended(data=str(folder), judge_cache=variant == "plugin_cache")
-        if variant.startswith("bare"):
-            task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
-        [log] = eval(
-            task,
-            model=get_model("mockllm/model", custom_outputs=respond),
-            model_roles={"grader": judge, "vision_grader": judge},
-            max_connections=connections,
-            score=variant != "no_score",
-            score_display=os.environ.get("BENCH_JUDGE_SCORE_DISPLAY", "1") == "1",  # see --help
-            display="none",
-            log_dir=logs,
-            log_images=False,
-        )
+        with collections_timed() as collections:
+            task = open_ended(data=str(folder), judge_cache=variant == "plugin_cache")
+            if variant.startswith("bare"):
+                task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
+            [log] = eval(
+                task,
+                model=get_model("mockllm/model", custom_outputs=respond),
+                model_roles={"grader": judge, "vision_grader": judge},
+                max_connections=connections,
+                score=variant != "no_score",
+                score_display=os.environ.get("BENCH_JUDGE_SCORE_DISPLAY", "1") == "1",  # --help
+                display="none",
+                log_dir=logs,
+                log_images=False,
+            )
         elapsed = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         if log.status != "success":
             raise SystemExit(f"{variant} run failed: {log.error}")
         log_bytes = sum(path.stat().st_size for path in Path(logs).glob("*.eval"))
         samples = log.eval.dataset.samples or 1
-        result = {"seconds": elapsed, "cpu_seconds": cpu, "log_bytes_per_sample": log_bytes / samples}
+        result = {"seconds": elapsed, "cpu_seconds": cpu, "log_bytes_per_sample": log_bytes / samples,
+                  **collections.as_result()}
         if variant != "no_score":
             check_scores(variant, log)
             result["metrics_pass_seconds"] = metrics_pass_seconds(log)
@@ -289,7 +292,7 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
         medians = {
             variant: {key: round(statistics.median(run[key] for run in runs[variant]), 3)
                       for key in ("seconds", "cpu_seconds", "log_bytes_per_sample",
-                                  "metrics_pass_seconds")
+                                  "metrics_pass_seconds", "gc_seconds", "gc_full_collections")
                       if key in runs[variant][0]}
             for variant in VARIANTS
         }  # fmt: skip

@@ -17,7 +17,9 @@ tokenizer is touched) and write logs without images (``--no-log-images``), whose
 sample are reported, and each run's CPU time (user and system, this process): it follows
 the wall time within 1% (the runs are CPU-bound), which shows that the 15% spread between
 identical runs on a shared machine is the machine's speed, not waiting. Medians over the
-repeats.
+repeats. Each run also reports the time spent in the garbage collector's collections
+(``collections_time.py``): a part of every variant's wall time that no plugin code runs in,
+and that grows with what a run keeps in memory.
 
 ``--instructions`` runs each variant once under valgrind's callgrind and counts the
 instructions it executes (``perf/results/mcq_instructions.json``, see ``instructions.py``):
@@ -50,12 +52,15 @@ from typing import Any
 
 import instructions
 import numpy as np
+from collections_time import collections_timed
 from PIL import Image
 
 from inspect_medreason.files import write_text_atomically
 
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
 VARIANTS = ["bare", "multiple_choice", "plugin"]
+MEASURES = ("seconds", "cpu_seconds", "peak_rss_mib", "log_bytes_per_sample", "gc_seconds",
+            "gc_full_collections")
 SMALL_CASES = 10  # the counted runs' second size: per case = difference / difference in cases
 
 
@@ -136,14 +141,15 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     from inspect_ai import eval
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    if variant in VARIANTS[:2]:
-        task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
-    else:
-        from inspect_medreason.medreason.medreason import mcq
+    with collections_timed() as collections:
+        if variant in VARIANTS[:2]:
+            task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
+        else:
+            from inspect_medreason.medreason.medreason import mcq
 
-        task = mcq(data=str(folder))
-    [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir),
-                 log_images=False)  # fmt: skip
+            task = mcq(data=str(folder))
+        [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir),
+                     log_images=False)  # fmt: skip
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     if log.status != "success":
@@ -156,6 +162,7 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
         "cpu_seconds": cpu,
         "peak_rss_mib": peak_kib / 1024,
         "log_bytes_per_sample": log_bytes / samples,
+        **collections.as_result(),
     }
 
 
@@ -260,7 +267,7 @@ def main() -> None:
         "date": time.strftime("%Y-%m-%d"),
         **{
             variant: {key: round(median(variant, key), 3)
-                      for key in ("seconds", "cpu_seconds", "peak_rss_mib", "log_bytes_per_sample")}
+                      for key in MEASURES}
             for variant in VARIANTS
         },
     }  # fmt: skip
@@ -271,6 +278,7 @@ def main() -> None:
             ("cpu_seconds", "cpu"),
             ("peak_rss_mib", "memory"),
             ("log_bytes_per_sample", "log"),
+            ("gc_seconds", "gc"),
         ):
             result[f"{name}_ratio_vs_{baseline}"] = round(plugin[key] / result[baseline][key], 3)
     write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)

@@ -35,6 +35,7 @@ def mcq_table(result: dict[str, Any]) -> str:
         ("CPU time", "cpu_seconds", "{:.1f} s", "cpu"),
         ("peak RSS", "peak_rss_mib", "{:.0f} MiB", "memory"),
         ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}", "log"),
+        ("in garbage collection", "gc_seconds", "{:.1f} s", "gc"),
     ]
     rows = [row for row in rows if row[1] in result["plugin"]]
     lines = [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import json
@@ -112,3 +113,44 @@ def test_one_case_of_judging_is_the_slope_between_two_sizes(monkeypatch: pytest.
     assert bench_judge.judging_per_case({10: small, 100: large}, "bare") == 100
     assert bench_judge.judging_per_case({10: small, 100: large}, "plugin") == 110
     assert bench_judge.judging_per_case({100: large}, "bare") == 110  # one size: per case
+
+
+def test_collections_are_timed_by_generation_and_the_hook_is_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(ROOT / "perf"))
+    collections_time = importlib.import_module("collections_time")
+    hooks_before = list(gc.callbacks)
+    with collections_time.collections_timed() as times:
+        gc.collect(0)
+        gc.collect(2)
+        gc.collect(2)
+    assert gc.callbacks == hooks_before
+    assert times.counts[0] >= 1 and times.counts[2] >= 2  # allocations may add collections
+    assert times.seconds[2] > 0 and times.total_seconds >= times.seconds[2]
+    recorded = list(times.counts)
+    gc.collect(2)  # outside the block: not recorded
+    assert times.counts == recorded
+    result = times.as_result()
+    assert result["gc_full_collections"] == times.counts[2]
+    assert result["gc_seconds"] == round(times.total_seconds, 3)
+
+
+def test_the_mcq_table_shows_time_in_collections_when_measured(tmp_path: Path) -> None:
+    report = report_module()
+    variant = {"seconds": 10.0, "cpu_seconds": 10.0, "peak_rss_mib": 300.0,
+               "log_bytes_per_sample": 2000.0}  # fmt: skip
+    result = {"machine": "m", "date": "2026-01-02", "cases": 20, "repeats": 1,
+              "bare": {**variant, "gc_seconds": 2.0},
+              "multiple_choice": {**variant, "gc_seconds": 2.5},
+              "plugin": {**variant, "gc_seconds": 3.0}}  # fmt: skip
+    for name in ("time", "cpu", "memory", "log", "gc"):
+        for baseline in ("bare", "multiple_choice"):
+            result[f"{name}_ratio_vs_{baseline}"] = 1.0
+    result["gc_ratio_vs_bare"], result["gc_ratio_vs_multiple_choice"] = 1.5, 1.2
+    (tmp_path / "mcq.json").write_text(json.dumps(result))
+    fresh = report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
+    assert "| in garbage collection | 2.0 s | 2.5 s | 3.0 s | 1.50× | 1.20× |" in fresh
+    del result["plugin"]["gc_seconds"]  # an older results file: no such row
+    (tmp_path / "mcq.json").write_text(json.dumps(result))
+    assert "garbage" not in report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
