@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -140,7 +141,7 @@ def test_the_mcq_table_shows_time_in_collections_when_measured(tmp_path: Path) -
     report = report_module()
     variant = {"seconds": 10.0, "cpu_seconds": 10.0, "peak_rss_mib": 300.0,
                "log_bytes_per_sample": 2000.0}  # fmt: skip
-    result = {"machine": "m", "date": "2026-01-02", "cases": 20, "repeats": 1,
+    result: dict[str, Any] = {"machine": "m", "date": "2026-01-02", "cases": 20, "repeats": 1,
               "bare": {**variant, "gc_seconds": 2.0},
               "multiple_choice": {**variant, "gc_seconds": 2.5},
               "plugin": {**variant, "gc_seconds": 3.0}}  # fmt: skip
