@@ -1,8 +1,17 @@
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 
-from inspect_medreason.extraction import EXTRACTION_MODE, extract_label, parse_reply
+from inspect_medreason.extraction import (
+    EXTRACTION_MODE,
+    INVISIBLE_FORMAT_CHARACTERS,
+    extract_label,
+    parse_reply,
+    readable_text,
+)
 
 OPTIONS = [
     ("A", "Pneumothorax"),
@@ -228,4 +237,52 @@ def test_many_statements_stay_linear_to_read() -> None:
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v2"
+    assert EXTRACTION_MODE == "robust-v3"
+
+
+# Invisible format characters beside or inside an answer: read as if absent (robust-v3).
+INVISIBLE: list[tuple[str, str | None]] = [
+    ("Answer: B\u200b", "B"),
+    ("\u200bB", "B"),
+    ("\ufeffANSWER: C", "C"),
+    ("Answer: \u202eB", "B"),
+    ("Answer: \u2066D\u2069", "D"),
+    ("The answer is \u200dA\u200d.", "A"),
+    ('{"reasoning_trace": "x", "answer": "\u200bB\u200c"}', "B"),
+    ('\ufeff{"reasoning_trace": "x", "answer": "C"}', "C"),
+    ("Pleu\u00adral effusion", "B"),  # a soft hyphen inside the option's text
+    ("Answer: A\u2060,\u2060B", None),  # still two labels
+    ("\u200b\u200b\u200b", None),  # nothing but invisible characters: an empty reply
+    ("Answer: \u0412", None),  # Cyrillic Ve looks like B but is not a label: never a guess
+]
+
+
+@pytest.mark.parametrize(("reply", "expected"), INVISIBLE)
+def test_invisible_format_characters_are_not_read(reply: str, expected: str | None) -> None:
+    result = extract_label(reply, OPTIONS)
+    assert result.label == expected, (result.method, result.detail)
+
+
+def test_an_invisible_only_reply_is_empty() -> None:
+    assert extract_label("\u200b\ufeff \u2060", OPTIONS).method == "empty"
+
+
+def test_the_invisible_set_is_every_format_character_but_script_marks() -> None:
+    removed = {chr(c) for c in range(sys.maxunicode + 1) if INVISIBLE_FORMAT_CHARACTERS.match(chr(c))}
+    assert all(unicodedata.category(c) == "Cf" for c in removed)
+    kept = {
+        chr(c) for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) == "Cf" and chr(c) not in removed
+    }  # fmt: skip
+    # Only marks that belong to a script's words or numbers stay.
+    assert all(unicodedata.name(c, "").startswith(SCRIPT_MARK_PREFIXES) for c in kept), sorted(
+        f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in kept
+        if not unicodedata.name(c, "").startswith(SCRIPT_MARK_PREFIXES)
+    )
+    assert readable_text("Ｂ\u200b") == "B"
+
+
+SCRIPT_MARK_PREFIXES = (
+    "ARABIC", "SYRIAC", "MONGOLIAN", "KAITHI", "EGYPTIAN HIEROGLYPH", "SHORTHAND FORMAT",
+    "MUSICAL SYMBOL", "BRAHMI",
+)  # fmt: skip

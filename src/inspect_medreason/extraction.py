@@ -1,9 +1,11 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v2``):
+The rules (extraction mode ``robust-v3``):
 
 1. The reply is read after Unicode NFKC normalisation, so full-width letters and brackets
-   (``Ｂ``, ``（B）``) read as their ASCII forms.
+   (``Ｂ``, ``（B）``) read as their ASCII forms, and without invisible format characters
+   (zero-width spaces and joiners, the byte-order mark, bidirectional controls, the soft
+   hyphen), so ``Answer: B`` followed by a zero-width space reads as ``B``.
 2. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
    ``final_answer``) field: that field is the model's answer and nothing else is read. A
    field that is not a label, an option's text or an answer statement is *no answer*.
@@ -34,7 +36,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v2"
+EXTRACTION_MODE = "robust-v3"
 ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
 # A reply longer than this is read from its tail only: answers are stated at the end, and
@@ -44,6 +46,16 @@ MAX_READ_CHARS = 200_000
 MAX_JSON_STARTS = 200
 
 SegmentStatus = Literal["label", "multiple", "invalid", "none"]
+
+# Invisible format characters (Unicode category Cf) carry no answer: zero-width spaces and
+# joiners, word joiners and invisible operators, the byte-order mark, bidirectional marks,
+# embeddings, overrides and isolates, the soft hyphen, interlinear annotation marks and tag
+# characters. Script-specific format marks that are part of a word or a number (Arabic
+# number signs, Egyptian hieroglyph and Brahmi controls) are left alone.
+INVISIBLE_FORMAT_CHARACTERS = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0001\U000e0020-\U000e007f]"
+)
 
 # Words that can follow an option label but never the article "A" or the pronoun "I".
 _LABEL_CONNECTIVES = {
@@ -235,9 +247,14 @@ def parse_open_reply(text: str) -> OpenReply:
     return OpenReply(text.strip(), "", "plain_text")
 
 
+def readable_text(text: str) -> str:
+    """Text as the extraction reads it: NFKC-normalised, invisible format characters removed."""
+    return INVISIBLE_FORMAT_CHARACTERS.sub("", unicodedata.normalize("NFKC", text))
+
+
 def normalise_text(text: str) -> str:
     """Case-folded words only, for comparing free text with option texts."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = readable_text(text).casefold()
     text = re.sub(r"[^\w\s]", " ", text)
     return " ".join(text.split())
 
@@ -485,7 +502,7 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         return LabelExtraction(label, method, detail, reply.answer_field, reply.reasoning_trace)
 
     if reply.answer_field is not None:
-        field = unicodedata.normalize("NFKC", reply.answer_field)
+        field = readable_text(reply.answer_field)
         status, label = label_from_segment(field, options)
         method = "json_answer_field"
         if status == "none":
@@ -502,7 +519,7 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             f"answer field {reply.answer_field[:80]!r} names no single option of {_labels(options)}",
         )
 
-    normalised = unicodedata.normalize("NFKC", text[-MAX_READ_CHARS:])
+    normalised = readable_text(text[-MAX_READ_CHARS:])
     if not normalised.strip():
         return result(None, "empty", "the reply is empty")
     stated = _read_statements(normalised, options)

@@ -4,9 +4,8 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
-from inspect_medreason.extraction import parse_reply
+from inspect_medreason.extraction import parse_reply, readable_text
 
 _ANSWER_LINE = re.compile(r"^\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:：]\s*(.+?)\s*$",
                           re.IGNORECASE | re.MULTILINE)  # fmt: skip
@@ -33,7 +32,7 @@ def final_answer(completion: str) -> tuple[str, str]:
 
 
 def normalise_answer(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold().strip()
+    text = readable_text(text).casefold().strip()
     text = re.sub(r"[\s.。!！,，;；:：\"'`*]+$", "", text)
     return re.sub(r"^[\s\"'`*]+", "", text)
 

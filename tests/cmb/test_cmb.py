@@ -32,6 +32,8 @@ from inspect_medreason.cmb.scorer import extract_cmb_safe, extract_cmb_upstream,
         ("故选BD", True, "BD", "BD"),
         ("ACE", True, "ACE", "ACE"),
         ("answer: DNA test", True, "DA", ""),
+        # invisible format characters are not read (robust-v3); the upstream mode is CMB's own
+        ("答案是\u200bA\u200bC", True, "AC", "AC"),
     ],
 )  # fmt: skip
 def test_extraction_modes(reply: str, multi: bool, upstream: str, safe: str) -> None:

@@ -160,7 +160,9 @@ def test_slake_missing_image_folder_is_a_clear_error(tmp_path: Path) -> None:
      ("没有", "no"), ("有", "yes"), ("left lung", None), ("", None),
      # both polarities at once are no answer
      ("yes and no", None), ("Yes or no.", None), ("yes/no", None), ("No, or yes", None),
-     ("是或否", None), ("No, no effusion", "no")],
+     ("是或否", None), ("No, no effusion", "no"),
+     # invisible format characters are not read
+     ("yes\u200b", "yes"), ("\ufeffNo.", "no"), ("\u200b", None)],
 )  # fmt: skip
 def test_yes_no(text: str, expected: str | None) -> None:
     assert yes_no(text) == expected

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from collections import defaultdict
 from typing import Any, cast
 
@@ -48,7 +47,7 @@ from inspect_ai.solver import TaskState
 from pydantic import BaseModel, Field
 
 from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.extraction import extract_label, json_objects
+from inspect_medreason.extraction import extract_label, json_objects, readable_text
 from inspect_medreason.judges import (
     JudgeSettings,
     Verdict,
@@ -135,7 +134,7 @@ def extract_cmb_safe(text: str, options: list[tuple[str, str]], multi: bool) -> 
     labels = {label for label, _ in options}
     if not multi:
         return extract_label(text, options).label or ""
-    normalised = unicodedata.normalize("NFKC", text)
+    normalised = readable_text(text)
     statements = list(_STATED.finditer(normalised))
     if statements:
         return _leading_labels(normalised[statements[-1].end() :], labels)

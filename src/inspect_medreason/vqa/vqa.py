@@ -19,7 +19,7 @@ from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark
 from inspect_medreason.vqa.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.vqa.scorer import vqa_metrics, vqa_scorer
 
-VQA_TASK_VERSION = "1.1.0"
+VQA_TASK_VERSION = "1.2.0"
 
 
 def vqa_task(
