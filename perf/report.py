@@ -134,6 +134,15 @@ def judge_table(result: dict[str, Any]) -> str:
         lines += ["", "One metrics pass over all of a run's scores (Inspect's `recompute_metrics`, "
                   "the cost of each progress-display pass at the run's end): " + "; ".join(passes)
                   + "."]  # fmt: skip
+    collections = [
+        f"{int(size):,} cases: plugin {row['plugin']['gc_seconds']:.1f} s, bare "
+        f"{row['bare']['gc_seconds']:.1f} s, no scoring {row['no_score']['gc_seconds']:.1f} s"
+        for size, row in result["cases"].items()
+        if "gc_seconds" in row["plugin"]
+    ]
+    if collections:
+        lines += ["", "Time in the garbage collector's collections (`perf/collections_time.py`): "
+                  + "; ".join(collections) + "."]  # fmt: skip
     return "\n".join([*lines, "", measured_on(result)])
 
 

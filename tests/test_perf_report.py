@@ -155,3 +155,16 @@ def test_the_mcq_table_shows_time_in_collections_when_measured(tmp_path: Path) -
     del result["plugin"]["gc_seconds"]  # an older results file: no such row
     (tmp_path / "mcq.json").write_text(json.dumps(result))
     assert "garbage" not in report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
+
+
+def test_the_judge_table_reports_time_in_collections(tmp_path: Path) -> None:
+    report = report_module()
+    row = {"plugin": {"seconds": 30.0, "gc_seconds": 6.04}, "plugin_cache": {"seconds": 31.0},
+           "bare": {"seconds": 25.0, "gc_seconds": 4.96}, "no_score": {"seconds": 7.0, "gc_seconds": 1.0},
+           "floor_seconds": 13.0, "plugin_vs_bare": 1.2, "plugin_vs_floor": 2.3, "bare_vs_floor": 1.9}  # fmt: skip
+    result = {"machine": "m", "date": "2026-01-02", "repeats": 3, "latency_seconds": 0.2,
+              "max_connections": 30, "cases": {"300": row}}  # fmt: skip
+    (tmp_path / "judge.json").write_text(json.dumps(result))
+    fresh = report.render("<!-- perf:judge -->\n<!-- /perf:judge -->\n", tmp_path)
+    assert "| 300 cases | 30.0 s | 31.0 s | 25.0 s | 7.0 s | 13.0 s | **1.20×** |" in fresh
+    assert "300 cases: plugin 6.0 s, bare 5.0 s, no scoring 1.0 s." in fresh
