@@ -64,6 +64,8 @@ def test_valid_judge_replies(reply: str, score: int) -> None:
         ('{"score": "three", "rationale": "x"}', "not an integer"),
         ('{"score": true, "rationale": "x"}', "not an integer"),
         ('{"rationale": "forgot the score"}', "no JSON object"),
+        ('{"score": 1' + "0" * 400 + "}", "0000… is outside 0-4"),  # a bounded message
+        ('{"score": 1' + "0" * 5000 + "}", "no JSON object"),  # past Python's int digit limit
     ],
 )
 def test_invalid_judge_replies(reply: str, problem: str) -> None:

@@ -314,7 +314,7 @@ def parse_judge_reply(text: str) -> tuple[Verdict | None, str]:
     if score is None:
         return None, f"score {short_repr(candidate['score'])} is not an integer"
     if not MIN_SCORE <= score <= MAX_SCORE:
-        return None, f"score {score} is outside {MIN_SCORE}-{MAX_SCORE}"
+        return None, f"score {short_repr(score)} is outside {MIN_SCORE}-{MAX_SCORE}"
     return Verdict(score=score, rationale=rationale_text(candidate.get("rationale"))), ""
 
 
