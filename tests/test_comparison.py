@@ -79,6 +79,8 @@ def test_formats_plot_and_partial_overlap(tmp_path: Path, capsys: pytest.Capture
     captured = capsys.readouterr()
     assert "10 cases scored in both runs" in captured.out and "| MCQ Accuracy | 10 |" in captured.out
     assert "different data files" in captured.err
+    # the cases only one run scored are counted and named, not dropped without a word
+    assert "10 case(s) scored only in A ('q10', 'q11', 'q12', 'q13', 'q14' and 5 more)" in captured.err
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["compare", str(a), str(b), "--format", "html"]) == 0
     assert "<table>" in capsys.readouterr().out

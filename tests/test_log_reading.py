@@ -22,6 +22,7 @@ from inspect_medreason.challenge import _judge_row, export_results, judge_scores
 from inspect_medreason.cli import main
 from inspect_medreason.log_reading import (
     LoggedSample,
+    absent_samples,
     header_sample_keys,
     log_header,
     logged_samples,
@@ -142,6 +143,38 @@ def test_an_entry_holding_another_sample_is_refused(
     report = export_results([swapped])
     assert report.submission.answers == []
     assert any("cannot be read" in problem for problem in report.problems)
+
+
+@pytest.mark.parametrize("edit", ["dropped", "renamed"])
+def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
+    official_dataset: Path, tmp_path: Path, edit: str
+) -> None:
+    """A successful run writes every case its header lists: a file without one of them is
+    damaged or edited, and export and judge-scores say which case, instead of writing one
+    answer fewer."""
+    log = read_eval_log(str(_mcq_log(official_dataset, tmp_path)))
+    assert log.status == "success" and log.samples is not None
+    if edit == "dropped":
+        log.samples = [sample for sample in log.samples if sample.id != "q2"]
+    else:  # an id changed by hand: the header's q2 is gone, an unknown id appears
+        log.samples[1].id = "q2-edited"
+    edited = tmp_path / f"{edit}.eval"
+    write_eval_log(log, str(edited))
+    header = read_eval_log(str(edited), header_only=True)
+    assert header.status == "success"
+    read = {(sample.id, sample.epoch) for sample in logged_samples(edited, header)}
+    assert absent_samples(header, read) == [("q2", 1)]
+    report = export_results([edited])
+    assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
+    assert any("case 'q2' (epoch 1): the log's header lists it but the file holds no sample"
+               in problem for problem in report.problems), report.problems  # fmt: skip
+    out = tmp_path / "results.json"
+    assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
+    _, left_out = judge_scores_from_logs([edited])
+    assert any("case 'q2' (epoch 1)" in note for note in left_out)
+    # an unfinished run's absent cases are expected: its status already says so
+    header.status = "error"
+    assert absent_samples(header, read) == []
 
 
 def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: Path) -> None:

@@ -28,7 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
-from inspect_medreason.log_reading import LoggedSample, log_header, logged_samples
+from inspect_medreason.log_reading import (
+    LoggedSample,
+    SampleKey,
+    absent_samples,
+    log_header,
+    logged_samples,
+)
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.progress import track
 
@@ -172,13 +178,23 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
             problems.append(f"{path}: the run ended with status {header.status!r}; the cases it "
                             "did not finish would be missing (resume it with inspect eval-retry)")  # fmt: skip
         total = header.results.total_samples if header.results else None
+        read: set[SampleKey] = set()
         try:
             for sample in track(logged_samples(path, header), f"exporting {path.name}", total):
+                read.add((sample.id, sample.epoch))
                 _export_sample(path, header, sample, answers, problems)
         except Exception as error:  # a log whose samples cannot be read
             problems.append(f"{path}: its samples cannot be read ({type(error).__name__})")
+            continue
+        problems.extend(_absent_message(path, key) for key in absent_samples(header, read))
     submission = Submission(name=name or ", ".join(dict.fromkeys(model_names)), answers=answers)
     return ExportReport(submission, problems, notes)
+
+
+def _absent_message(path: Path, key: SampleKey) -> str:
+    return (f"{path}: case {str(key[0])!r} (epoch {key[1]}): the log's header lists it but the "
+            "file holds no sample for it (a damaged or edited log); re-run the case or pass "
+            "the original log")  # fmt: skip
 
 
 def _export_sample(
@@ -260,10 +276,12 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
         log_left_out: list[str] = []
         log_duplicates: list[str] = []
         log_seen: dict[str, Path] = {}
+        read: set[SampleKey] = set()
         total = header.results.total_samples if header.results else None
         try:
             for sample in track(logged_samples(path, header),
                                 f"reading judge scores in {path.name}", total):  # fmt: skip
+                read.add((sample.id, sample.epoch))
                 metadata = sample.metadata
                 if metadata.get("task_type") != "open":
                     continue
@@ -288,6 +306,7 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
             continue
         rows.extend(log_rows)
         left_out.extend(log_left_out)
+        left_out.extend(_absent_message(path, key) for key in absent_samples(header, read))
         duplicates.extend(log_duplicates)
         seen.update(log_seen)
     if duplicates:

@@ -116,9 +116,15 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     if a.epochs > 1 or b.epochs > 1:
         warnings.append(f"epochs {a.epochs} vs {b.epochs}: per-case values are means over epochs, "
                         "and MCQ correctness is tested with the Wilcoxon signed-rank test")  # fmt: skip
-    shared_any = {case for metric in a.values for case in a.values[metric]} & {
-        case for metric in b.values for case in b.values[metric]
-    }
+    cases_a = {case for metric in a.values for case in a.values[metric]}
+    cases_b = {case for metric in b.values for case in b.values[metric]}
+    shared_any = cases_a & cases_b
+    for label, only in (("A", cases_a - cases_b), ("B", cases_b - cases_a)):
+        if only and shared_any:
+            examples = ", ".join(repr(case) for case in sorted(only)[:5])
+            more = f" and {len(only) - 5} more" if len(only) > 5 else ""
+            warnings.append(f"{len(only)} case(s) scored only in {label} ({examples}{more}) are "
+                            "left out of the comparison")  # fmt: skip
     if not shared_any:
         raise ChallengeError([f"{a.path} and {b.path} share no scored case: nothing to compare "
                               "(were they run on the same data?)"])  # fmt: skip

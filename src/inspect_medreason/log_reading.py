@@ -136,6 +136,17 @@ def header_sample_keys(header: EvalLog) -> list[SampleKey]:
     ]
 
 
+def absent_samples(header: EvalLog, read: set[SampleKey]) -> list[SampleKey]:
+    """The samples a finished run's header lists that were not read from its file.
+
+    A successful run writes every sample it lists, so an absent one means a damaged or
+    edited file (a lost or renamed entry): its case would otherwise go missing without a
+    word. An unfinished run's absent samples are expected (its status says so)."""
+    if header.status != "success":
+        return []
+    return [key for key in header_sample_keys(header) if key not in read]
+
+
 def logged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample]:
     """Every sample of a log, in the dataset's order (a sample the run did not finish is
     absent), one at a time."""
