@@ -177,6 +177,23 @@ def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
     assert absent_samples(header, read) == []
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("options", "garbage"), ("options", [{"label": 1}, None]), ("label_map", ["A"])],
+)
+def test_an_edited_sample_is_named_with_its_field(
+    official_dataset: Path, tmp_path: Path, field: str, value: Any
+) -> None:
+    log = read_eval_log(str(_mcq_log(official_dataset, tmp_path)))
+    assert log.samples is not None
+    log.samples[1].metadata[field] = value
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    report = export_results([edited])
+    assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
+    assert len(report.problems) == 1 and f"case 'q2': metadata field {field!r}" in report.problems[0]
+
+
 def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: Path) -> None:
     """A changed byte in a sample's entry fails the zip's checksum: the export reports
     the log, never a half-read or altered sample."""

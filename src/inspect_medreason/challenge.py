@@ -148,6 +148,25 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
     return headers
 
 
+def _malformed_mcq_fields(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+    """The MCQ fields export reads that are not as the task writes them: (field, what)."""
+    problems: list[tuple[str, str]] = []
+    options = metadata.get("options", [])
+    if not isinstance(options, list) or not all(
+        isinstance(option, dict)
+        and isinstance(option.get("label"), str)
+        and isinstance(option.get("text"), str)
+        for option in options
+    ):
+        problems.append(("options", "is not a list of {label, text} objects"))
+    label_map = metadata.get("label_map") or {}
+    if not isinstance(label_map, dict) or not all(
+        isinstance(key, str) and isinstance(value, str) for key, value in label_map.items()
+    ):
+        problems.append(("label_map", "is not an object of labels"))
+    return problems
+
+
 def _mcq_answer(sample: LoggedSample) -> tuple[str, str, str]:
     """(answer label in the original labelling, reasoning trace, how it was found)."""
     metadata = sample.metadata
@@ -212,6 +231,11 @@ def _export_sample(
         problems.append(f"{path}: case {case_id!r}: the sample failed ({sample.error})")
         return
     if task_type == "mcq":
+        malformed = _malformed_mcq_fields(sample.metadata)
+        if malformed:
+            problems.extend(f"{path}: case {case_id!r}: metadata field {field!r} {what} (an "
+                            "edited or foreign log?); re-run the case" for field, what in malformed)  # fmt: skip
+            return
         answer, trace, method = _mcq_answer(sample)
         if method in NO_ANSWER_METHODS:
             problems.append(
