@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,31 @@ def test_a_small_dataset_is_built_once_and_kept() -> None:
     for _ in range(3):
         list(large)
     assert len(built_large) == 15 and large[1] is not large[1]
+
+
+def test_the_cases_are_released_once_their_samples_are_kept() -> None:
+    """Built and kept, the samples answer every read: the cases are not held beside them
+    (each is another few objects for every full pass of the garbage collector)."""
+
+    class Item:
+        def __init__(self, number: int) -> None:
+            self.number = number
+
+    items = [Item(number) for number in range(3)]
+    alive = [weakref.ref(item) for item in items]
+    dataset = LazySampleDataset(items, lambda item: Sample(id=f"s{item.number}", input="q"),
+                                keep_built_up_to=10)  # fmt: skip
+    del items
+    assert all(ref() is not None for ref in alive)  # not built yet: the cases are needed
+    assert [sample.id for sample in dataset] == ["s0", "s1", "s2"]
+    gc.collect()
+    assert all(ref() is None for ref in alive)
+    # every operation still works on the kept samples
+    assert len(dataset) == 3 and dataset[1].id == "s1"
+    assert [sample.id for sample in dataset[1:]] == ["s1", "s2"]
+    assert [sample.id for sample in dataset.filter(lambda sample: sample.id != "s0")] == ["s1", "s2"]
+    dataset.shuffle(seed=1)
+    assert sorted(str(sample.id) for sample in dataset) == ["s0", "s1", "s2"]
 
 
 def test_samples_are_built_only_when_read() -> None:

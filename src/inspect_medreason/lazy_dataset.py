@@ -123,6 +123,9 @@ class LazySampleDataset(Dataset, Generic[Item]):
             with collection_paused():  # thousands of long-lived objects, none cyclic garbage
                 samples = [self._make_sample(item) for item in self._items]
             self._built = MemoryDataset(samples, self._name, self._location, self._shuffled)
+            # Every read now goes to the built samples: the cases would only stay alive for
+            # each of the collector's full passes to walk again (about ten objects a case).
+            self._items = []
         return self._built
 
     def shuffle_choices(self, seed: int | None = None) -> None:
