@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,11 +50,15 @@ def test_the_cases_are_released_once_their_samples_are_kept() -> None:
         def __init__(self, number: int) -> None:
             self.number = number
 
+    def builder(held: Item) -> Callable[[Item], Sample]:
+        # held: what make_sample's closure keeps (the cases' image paths)
+        return lambda item: Sample(id=f"s{item.number}", input=f"q{held.number}")
+
     items = [Item(number) for number in range(3)]
-    alive = [weakref.ref(item) for item in items]
-    dataset = LazySampleDataset(items, lambda item: Sample(id=f"s{item.number}", input="q"),
-                                keep_built_up_to=10)  # fmt: skip
-    del items
+    held = Item(99)
+    alive = [weakref.ref(item) for item in [*items, held]]
+    dataset = LazySampleDataset(items, builder(held), keep_built_up_to=10)
+    del items, held
     assert all(ref() is not None for ref in alive)  # not built yet: the cases are needed
     assert [sample.id for sample in dataset] == ["s0", "s1", "s2"]
     gc.collect()

@@ -55,6 +55,10 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+def _already_built(item: Any) -> Sample:
+    raise RuntimeError("the dataset's samples are built: read them from the dataset")
+
+
 class LazySampleDataset(Dataset, Generic[Item]):
     """Items (validated cases) that become samples through ``make_sample`` on access."""
 
@@ -126,6 +130,7 @@ class LazySampleDataset(Dataset, Generic[Item]):
             # Every read now goes to the built samples: the cases would only stay alive for
             # each of the collector's full passes to walk again (about ten objects a case).
             self._items = []
+            self._make_sample = _already_built  # and what it holds (each case's image paths)
         return self._built
 
     def shuffle_choices(self, seed: int | None = None) -> None:
