@@ -278,3 +278,14 @@ def test_unscored_reasons_survive_a_hostile_judges_record() -> None:
         row, why = _judge_row("c1", sample, Path("log.eval"))
         assert row is None and why.startswith("c1: unscored gt_final")
         assert ("timeout" in why) == (judges == {"gt_final": {"failure": "timeout"}})
+
+
+@pytest.mark.parametrize("value", [True, 7.0, -1, 4.5, 3.5])
+def test_a_score_no_judge_gives_is_never_written(value: float) -> None:
+    sample = LoggedSample(id="c1", epoch=1, scores={"open_ended_scorer": Score(
+        value={"gt_final": value, "va_answer": 3.0, "rvf_trace": 3.0})})  # fmt: skip
+    row, why = _judge_row("c1", sample, Path("log.eval"))
+    if value == 3.5:  # within 0-4 (a panel's mean can be fractional): written as it is
+        assert row is not None and row["gt_final"] == 3.5 and why == ""
+        return
+    assert row is None and why == f"c1: gt_final={value!r} in log.eval is not a judge score (0-4)"

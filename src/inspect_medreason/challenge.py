@@ -344,6 +344,13 @@ def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str
     if score is None or not isinstance(score.value, dict):
         return None, f"{case_id}: not judged in {path}"
     values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}
+    # A score the judges cannot have given (a bool, a number outside 0-4: an edited log) is
+    # reported with the unscored, never written to the official file.
+    foreign = [k for k, v in values.items() if isinstance(v, bool) or (
+        isinstance(v, int | float) and not math.isnan(v) and not 0 <= v <= 4)]  # fmt: skip
+    if foreign:
+        shown = ", ".join(f"{k}={values[k]!r}" for k in foreign)
+        return None, f"{case_id}: {shown} in {path} is not a judge score (0-4)"
     unscored = [k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)]
     if unscored:
         judges = (score.metadata or {}).get("judges")
