@@ -127,6 +127,10 @@ def test_one_rater_and_bad_reference_are_refused(
     bad = write_json(tmp_path / "bad.json", {"scores": [{"case_id": "c0", "gt_final": 7}]})
     assert main(["agreement", str(panel_log), "--reference", str(bad)]) != 0
     assert "gt_final=7 is not a score 0-4" in capsys.readouterr().err
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000, encoding="utf-8")
+    assert main(["agreement", str(panel_log), "--reference", str(deep)]) != 0
+    assert "deep.json: JSON nested too deeply to read" in capsys.readouterr().err
 
 
 def test_a_corrupt_log_in_the_folder_is_left_out_with_a_note(

@@ -217,6 +217,8 @@ def _read_reference(path: Path, ratings: Ratings) -> None:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ChallengeError([f"{path}: not a readable JSON file ({error})"]) from error
+    except RecursionError as error:
+        raise ChallengeError([f"{path}: JSON nested too deeply to read"]) from error
     rows = document.get("scores") if isinstance(document, dict) else document
     if not isinstance(rows, list):
         raise ChallengeError([f"{path}: expected {{\"scores\": [{{\"case_id\", \"gt_final\", "

@@ -7,8 +7,13 @@ import re
 
 from inspect_medreason.extraction import parse_reply, readable_text
 
-_ANSWER_LINE = re.compile(r"^\s*(?:\*\*)?(?:final\s+)?answer(?:\*\*)?\s*[:：]\s*(.+?)\s*$",
-                          re.IGNORECASE | re.MULTILINE)  # fmt: skip
+# The marker within one line, the answer greedy to the end of its line: ``\s*`` at every
+# line start, or a lazy group before ``\s*$``, rescanned runs of blank lines or of spaces
+# (quadratic: a reply of blank lines took seconds).
+_ANSWER_LINE = re.compile(
+    r"^[^\S\n]*(?:\*\*)?(?:final[^\S\n]+)?answer(?:\*\*)?[^\S\n]*[:：]\s*(.*\S)",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 _YES = {"yes", "y", "true", "present", "是", "是的", "有", "对", "正确"}

@@ -101,6 +101,19 @@ def test_cmb_exam_rejects_bad_answers(tmp_path: Path) -> None:
         cmb_exam(data=str(tmp_path / "t.json"))
 
 
+@pytest.mark.parametrize(
+    "option", ["{bad", "5", "[" * 100_000, "{" * 100_000, "{'B': 'x', 1: 'y', '1': None}"]
+)
+def test_cmb_exam_unreadable_options_are_a_row_problem(tmp_path: Path, option: str) -> None:
+    """An ``option`` field that names no options (bad syntax, nesting past the parsers'
+    limits; keys of mixed types, which Python cannot sort) is the row's problem, never a
+    traceback."""
+    row = {**exam_row(1, "医师考试", "执业医师", "A"), "option": option}
+    write_json(tmp_path / "t.json", [row])
+    with pytest.raises(ValueError, match="not made of option labels"):
+        cmb_exam(data=str(tmp_path / "t.json"))
+
+
 def test_cmb_clin_conversation_and_judging(tmp_path: Path) -> None:
     case = CMB_CLIN_CASE
     write_json(tmp_path / "clin.json", [case])

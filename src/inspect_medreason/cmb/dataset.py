@@ -42,11 +42,19 @@ def exam_options(row: dict[str, Any]) -> list[tuple[str, str]]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
-        except json.JSONDecodeError:
-            raw = ast.literal_eval(raw) if raw.strip().startswith("{") else {}
+        except (json.JSONDecodeError, RecursionError):
+            # Python's own dict syntax ({'A': '...'}, as some CMB exports write it); anything
+            # else is no options, which the caller reports for the row.
+            try:
+                raw = ast.literal_eval(raw) if raw.strip().startswith("{") else {}
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                raw = {}
     if isinstance(raw, list):
         raw = {item.get("key"): item.get("value") for item in raw if isinstance(item, dict)}
-    return [(str(k), str(v)) for k, v in sorted(raw.items()) if v not in (None, "")]
+    if not isinstance(raw, dict):
+        return []
+    options = sorted(((str(k), v) for k, v in raw.items()), key=lambda option: option[0])
+    return [(label, str(text)) for label, text in options if text not in (None, "")]
 
 
 def exam_record_to_sample(row: dict[str, Any], index: int, source: str) -> Sample | Problem:

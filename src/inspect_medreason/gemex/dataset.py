@@ -56,10 +56,12 @@ def parse_label_set(value: Any, labels: set[str]) -> set[str]:
     if isinstance(value, str):
         stripped = value.strip()
         if stripped.startswith("["):
+            # A reply (or a data row) may nest brackets past the parsers' recursion limit:
+            # that is text naming no list, read as text below, never a crashed sample.
             try:
                 value = json.loads(stripped)
-            except json.JSONDecodeError:
-                with contextlib.suppress(ValueError, SyntaxError):
+            except (json.JSONDecodeError, RecursionError):
+                with contextlib.suppress(ValueError, SyntaxError, RecursionError, MemoryError):
                     value = ast.literal_eval(stripped)
     if isinstance(value, list | tuple | set):
         return {
