@@ -236,6 +236,15 @@ def test_many_statements_stay_linear_to_read() -> None:
         assert extract_label(reply, OPTIONS).label in {None, "A", "B"}
 
 
+def test_wrapper_runs_are_read_without_backtracking() -> None:
+    """A markdown rule of asterisks or underscores is a line of wrappers around no label;
+    the label-line pattern once split such runs in exponentially many ways (40 asterisks:
+    9 s), so these lines would not finish."""
+    for rule in ("*" * 200, "_" * 200, "*_" * 100, "(" * 200 + "B"):
+        assert extract_label(f"Some findings.\n{rule}\n", OPTIONS).label is None
+    assert extract_label("Findings.\n" + "*" * 200 + "\n**B**", OPTIONS).label == "B"
+
+
 def test_extraction_mode_is_versioned() -> None:
     assert EXTRACTION_MODE == "robust-v3"
 

@@ -178,6 +178,15 @@ def test_final_answer_and_closed_rules() -> None:
     assert not closed_correct("yes and no", "yes") and not closed_correct("yes or no", "no")
 
 
+def test_the_answer_line_stays_on_its_line_and_is_read_in_one_pass() -> None:
+    """Blank lines and long runs of spaces once made the answer-line search quadratic (a
+    reply of blank lines took seconds); the marker is matched within its line."""
+    assert final_answer("\n" * 200_000) == ("", "unparsed")
+    assert final_answer("Answer: x" + " " * 200_000 + "y\nmore") == ("x" + " " * 200_000 + "y", "answer_line")
+    assert final_answer("Answer:\nyes") == ("yes", "answer_line")  # the answer on the next line
+    assert final_answer("  **Final answer:** left lung. \r\n") == ("left lung.", "answer_line")
+
+
 @pytest.mark.parametrize(
     ("reference", "closed"),
     [("yes", True), ("No.", True), ("no fracture", False), ("present", False), ("true", False)],
