@@ -8,7 +8,7 @@ from inspect_ai import eval
 from published_schemas import medxpertqa_folder
 
 from inspect_medreason.loaders import Problem
-from inspect_medreason.medxpertqa.dataset import record_to_sample
+from inspect_medreason.medxpertqa.dataset import question_without_choices, record_to_sample
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
 
@@ -35,3 +35,12 @@ def test_record_to_sample_strips_the_repeated_choices_and_refuses_a_bad_label() 
     assert sample.metadata is not None and sample.metadata["question"] == "Which?"
     problem = record_to_sample({**row, "label": "F"}, "MM-9", [], True, "test.jsonl")
     assert isinstance(problem, Problem) and problem.field == "label"
+
+
+def test_the_choices_marker_is_found_in_one_pass() -> None:
+    """A question with a long run of spaces and no marker stays whole (the old pattern
+    rescanned the run from each of its characters: quadratic)."""
+    spaced = "Which?" + " " * 300_000 + "Look closely."
+    assert question_without_choices(spaced) == spaced
+    assert question_without_choices("Which?\n\nAnswer Choices: (A) a") == "Which?"
+    assert question_without_choices("Answer Choices: (A) a") == ""

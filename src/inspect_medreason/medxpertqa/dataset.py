@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,14 @@ MEDXPERTQA_HUB = HubSource(
 
 
 # The dataset's question text repeats the options after this marker; the prompt lists them.
-_ANSWER_CHOICES = re.compile(r"\s*Answer Choices:.*$", re.DOTALL)
+ANSWER_CHOICES_MARKER = "Answer Choices:"
+
+
+def question_without_choices(question: str) -> str:
+    """The question up to the repeated options. A plain search: a pattern opening with
+    ``\\s*`` rescanned every run of spaces from each of its characters (quadratic)."""
+    at = question.find(ANSWER_CHOICES_MARKER)
+    return (question if at < 0 else question[:at]).strip()
 
 
 def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
@@ -46,7 +52,7 @@ def record_to_sample(
     metadata = {
         "case_id": sample_id,
         "task_type": "mcq",
-        "question": _ANSWER_CHOICES.sub("", str(row.get("question", ""))).strip(),
+        "question": question_without_choices(str(row.get("question", ""))),
         "context": None,
         "options": options,
         "label_map": {o["label"]: o["label"] for o in options},
