@@ -252,6 +252,23 @@ def judge_ablation_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def parsers_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| parser ({result['replies']} hostile replies of {result['reply_chars']:,} characters) "
+        "| slowest reply | its time | growth over 4× the size | failures |",
+        "|---|---|---|---|---|",
+    ]
+    for name, row in result["parsers"].items():
+        growth = "—" if row["growth_4x_size"] is None else f"{row['growth_4x_size']:.1f}×"
+        failures = len(row["failures"])
+        reply = row["worst_reply"].replace("`", "\\`").replace("|", "\\|")  # literal in Markdown
+        lines.append(
+            f"| {name} | {reply} | {row['worst_seconds'] * 1000:.0f} ms | {growth} | "
+            f"{'**' + str(failures) + '**' if failures else 0} |"
+        )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
@@ -262,6 +279,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "log_bytes": log_bytes_table,
     "mcq_ablation": mcq_ablation_table,
     "judge_ablation": judge_ablation_table,
+    "parsers": parsers_table,
 }
 
 

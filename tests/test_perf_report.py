@@ -31,7 +31,7 @@ def test_readme_tables_match_the_committed_results() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("mcq", "mcq_instructions", "mcq_ablation", "judge", "judge_instructions",
-                 "judge_ablation", "log_bytes", "load", "cli"):
+                 "judge_ablation", "log_bytes", "load", "cli", "parsers"):
         block = readme.split(f"<!-- perf:{name} -->\n")[1].split(f"<!-- /perf:{name} -->")[0]
         assert block.startswith("| ") and "*Measured " in block, name  # a filled table
 
@@ -168,3 +168,18 @@ def test_the_judge_table_reports_time_in_collections(tmp_path: Path) -> None:
     fresh = report.render("<!-- perf:judge -->\n<!-- /perf:judge -->\n", tmp_path)
     assert "| 300 cases | 30.0 s | 31.0 s | 25.0 s | 7.0 s | 13.0 s | **1.20×** |" in fresh
     assert "300 cases: plugin 6.0 s, bare 5.0 s, no scoring 1.0 s." in fresh
+
+
+def test_the_parsers_table_names_the_slowest_reply_and_the_growth(tmp_path: Path) -> None:
+    report = report_module()
+    result = {"machine": "m", "date": "2026-01-02", "reply_chars": 200_000, "replies": 87,
+              "parsers": {
+                  "MCQ label": {"worst_seconds": 0.1805, "worst_reply": "'答案' repeated",
+                                "growth_4x_size": 4.2, "failures": []},
+                  "VQA yes/no": {"worst_seconds": 0.0079, "worst_reply": "mixture 10",
+                                 "growth_4x_size": None, "failures": ["x: over 5 s"]}}}  # fmt: skip
+    (tmp_path / "parsers.json").write_text(json.dumps(result))
+    fresh = report.render("<!-- perf:parsers -->\n<!-- /perf:parsers -->\n", tmp_path)
+    assert "| MCQ label | '答案' repeated | 180 ms | 4.2× | 0 |" in fresh
+    assert "| VQA yes/no | mixture 10 | 8 ms | — | **1** |" in fresh
+    assert "87 hostile replies of 200,000 characters" in fresh
