@@ -124,26 +124,29 @@ def judge_table(result: dict[str, Any]) -> str:
             f"**{row['plugin_vs_bare']:.2f}×** | {row['plugin_vs_floor']:.2f}× | "
             f"{row['bare_vs_floor']:.2f}× |"
         )
-    passes = [
-        f"{int(size):,} cases: plugin {row['plugin']['metrics_pass_seconds']:.3f} s, bare "
-        f"{row['bare']['metrics_pass_seconds']:.4f} s"
-        for size, row in result["cases"].items()
-        if "metrics_pass_seconds" in row["plugin"]
-    ]
-    if passes:
-        lines += ["", "One metrics pass over all of a run's scores (Inspect's `recompute_metrics`, "
-                  "the cost of each progress-display pass at the run's end): " + "; ".join(passes)
-                  + "."]  # fmt: skip
-    collections = [
-        f"{int(size):,} cases: plugin {row['plugin']['gc_seconds']:.1f} s, bare "
-        f"{row['bare']['gc_seconds']:.1f} s, no scoring {row['no_score']['gc_seconds']:.1f} s"
-        for size, row in result["cases"].items()
-        if "gc_seconds" in row["plugin"]
-    ]
-    if collections:
-        lines += ["", "Time in the garbage collector's collections (`perf/collections_time.py`): "
-                  + "; ".join(collections) + "."]  # fmt: skip
+    lines += per_size_sentence(
+        result, "metrics_pass_seconds", "One metrics pass over all of a run's scores (Inspect's "
+        "`recompute_metrics`, the cost of each progress-display pass at the run's end): ",
+        lambda row: f"plugin {row['plugin']['metrics_pass_seconds']:.3f} s, bare "
+                    f"{row['bare']['metrics_pass_seconds']:.4f} s",
+    )  # fmt: skip
+    lines += per_size_sentence(
+        result, "gc_seconds", "Time in the garbage collector's collections "
+        "(`perf/collections_time.py`): ",
+        lambda row: f"plugin {row['plugin']['gc_seconds']:.1f} s, bare "
+                    f"{row['bare']['gc_seconds']:.1f} s, no scoring {row['no_score']['gc_seconds']:.1f} s",
+    )  # fmt: skip
     return "\n".join([*lines, "", measured_on(result)])
+
+
+def per_size_sentence(
+    result: dict[str, Any], key: str, intro: str, figures: Callable[[dict[str, Any]], str]
+) -> list[str]:
+    """A paragraph after the judge table giving one measure for each run size, when the
+    results file holds it (older files do not): ``intro`` then "300 cases: ...; 1,000 ..."."""
+    parts = [f"{int(size):,} cases: {figures(row)}" for size, row in result["cases"].items()
+             if key in row["plugin"]]  # fmt: skip
+    return ["", intro + "; ".join(parts) + "."] if parts else []
 
 
 def judge_instructions_table(result: dict[str, Any]) -> str:
