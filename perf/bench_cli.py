@@ -3,8 +3,9 @@
 Builds N cases (half MCQ, half open, on 50 shared images), runs
 ``inspect_medreason/medreason`` on them once with the offline ``medreason/pipeline-check``
 model as the model and both judges (``--no-log-images``), then times, each in a fresh
-process, ``export``, ``judge-scores``, ``score`` (on the files those two wrote) and
-``leaderboard``, with each one's peak RSS. The target (issue 14): each <= 5 s on a
+process, ``export``, ``judge-scores``, ``score`` (on the files those two wrote),
+``leaderboard``, ``compare`` (the log against itself) and ``agreement`` (the judges against
+the judge scores written), with each one's peak RSS. The target (issue 14): each <= 5 s on a
 4,000-case log, memory flat in the number of samples (compare --cases 1000 and 4000).
 
 Usage: python perf/bench_cli.py [--cases 4000] [--keep DIR]
@@ -111,6 +112,12 @@ def main() -> None:
                       "--output", "metrics.json", "--force"],
             "leaderboard": ["leaderboard", str(logs), "--format", "json", "--output",
                             "board.json", "--force"],
+            # every sample of both runs (the log against itself: the reading is the work)
+            "compare": ["compare", str(log), str(log), "--format", "json", "--output",
+                        "compare.json", "--force"],
+            # the judges against the judge scores written above, as a reference rater
+            "agreement": ["agreement", str(log), "--reference", "judge_scores.json",
+                          "--format", "json", "--output", "agreement.json", "--force"],
         }  # fmt: skip
         measured = {name: timed(argv, work) for name, argv in commands.items()}
         log_mib = log.stat().st_size / 1024**2

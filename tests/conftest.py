@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -164,3 +165,20 @@ def official_dataset(tmp_path: Path) -> Path:
         },
     )
     return tmp_path
+
+
+def edit_log_entry(source: Path, target: Path, entry: str, edit: Callable[[Any], Any] | bytes) -> Path:
+    """Copy an .eval zip with one entry changed, as a hand edit would: ``edit`` changes the
+    entry's parsed JSON in place, or bytes replace the entry whole."""
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:
+        for info in old.infolist():
+            data = old.read(info.filename)
+            if info.filename == entry:
+                if isinstance(edit, bytes):
+                    data = edit
+                else:
+                    document = json.loads(data)
+                    edit(document)
+                    data = json.dumps(document).encode()
+            new.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
+    return target

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import scripted_output, user_text, write_json, write_png
+from conftest import edit_log_entry, scripted_output, user_text, write_json, write_png
 from inspect_ai import eval
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
@@ -172,3 +172,15 @@ def test_an_edited_logs_unreadable_judge_records_are_left_out_and_named(
     assert set(ratings["va_answer"][vision]) == cases - {str(log.samples[0].id), str(log.samples[1].id)}
     assert str(log.samples[2].id) not in next(
         scores for rater, scores in ratings["gt_final"].items() if rater.startswith("grader_2="))
+
+
+def test_an_unreadable_sample_is_named_and_the_other_cases_rated(
+    panel_log: Path, tmp_path: Path
+) -> None:
+    edited = edit_log_entry(panel_log, tmp_path / "edited.eval", "samples/c2_epoch_1.json",
+                            lambda sample: sample.update(metadata=[1, 2]))  # fmt: skip
+    ratings, notes = read_ratings([edited])
+    assert any("case 'c2' (epoch 1): its logged field 'metadata' cannot be read" in note
+               for note in notes)  # fmt: skip
+    rated = {case for scores in ratings["gt_final"].values() for case in scores}
+    assert rated == set(CASES) - {"c2"}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import scripted_output, user_text, write_json, write_png
+from conftest import edit_log_entry, scripted_output, user_text, write_json, write_png
 from inspect_ai import eval
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
@@ -121,3 +121,20 @@ def test_leaderboard_bootstrap_reports_rank_stability(
     assert 0 < close["position_shares"]["1"] < clear["position_shares"]["1"]
     assert main(["leaderboard", str(tmp_path / "logs"), "--bootstrap", "50"]) == 0
     assert "position under resampling" in capsys.readouterr().out
+
+
+def test_an_unreadable_sample_is_left_out_and_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited sample no longer makes the whole log unreadable: the comparison runs
+    on the other cases and names the one left out, with its field."""
+    folder = mcq_folder(tmp_path / "data", 6)
+    a = run(folder, tmp_path / "logs", "one", wrong={1})
+    b = run(folder, tmp_path / "logs", "two", wrong=set())
+    edited = edit_log_entry(b, tmp_path / "edited.eval", "samples/q3_epoch_1.json",
+                            lambda sample: sample["scores"]["mcq_scorer"].update(answer=7))  # fmt: skip
+    report = compare_json(a, edited, capsys)
+    assert report["shared_cases"] == 5
+    assert any("1 sample(s) of B are left out, unreadable: case 'q3' (epoch 1): its logged "
+               "field 'scores.mcq_scorer.answer'" in warning for warning in report["warnings"])  # fmt: skip
+    assert report["metrics"]["MCQ Accuracy"]["difference"] == pytest.approx(1 / 5)

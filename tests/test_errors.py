@@ -14,6 +14,7 @@ from inspect_ai.model import get_model
 from inspect_medreason.errors import (
     TaskArgumentError,
     UserInputError,
+    describe_error,
     install_user_error_hook,
     is_setup_error,
     user_error_hook,
@@ -64,3 +65,22 @@ def test_the_package_imports_no_private_inspect_module() -> None:
             )  # fmt: skip
             private += [f"{path.name}: {n}" for n in names if n.startswith("inspect_ai._")]
     assert private == []
+
+
+def test_describe_error_is_one_bounded_line_naming_invalid_fields() -> None:
+    from pydantic import BaseModel
+
+    class Record(BaseModel):
+        name: str
+        count: int
+
+    try:
+        Record.model_validate({"name": ["x" * 10_000], "count": "many"})
+    except ValueError as error:
+        text = describe_error(error)
+    assert text == (
+        "ValidationError: name: Input should be a valid string; "
+        "count: Input should be a valid integer, unable to parse string as an integer"
+    )
+    huge = describe_error(RuntimeError("line one\nline two " + "y" * 10_000))
+    assert huge.startswith("RuntimeError: line one line two yyy") and len(huge) == 503

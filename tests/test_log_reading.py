@@ -3,13 +3,14 @@ exactly what Inspect's readers give, and any log it does not recognise goes to t
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import scripted_output, user_text
+from conftest import edit_log_entry, scripted_output, user_text
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
@@ -22,6 +23,7 @@ from inspect_medreason.challenge import _judge_row, export_results, judge_scores
 from inspect_medreason.cli import main
 from inspect_medreason.log_reading import (
     LoggedSample,
+    UnreadableSample,
     absent_samples,
     header_sample_keys,
     log_header,
@@ -73,7 +75,13 @@ def _mcq_log(data: Path, tmp_path: Path) -> Path:
 
 def _inspect_read(path: Path, header: EvalLog) -> list[LoggedSample]:
     keys = header_sample_keys(header)
-    return [LoggedSample.from_eval_sample(s) for s in log_reading._inspect_samples(path, keys)]
+    return [_readable(s) for s in log_reading._inspect_samples(path, keys)]
+
+
+def _readable(sample: Any) -> LoggedSample:
+    if isinstance(sample, UnreadableSample):
+        raise AssertionError(sample.describe())
+    return sample if isinstance(sample, LoggedSample) else LoggedSample.from_eval_sample(sample)
 
 
 def _no_inspect_reader(*_: Any) -> Iterator[Any]:
@@ -93,7 +101,7 @@ def test_direct_read_equals_inspect_reader(
     expected = _inspect_read(path, header)
     with monkeypatch.context() as patch:
         patch.setattr(log_reading, "_inspect_samples", _no_inspect_reader)
-        direct = list(logged_samples(path, header))
+        direct = [_readable(sample) for sample in logged_samples(path, header)]
     assert direct == expected
     assert [(s.id, s.epoch) for s in direct] == [(i, e) for i in ids for e in (1, 2)]
     failed = [s for s in direct if s.id == "fail.1"]
@@ -212,10 +220,10 @@ def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: 
         list(logged_samples(broken, header))
     report = export_results([broken])
     assert report.submission.answers == []
-    assert any("cannot be read (BadZipFile)" in problem for problem in report.problems)
+    assert any("cannot be read (BadZipFile: Bad CRC-32" in problem for problem in report.problems)
     document, left_out = judge_scores_from_logs([broken])
     assert document == {"scores": []}
-    assert any("cannot be read (BadZipFile)" in note for note in left_out)
+    assert any("cannot be read (BadZipFile: Bad CRC-32" in note for note in left_out)
 
 
 def test_an_oversized_entry_is_refused_before_reading(
@@ -289,3 +297,100 @@ def test_a_score_no_judge_gives_is_never_written(value: float) -> None:
         assert row is not None and row["gt_final"] == 3.5 and why == ""
         return
     assert row is None and why == f"c1: gt_final={value!r} in log.eval is not a judge score (0-4)"
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["scores"]["mcq_scorer"].update(answer=-1), "scores.mcq_scorer.answer"),
+        (lambda d: d["scores"].update(mcq_scorer="correct"), "scores.mcq_scorer"),
+        (lambda d: d.update(scores=["C"]), "scores"),
+        (lambda d: d.update(metadata=5), "metadata"),
+        (lambda d: d.update(output="ANSWER: B"), "output"),
+        (lambda d: d["output"].update(choices=7), "output.choices"),
+        (lambda d: d.update(error={"message": None}), "error.message"),
+        (b"{not json", "(entry)"),
+        (b'"a string"', "(entry)"),
+        (b'{"id": "q2", "epoch": 1, "metadata": ' + DEEP.encode() + b"}", "(entry)"),
+    ],
+)
+def test_a_sample_with_an_unreadable_field_is_named_and_the_others_read(
+    official_dataset: Path, tmp_path: Path, edit: Any, field: str
+) -> None:
+    """An edited sample entry (a wrong type, a value that is not JSON, nesting past the
+    parser's limit) no longer takes the whole log down: the readers name the case and the
+    field, and read every other sample. Export refuses the log (a case would be missing)."""
+    edited = edit_log_entry(_mcq_log(official_dataset, tmp_path), tmp_path / "edited.eval",
+                            "samples/q2_epoch_1.json", edit)  # fmt: skip
+    header = log_header(edited)
+    samples = list(logged_samples(edited, header))
+    assert [(s.id, type(s).__name__) for s in samples] == [
+        ("q1", "LoggedSample"), ("q2", "UnreadableSample"), ("q3", "LoggedSample")]  # fmt: skip
+    unreadable = samples[1]
+    assert isinstance(unreadable, UnreadableSample) and unreadable.field == field
+    named = f"case 'q2' (epoch 1): its logged field {field!r} cannot be read"
+    report = export_results([edited])
+    assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
+    assert report.problems == [f"{edited}: {unreadable.describe()}"] and named in report.problems[0]
+    assert len(report.problems[0]) < 400  # bounded, whatever the entry holds
+    out = tmp_path / "results.json"
+    assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
+    _, left_out = judge_scores_from_logs([edited])
+    assert left_out == [f"{edited}: {unreadable.describe()}"]
+
+
+def test_a_json_log_with_an_invalid_sample_is_refused_whole_with_its_fields(
+    tmp_path: Path,
+) -> None:
+    """Inspect validates a .json log whole, so no sample of it can be read on its own: the
+    log is refused, naming each invalid field, and no sample is blamed for another's."""
+    log = _run(tmp_path, ["a", "b", "c"], epochs=1)
+    json_log = tmp_path / "log.json"
+    write_eval_log(log, str(json_log), format="json")
+    document = json.loads(json_log.read_text(encoding="utf-8"))
+    document["samples"][1]["metadata"] = 5
+    json_log.write_text(json.dumps(document), encoding="utf-8")
+    header = log_header(json_log)
+    with pytest.raises(ValueError, match=r"samples\.1\.metadata"):
+        list(logged_samples(json_log, header))
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        (("extraction",), -1, "eval.metadata.extraction"),
+        (("data", "cases_sha256"), ["x"], "eval.metadata.data.cases_sha256"),
+        (("prompts", "mcq_user"), "edited", "eval.metadata.prompts.mcq_user"),
+        (("shuffle_seed",), {"a": 1}, "eval.metadata.shuffle_seed"),
+    ],
+)
+def test_an_edited_run_record_is_refused_naming_its_field(
+    official_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    path: tuple[str, ...],
+    value: Any,
+    field: str,
+) -> None:
+    """The header's record of a run's choices decides which runs combine: a field of the
+    wrong type leaves the log out (leaderboard, export) or refuses it (compare), naming the
+    field, instead of a traceback."""
+    log = _mcq_log(official_dataset, tmp_path)
+
+    def edit(header: dict[str, Any]) -> None:
+        record = header["eval"]["metadata"]
+        for key in path[:-1]:
+            record = record[key]
+        record[path[-1]] = value
+
+    edited = edit_log_entry(log, tmp_path / "edited.eval", "header.json", edit)
+    assert main(["leaderboard", str(edited), "--format", "json"]) == 1
+    assert f"edited.eval: skipped, its run record cannot be read: {field}:" in capsys.readouterr().err
+    out = tmp_path / "results.json"
+    assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
+    assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
+    assert main(["compare", str(log), str(edited)]) == 1
+    assert f"its run record cannot be read: {field}:" in capsys.readouterr().err

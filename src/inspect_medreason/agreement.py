@@ -23,16 +23,24 @@ import itertools
 import json
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from inspect_ai.log import EvalLog
 
-from inspect_medreason.challenge import ChallengeError, read_full_log
+from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.errors import describe_error
 from inspect_medreason.intervals import LEVEL, SEED, Interval
 from inspect_medreason.judges import gate_visual_accuracy, panel_members
+from inspect_medreason.log_reading import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+)
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
@@ -77,7 +85,10 @@ class ComponentAgreement:
 
 
 def bootstrap_estimate(
-    statistic: Callable[[np.ndarray], float], count: int, resamples: int = RESAMPLES, seed: int = SEED
+    statistic: Callable[[np.ndarray], float],
+    count: int,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Estimate:
     """``statistic`` of the index array 0..count-1, with a percentile interval from
     resampling those indices; resamples where the statistic is undefined are left out."""
@@ -91,7 +102,9 @@ def bootstrap_estimate(
     if len(draws) < resamples / 2:
         return Estimate(value, Interval(math.nan, math.nan))
     tail = (1.0 - LEVEL) / 2.0
-    return Estimate(value, Interval(float(np.quantile(draws, tail)), float(np.quantile(draws, 1 - tail))))
+    return Estimate(
+        value, Interval(float(np.quantile(draws, tail)), float(np.quantile(draws, 1 - tail)))
+    )
 
 
 def quadratic_kappa(first: Sequence[int], second: Sequence[int]) -> float:
@@ -159,16 +172,23 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
     notes: list[str] = []
     for path in logs:
         try:
-            log = read_full_log(path)
-        except ChallengeError as error:  # like the leaderboard: a corrupt log is left out, noted
-            notes.extend(f"skipped, {problem}" for problem in error.problems)
+            header = log_header(path)
+            samples = list(_judged_samples(path, header))
+        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
+            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
             continue
         suffix = f" [{path.name}]" if len(logs) > 1 else ""
-        models = {role: getattr(cfg, "model", str(cfg)) for role, cfg in (log.eval.model_roles or {}).items()}
+        models = {
+            role: getattr(cfg, "model", str(cfg))
+            for role, cfg in (header.eval.model_roles or {}).items()
+        }
         judged = 0
         unreadable: list[str] = []  # records an edited log holds that are not judges' records
-        for sample in log.samples or []:
-            score = (sample.scores or {}).get("open_ended_scorer")
+        for sample in samples:
+            if isinstance(sample, UnreadableSample):
+                notes.append(f"{path}: {sample.describe()}")
+                continue
+            score = sample.scores.get("open_ended_scorer")
             judges = (score.metadata or {}).get("judges") if score is not None else None
             if not judges:
                 continue
@@ -212,6 +232,14 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
     return ratings, notes
 
 
+def _judged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | UnreadableSample]:
+    """A log's samples that hold judge records (or cannot be read), one at a time: the
+    others (MCQ cases) are not kept."""
+    for sample in logged_samples(path, header):
+        if isinstance(sample, UnreadableSample) or "open_ended_scorer" in sample.scores:
+            yield sample
+
+
 def _read_reference(path: Path, ratings: Ratings) -> None:
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
@@ -253,7 +281,8 @@ def agreement(ratings: Ratings) -> list[ComponentAgreement]:
         raters = sorted(r for r, cases in ratings[component].items() if cases)
         by_rater = ratings[component]
         distributions = {
-            rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE] for rater in raters
+            rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE]
+            for rater in raters
         }
         result = ComponentAgreement(component, raters, [], None, None, 0, distributions)
         if len(raters) < 2:
@@ -263,11 +292,15 @@ def agreement(ratings: Ratings) -> list[ComponentAgreement]:
         for first, second in itertools.combinations(raters, 2):
             shared = sorted(set(by_rater[first]) & set(by_rater[second]))
             if len(shared) < 2:
-                result.notes.append(f"{first} and {second} share {len(shared)} case(s): no pair statistics")
+                result.notes.append(
+                    f"{first} and {second} share {len(shared)} case(s): no pair statistics"
+                )
                 continue
             result.pairs.append(_pair(first, second, shared, by_rater))
         cases = sorted(set().union(*(by_rater[r] for r in raters)))
-        matrix = np.array([[by_rater[r].get(c, np.nan) for c in cases] for r in raters], dtype=float)
+        matrix = np.array(
+            [[by_rater[r].get(c, np.nan) for c in cases] for r in raters], dtype=float
+        )
         result.alpha = bootstrap_estimate(functools.partial(_alpha_of_columns, matrix), len(cases))
         complete = [i for i, c in enumerate(cases) if all(c in by_rater[r] for r in raters)]
         result.icc_cases = len(complete)
@@ -282,7 +315,9 @@ def _alpha_of_columns(matrix: np.ndarray, columns: np.ndarray) -> float:
     return krippendorff_alpha(matrix[:, columns])
 
 
-def _pair(first: str, second: str, shared: list[str], by_rater: dict[str, dict[str, int]]) -> PairAgreement:
+def _pair(
+    first: str, second: str, shared: list[str], by_rater: dict[str, dict[str, int]]
+) -> PairAgreement:
     a = np.array([by_rater[first][c] for c in shared])
     b = np.array([by_rater[second][c] for c in shared])
 
@@ -333,13 +368,19 @@ def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str
         if result.pairs:
             lines += ["| " + " | ".join(PAIR_HEADER) + " |", "|" + "---|" * len(PAIR_HEADER)]
             lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result)] + [""]
-        lines += ["| rater | " + " | ".join(str(s) for s in SCALE) + " |", "|" + "---|" * (len(SCALE) + 1)]
+        lines += [
+            "| rater | " + " | ".join(str(s) for s in SCALE) + " |",
+            "|" + "---|" * (len(SCALE) + 1),
+        ]
         lines += [f"| {rater} | " + " | ".join(str(n) for n in counts) + " |"
                   for rater, counts in result.distributions.items()] + [""]  # fmt: skip
         for pair in result.pairs:
             lines += [f"Confusion ({pair.first} rows, {pair.second} columns):", "",
                       "| | " + " | ".join(str(s) for s in SCALE) + " |", "|" + "---|" * (len(SCALE) + 1)]  # fmt: skip
-            lines += [f"| {s} | " + " | ".join(str(n) for n in row) + " |" for s, row in zip(SCALE, pair.confusion, strict=True)]
+            lines += [
+                f"| {s} | " + " | ".join(str(n) for n in row) + " |"
+                for s, row in zip(SCALE, pair.confusion, strict=True)
+            ]
             lines.append("")
         lines += [f"note: {n}" for n in result.notes]
     lines += [f"note: {n}" for n in notes]
@@ -354,10 +395,20 @@ def _document(result: ComponentAgreement) -> dict[str, Any]:
         "krippendorff_alpha_ordinal": result.alpha.as_dict() if result.alpha else None,
         "icc_2_1": result.icc.as_dict() if result.icc else None,
         "icc_cases": result.icc_cases,
-        "pairs": [{"first": p.first, "second": p.second, "cases": p.cases,
-                   "weighted_kappa": p.kappa.as_dict(), "exact": p.exact.as_dict(),
-                   "within_one": p.within_one.as_dict(), "spearman": p.spearman.as_dict(),
-                   "bias": p.bias.as_dict(), "confusion": p.confusion} for p in result.pairs],
+        "pairs": [
+            {
+                "first": p.first,
+                "second": p.second,
+                "cases": p.cases,
+                "weighted_kappa": p.kappa.as_dict(),
+                "exact": p.exact.as_dict(),
+                "within_one": p.within_one.as_dict(),
+                "spearman": p.spearman.as_dict(),
+                "bias": p.bias.as_dict(),
+                "confusion": p.confusion,
+            }
+            for p in result.pairs
+        ],
         "distributions": result.distributions,
         "notes": result.notes,
     }

@@ -22,18 +22,20 @@ from inspect_ai.log import (
     EvalLog,
     EvalLogInfo,
     list_eval_logs,
-    read_eval_log,
 )
 from pydantic import BaseModel, ConfigDict, Field
 
+from inspect_medreason.errors import describe_error
 from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
 from inspect_medreason.log_reading import (
     LoggedSample,
     SampleKey,
+    UnreadableSample,
     absent_samples,
     log_header,
     logged_samples,
+    task_record,
 )
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.progress import track
@@ -119,16 +121,6 @@ def _info_path(info: EvalLogInfo) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
 
 
-def read_full_log(path: Path) -> EvalLog:
-    """A whole eval log with its samples; a refusal naming the file when it cannot be read."""
-    try:
-        return read_eval_log(str(path))
-    except Exception as error:  # any file can be handed in: report it, never a traceback
-        raise ChallengeError(
-            [f"{path}: not a readable eval log ({type(error).__name__}: {error})"]
-        ) from error
-
-
 def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
     """The headers of the logs this package's challenge tasks wrote; anything else (an
     unreadable or corrupt file, a log of another task, an exported results.json) is skipped
@@ -143,6 +135,11 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
         metadata = header.eval.metadata or {}
         if not str(header.eval.task).startswith("inspect_medreason/") or "data" not in metadata:
             notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
+            continue
+        try:
+            task_record(header)
+        except ValueError as error:  # an edited header: its settings cannot be trusted
+            notes.append(f"{path}: skipped, {error} (an edited log?)")
             continue
         headers.append((path, header))
     return headers
@@ -201,9 +198,12 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
         try:
             for sample in track(logged_samples(path, header), f"exporting {path.name}", total):
                 read.add((sample.id, sample.epoch))
+                if isinstance(sample, UnreadableSample):
+                    problems.append(f"{path}: {sample.describe()}")
+                    continue
                 _export_sample(path, header, sample, answers, problems)
         except Exception as error:  # a log whose samples cannot be read
-            problems.append(f"{path}: its samples cannot be read ({type(error).__name__})")
+            problems.append(f"{path}: its samples cannot be read ({describe_error(error)})")
             continue
         problems.extend(_absent_message(path, key) for key in absent_samples(header, read))
     submission = Submission(name=name or ", ".join(dict.fromkeys(model_names)), answers=answers)
@@ -306,6 +306,9 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
             for sample in track(logged_samples(path, header),
                                 f"reading judge scores in {path.name}", total):  # fmt: skip
                 read.add((sample.id, sample.epoch))
+                if isinstance(sample, UnreadableSample):
+                    log_left_out.append(f"{path}: {sample.describe()}")
+                    continue
                 metadata = sample.metadata
                 if metadata.get("task_type") != "open":
                     continue
@@ -325,7 +328,7 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 else:
                     log_rows.append(row)
         except Exception as error:  # a damaged log: name it, take nothing from it
-            left_out.append(f"{path}: its samples cannot be read ({type(error).__name__}); "
+            left_out.append(f"{path}: its samples cannot be read ({describe_error(error)}); "
                             "none of its scores are written")  # fmt: skip
             continue
         rows.extend(log_rows)

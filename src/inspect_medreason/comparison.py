@@ -24,8 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from inspect_medreason.challenge import ChallengeError, read_full_log
+from inspect_medreason.challenge import ChallengeError
+from inspect_medreason.errors import describe_error
 from inspect_medreason.intervals import IMAGE_CLUSTER, PairedResult, paired_difference
+from inspect_medreason.log_reading import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+    task_record,
+)
 
 # metric -> (score name in a sample, key in a dict-valued score or None)
 METRICS = {
@@ -52,6 +60,7 @@ class RunCases:
     values: dict[str, dict[str, float]]  # metric -> case id -> value
     groups: dict[str, dict[str, str]]  # case id -> field -> value
     clusters: dict[str, str]  # case id -> image cluster
+    unreadable: list[str] = field(default_factory=list)  # samples left out, each named
 
 
 @dataclass
@@ -75,33 +84,65 @@ class Comparison:
 
 
 def read_run(path: Path) -> RunCases:
-    """Per-case values of a MedReason log; a refusal naming the file when it is not one."""
-    log = read_full_log(path)
-    if log.status != "success":
-        raise ChallengeError([f"{path}: the run did not finish (status {log.status!r}); compare finished runs"])
+    """Per-case values of a MedReason log, read as a stream (its header, then one sample at
+    a time, never the images); a refusal naming the file when it is not one. A sample with
+    a field that cannot be read is left out and named in ``unreadable``."""
+    try:
+        header = log_header(path)
+    except Exception as error:  # any file can be handed in: report it, never a traceback
+        raise ChallengeError([f"{path}: not a readable eval log ({describe_error(error)})"]) from error
+    if header.status != "success":
+        raise ChallengeError(
+            [f"{path}: the run did not finish (status {header.status!r}); compare finished runs"]
+        )
+    try:
+        # a log of another task has no run record: its lack of MedReason scores is the refusal
+        data = task_record(header).data.model_dump() if "data" in (header.eval.metadata or {}) else {}
+    except ValueError as error:  # an edited header: which data it ran on is unknown
+        raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
     sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     groups: dict[str, dict[str, str]] = {}
     clusters: dict[str, str] = {}
-    for sample in log.samples or []:
-        case = str(sample.id)
-        metadata = sample.metadata or {}
-        groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
-        clusters[case] = str(metadata.get(IMAGE_CLUSTER) or f"case:{case}")
-        for metric, (scorer_name, key) in METRICS.items():
-            score = (sample.scores or {}).get(scorer_name)
-            if score is None:
+    unreadable: list[str] = []
+    try:
+        for sample in logged_samples(path, header):
+            if isinstance(sample, UnreadableSample):
+                unreadable.append(sample.describe())
                 continue
-            value = score.value.get(key) if key and isinstance(score.value, dict) else score.value
-            if key is None and isinstance(value, dict):
-                continue
-            if isinstance(value, int | float) and not math.isnan(float(value)):
-                sums[metric][case].append(float(value))
+            _add_case_values(sample, sums, groups, clusters)
+    except Exception as error:  # a damaged file: nothing of it is compared
+        raise ChallengeError(
+            [f"{path}: its samples cannot be read ({describe_error(error)})"]
+        ) from error
     values = {m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()}
     if not values:
-        raise ChallengeError([f"{path}: no MedReason scores in this log (a medreason, mcq or "
+        raise ChallengeError([*(f"{path}: {problem}" for problem in unreadable),
+                              f"{path}: no MedReason scores in this log (a medreason, mcq or "
                               "open_ended run is needed)"])  # fmt: skip
-    return RunCases(path, log.eval.model, log.eval.task, int(log.eval.config.epochs or 1),
-                    dict((log.eval.metadata or {}).get("data") or {}), values, groups, clusters)  # fmt: skip
+    return RunCases(path, header.eval.model, header.eval.task, int(header.eval.config.epochs or 1),
+                    data, values, groups, clusters,
+                    unreadable)  # fmt: skip
+
+
+def _add_case_values(
+    sample: LoggedSample,
+    sums: dict[str, dict[str, list[float]]],
+    groups: dict[str, dict[str, str]],
+    clusters: dict[str, str],
+) -> None:
+    case = str(sample.id)
+    metadata = sample.metadata
+    groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
+    clusters[case] = str(metadata.get(IMAGE_CLUSTER) or f"case:{case}")
+    for metric, (scorer_name, key) in METRICS.items():
+        score = sample.scores.get(scorer_name)
+        if score is None:
+            continue
+        value = score.value.get(key) if key and isinstance(score.value, dict) else score.value
+        if key is None and isinstance(value, dict):
+            continue
+        if isinstance(value, int | float) and not math.isnan(float(value)):
+            sums[metric][case].append(float(value))
 
 
 def compare_runs(a: RunCases, b: RunCases) -> Comparison:
@@ -125,6 +166,11 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
             more = f" and {len(only) - 5} more" if len(only) > 5 else ""
             warnings.append(f"{len(only)} case(s) scored only in {label} ({examples}{more}) are "
                             "left out of the comparison")  # fmt: skip
+    for label, run in (("A", a), ("B", b)):
+        if run.unreadable:
+            more = f" and {len(run.unreadable) - 3} more" if len(run.unreadable) > 3 else ""
+            warnings.append(f"{len(run.unreadable)} sample(s) of {label} are left out, unreadable: "
+                            + "; ".join(run.unreadable[:3]) + more)  # fmt: skip
     if not shared_any:
         raise ChallengeError([f"{a.path} and {b.path} share no scored case: nothing to compare "
                               "(were they run on the same data?)"])  # fmt: skip
@@ -156,7 +202,9 @@ def _category_differences(
         for value, members in sorted(by_value.items()):
             mean_a = float(np.mean([first[c] for c in members]))
             mean_b = float(np.mean([second[c] for c in members]))
-            found.append(CategoryDifference(name, value, len(members), mean_a, mean_b, mean_b - mean_a))
+            found.append(
+                CategoryDifference(name, value, len(members), mean_a, mean_b, mean_b - mean_a)
+            )
     return found
 
 
@@ -205,7 +253,9 @@ def render(comparison: Comparison, fmt: str) -> str:
     if fmt == "html":
         return _html(comparison)
     lines = [f"# {comparison.b.model} vs {comparison.a.model}", "", _summary(comparison), ""]
-    lines += [f"> warning: {w}" for w in comparison.warnings] + ([""] if comparison.warnings else [])
+    lines += [f"> warning: {w}" for w in comparison.warnings] + (
+        [""] if comparison.warnings else []
+    )
     lines += [*_markdown_table(HEADER, _rows(comparison)), "", NOTE, "", "## By category", ""]
     lines += _markdown_table(CATEGORY_HEADER, _category_rows(comparison))
     return "\n".join(lines) + "\n"
@@ -235,8 +285,10 @@ def _document(comparison: Comparison) -> dict[str, Any]:
         "shared_cases": comparison.shared_cases,
         "warnings": comparison.warnings,
         "metrics": {
-            metric: {**{k: v for k, v in asdict(r).items() if k != "interval"},
-                     "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95}}
+            metric: {
+                **{k: v for k, v in asdict(r).items() if k != "interval"},
+                "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95},
+            }
             for metric, r in comparison.results.items()
         },
         "categories": {m: [asdict(d) for d in ds] for m, ds in comparison.categories.items()},
@@ -247,11 +299,15 @@ def _document(comparison: Comparison) -> dict[str, Any]:
 def _html(comparison: Comparison) -> str:
     def table(header: list[str], rows: list[list[str]]) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+        )
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
 
     image = base64.b64encode(plot_png(comparison)).decode("ascii")
-    warnings = "".join(f"<p class='warn'>warning: {html.escape(w)}</p>" for w in comparison.warnings)
+    warnings = "".join(
+        f"<p class='warn'>warning: {html.escape(w)}</p>" for w in comparison.warnings
+    )
     title = html.escape(f"{comparison.b.model} vs {comparison.a.model}")
     return (
         "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"

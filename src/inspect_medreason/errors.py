@@ -15,11 +15,29 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
 
 # Inspect's own set-up errors (a missing API key, a missing model role) stop a run; code
 # that otherwise turns a provider error into an unscored result must let them through.
 INSPECT_SETUP_ERROR_NAME = "PrerequisiteError"
+
+
+def describe_error(error: BaseException, limit: int = 500) -> str:
+    """An exception as ``Type: message`` on one line, bounded (a validation error can quote
+    megabytes); a pydantic error as its invalid fields and why."""
+    if isinstance(error, ValidationError):
+        problems = error.errors(include_url=False, include_input=False)
+        fields = "; ".join(
+            f"{'.'.join(map(str, problem['loc'])) or '(root)'}: {problem['msg']}"
+            for problem in problems[:5]
+        )
+        more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
+        text = f"{type(error).__name__}: {fields}{more}"
+    else:
+        text = " ".join(f"{type(error).__name__}: {error}".split())
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class UserInputError(ValueError):

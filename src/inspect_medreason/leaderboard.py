@@ -34,6 +34,7 @@ from scipy.stats import rankdata
 
 from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.intervals import SEED, cluster_indices
+from inspect_medreason.log_reading import JudgesRecord, TemplateRecord, task_record
 
 # Where each leaderboard metric lives in a log: (score name, metric name, track).
 METRIC_SOURCES = {
@@ -135,9 +136,8 @@ def _role(config: Any) -> Any:
     return dumped
 
 
-def _prompt_digests(prompts: dict[str, Any], prefix: str) -> dict[str, str]:
-    return {name: record.get("sha256", "") for name, record in prompts.items()
-            if name.startswith(prefix) and isinstance(record, dict)}  # fmt: skip
+def _prompt_digests(prompts: dict[str, TemplateRecord], prefix: str) -> dict[str, str]:
+    return {name: record.sha256 or "" for name, record in prompts.items() if name.startswith(prefix)}
 
 
 # Judge settings that size concurrency and change no number: runs that differ only there
@@ -147,16 +147,17 @@ CONCURRENCY_SETTINGS = frozenset({"max_connections"})
 
 def run_settings(log: EvalLog) -> RunSettings:
     """Every setting of a log that changes its numbers."""
-    meta = log.eval.metadata or {}
-    data = meta.get("data") or {}
+    record = task_record(log)  # checked when the header was read (medreason_headers)
     dataset = {
-        "cases": data.get("cases_file") or log.eval.dataset.location,
-        "cases_sha256": data.get("cases_sha256"),
-        "ground_truth_sha256": data.get("ground_truth_sha256"),
+        "cases": record.data.cases_file or log.eval.dataset.location,
+        "cases_sha256": record.data.cases_sha256,
+        "ground_truth_sha256": record.data.ground_truth_sha256,
     }
     config = log.eval.config
     common = {
-        "images": meta.get("images", (log.eval.task_args or {}).get("images", True)),
+        "images": record.images
+        if record.images is not None
+        else (log.eval.task_args or {}).get("images", True),
         "model_args": log.eval.model_args or {},
         "generate": {
             **_config(log.plan.config if log.plan else None),
@@ -165,31 +166,28 @@ def run_settings(log: EvalLog) -> RunSettings:
         "epochs": config.epochs or 1,
         "epochs_reducer": config.epochs_reducer,
     }
-    prompts = meta.get("prompts") or {}
+    prompts = record.prompts
     tracks: dict[str, dict[str, Any]] = {}
     scores = {score.name for score in (log.results.scores if log.results else [])}
     if "mcq_scorer" in scores:
         tracks["mcq"] = {
-            "shuffle_choices": meta.get("shuffle_choices"),
-            "shuffle_seed": meta.get("shuffle_seed"),
-            "extraction": (meta.get("extraction") or {}).get("mode"),
+            "shuffle_choices": record.shuffle_choices,
+            "shuffle_seed": record.shuffle_seed,
+            "extraction": record.extraction.mode,
             "prompts": _prompt_digests(prompts, "mcq_"),
         }
     if "gt_final" in scores:
-        judges = meta.get("judges") or {}
+        judges = record.judges or JudgesRecord()
         roles = {role: _role(cfg) for role, cfg in (log.eval.model_roles or {}).items()}
         tracks["open"] = {
             "judges": roles,
             "judge_settings": {
                 name: value
-                for name, value in (judges.get("settings") or {}).items()
+                for name, value in judges.settings.items()
                 if name not in CONCURRENCY_SETTINGS
             },
-            "panel_reduce": judges.get("panel_reduce", "median"),
-            "judge_templates": {
-                name: record.get("sha256")
-                for name, record in (judges.get("templates") or {}).items()
-            },
+            "panel_reduce": judges.panel_reduce,
+            "judge_templates": {name: template.sha256 for name, template in judges.templates.items()},
             "prompts": _prompt_digests(prompts, "open_"),
         }
     return RunSettings(dataset, common, tracks, _partial(log, config))
@@ -418,6 +416,7 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
             values: dict[str, dict[str, float]] = {}
             for path in dict.fromkeys(row.sources.values()):
                 run = read_run(Path(path))
+                notes.extend(f"{path}: left out of the resampling, {problem}" for problem in run.unreadable)
                 clusters.update(run.clusters)
                 for name in METRIC_NAMES:
                     if row.sources.get(name) == path and name in run.values:

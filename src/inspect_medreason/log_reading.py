@@ -23,6 +23,7 @@ import json
 import sys
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 if sys.version_info < (3, 14):
     # Python before 3.14 has no zstd codec for zipfile; this is the package Inspect
@@ -88,22 +89,124 @@ class LoggedSample(BaseModel):
         )
 
     @classmethod
-    def from_entry(cls, data: dict[str, Any]) -> LoggedSample:
+    def from_entry(cls, data: dict[str, Any], key: SampleKey) -> LoggedSample | UnreadableSample:
         """From a sample's JSON entry, through Inspect's models for the reply and error
-        (``ModelOutput`` fills an empty completion from the first choice)."""
-        output = data.get("output")
-        error = data.get("error")
-        return cls(
-            id=data["id"],
-            epoch=data["epoch"],
-            metadata=data.get("metadata") or {},
-            completion=ModelOutput.model_validate(output).completion if output else "",
-            error=EvalError.model_validate(error).message if error is not None else None,
-            scores={
-                name: Score.model_validate(score)
-                for name, score in (data.get("scores") or {}).items()
-            },
+        (``ModelOutput`` fills an empty completion from the first choice). A field that is
+        not what Inspect writes makes the sample unreadable, named with that field."""
+        try:
+            output = _field(data, "output", dict)
+            error = _field(data, "error", dict)
+            scores = _field(data, "scores", dict) or {}
+            return cls(
+                id=data["id"],
+                epoch=data["epoch"],
+                metadata=_field(data, "metadata", dict) or {},
+                completion=_validated(ModelOutput, output, "output").completion if output else "",
+                error=_validated(EvalError, error, "error").message if error is not None else None,
+                scores={
+                    name: _validated(Score, score, f"scores.{name}")
+                    for name, score in scores.items()
+                },
+            )
+        except _FieldError as problem:
+            return UnreadableSample(key[0], key[1], problem.field, problem.reason)
+
+
+@dataclass(frozen=True)
+class UnreadableSample:
+    """A logged sample with a field that is not what Inspect writes (an edited or foreign
+    log): the readers name it with its field and go on with the other samples, instead of
+    refusing the whole log or reading a value that is not one."""
+
+    id: int | str
+    epoch: int
+    field: str
+    reason: str
+
+    def describe(self) -> str:
+        return (
+            f"case {str(self.id)!r} (epoch {self.epoch}): its logged field {self.field!r} "
+            f"cannot be read ({self.reason}; an edited or foreign log?); re-run the case"
         )
+
+
+class _FieldError(Exception):
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}")
+        self.field, self.reason = field, reason
+
+
+def _field(data: dict[str, Any], name: str, kind: type) -> Any:
+    value = data.get(name)
+    if value is not None and not isinstance(value, kind):
+        raise _FieldError(name, f"a {type(value).__name__}, not a {kind.__name__}")
+    return value
+
+
+def _validated(model: type[BaseModel], value: Any, field: str) -> Any:
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        raise _FieldError(*_first_problem(error, field)) from None
+
+
+def _first_problem(error: ValidationError, prefix: str = "") -> tuple[str, str]:
+    """The first invalid field of a pydantic error (dotted, under ``prefix``) and why,
+    bounded: the offending value may be megabytes."""
+    first = error.errors(include_url=False, include_input=False)[0]
+    field = ".".join([prefix, *map(str, first["loc"])] if prefix else map(str, first["loc"]))
+    reason = str(first["msg"])
+    return field or "(sample)", reason if len(reason) <= 200 else reason[:200] + "..."
+
+
+class _Record(BaseModel):
+    # Fields a newer version adds are kept, not refused; a known field of the wrong type is.
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class DataRecord(_Record):
+    cases_file: str | None = None
+    cases_sha256: str | None = None
+    ground_truth_file: str | None = None
+    ground_truth_sha256: str | None = None
+    num_cases: int | None = None
+
+
+class TemplateRecord(_Record):
+    sha256: str | None = None
+
+
+class ExtractionRecord(_Record):
+    mode: str | None = None
+
+
+class JudgesRecord(_Record):
+    settings: dict[str, Any] = Field(default_factory=dict)
+    panel_reduce: str = "median"
+    templates: dict[str, TemplateRecord] = Field(default_factory=dict)
+
+
+class TaskRecord(_Record):
+    """The record of a MedReason run's choices that the tasks write into the log header's
+    task metadata (``run_record``), as the command line reads it: a field of the wrong
+    type (an edited header) is a refusal naming it, not a crash or a guess."""
+
+    data: DataRecord
+    prompts: dict[str, TemplateRecord] = Field(default_factory=dict)
+    extraction: ExtractionRecord = Field(default_factory=ExtractionRecord)
+    judges: JudgesRecord | None = None
+    images: bool | None = None
+    shuffle_choices: bool | None = None
+    shuffle_seed: int | None = None
+
+
+def task_record(header: EvalLog) -> TaskRecord:
+    """The header's run record; ValueError naming the field that cannot be read."""
+    try:
+        return TaskRecord.model_validate(header.eval.metadata or {})
+    except ValidationError as error:
+        field, reason = _first_problem(error, "eval.metadata")
+        raise ValueError(f"its run record cannot be read: {field}: {reason}") from None
 
 
 def log_header(path: Path) -> EvalLog:
@@ -147,13 +250,21 @@ def absent_samples(header: EvalLog, read: set[SampleKey]) -> list[SampleKey]:
     return [key for key in header_sample_keys(header) if key not in read]
 
 
-def logged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample]:
+def logged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | UnreadableSample]:
     """Every sample of a log, in the dataset's order (a sample the run did not finish is
-    absent), one at a time."""
+    absent), one at a time; a sample whose fields are not what Inspect writes comes as an
+    :class:`UnreadableSample` naming the field. Damage to the file itself (a failed
+    checksum, an entry holding another sample, an oversized entry) raises: nothing of such
+    a log is to be trusted."""
     keys = header_sample_keys(header)
     entries = _zip_entries(path, keys)
     if entries is None:
-        yield from (LoggedSample.from_eval_sample(s) for s in _inspect_samples(path, keys))
+        for sample in _inspect_samples(path, keys):
+            yield (
+                sample
+                if isinstance(sample, UnreadableSample)
+                else LoggedSample.from_eval_sample(sample)
+            )
         return
     archive, names = entries
     with archive:
@@ -165,10 +276,28 @@ def logged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample]:
                 # zipfile stops at the declared size (and fails the checksum beyond it), so
                 # the declaration bounds what is held; a bomb is refused before reading.
                 raise ValueError(f"entry {name} declares {declared:,} bytes; refused")
-            sample = LoggedSample.from_entry(json.loads(archive.read(name)))
-            if (sample.id, sample.epoch) != key:
-                raise ValueError(f"entry {name} holds sample {sample.id!r} epoch {sample.epoch}")
-            yield sample
+            try:
+                data = json.loads(archive.read(name))
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser's limit
+                # (a failed checksum is BadZipFile: it is raised, the file is damaged)
+                yield UnreadableSample(key[0], key[1], "(entry)", "not a JSON document")
+                continue
+            if not isinstance(data, dict):
+                yield UnreadableSample(key[0], key[1], "(entry)", "not a JSON object")
+                continue
+            if (data.get("id"), data.get("epoch")) != key:
+                raise ValueError(
+                    f"entry {name} holds sample {_brief(data.get('id'))} epoch "
+                    f"{_brief(data.get('epoch'))}"
+                )
+            yield LoggedSample.from_entry(data, key)
+
+
+def _brief(value: Any) -> str:
+    if not isinstance(value, str | int | float | None):
+        return f"<a {type(value).__name__}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + "..."
 
 
 def _entry_name(key: SampleKey) -> str:
@@ -205,7 +334,7 @@ def _codec_supported(compress_type: int) -> bool:
     return compress_type in _READABLE_CODECS
 
 
-def _inspect_samples(path: Path, keys: list[SampleKey]) -> Iterator[EvalSample]:
+def _inspect_samples(path: Path, keys: list[SampleKey]) -> Iterator[EvalSample | UnreadableSample]:
     """Every sample through Inspect's public reader, in batches.
 
     ``read_eval_log_samples`` parses the zip's central directory again for every sample it
@@ -221,13 +350,30 @@ def _inspect_samples(path: Path, keys: list[SampleKey]) -> Iterator[EvalSample]:
     for start in range(0, len(keys), SAMPLE_BATCH):
         batch = keys[start : start + SAMPLE_BATCH]
         try:
-            samples = read_eval_log_samples_by_id(str(path), batch)
+            samples = _samples_by_id(path, batch)
         except IndexError:  # a sample the header lists is not in the log
             present = present if present is not None else _summary_keys(path)
-            samples = read_eval_log_samples_by_id(
-                str(path), [key for key in batch if key in present]
-            )
+            samples = _samples_by_id(path, [key for key in batch if key in present])
         yield from samples
+
+
+def _samples_by_id(path: Path, batch: list[SampleKey]) -> list[EvalSample | UnreadableSample]:
+    """A batch through Inspect's reader; when a sample in it does not validate, each of the
+    batch's samples on its own, so that only the invalid ones are left out."""
+    try:
+        return list(read_eval_log_samples_by_id(str(path), batch))
+    except ValidationError:
+        pass
+    samples: list[EvalSample | UnreadableSample] = []
+    for key in batch:
+        try:
+            samples.extend(read_eval_log_samples_by_id(str(path), [key]))
+        except ValidationError as error:
+            if error.errors()[0]["loc"][:1] == ("samples",):
+                # A .json log is validated whole: no sample of it can be read on its own.
+                raise
+            samples.append(UnreadableSample(key[0], key[1], *_first_problem(error)))
+    return samples
 
 
 def _summary_keys(path: Path) -> set[SampleKey]:
