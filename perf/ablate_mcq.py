@@ -7,7 +7,7 @@ counted run pays the first run's full decode of every image:
 - ``plugin``: the task as shipped;
 - ``no_system_prompt``: the solver sends no system message (the user turn as shipped);
 - ``lean_sample``: sample metadata cut to what the solver and scorer cannot do without
-  (``task_type``, ``question``, ``options`` and the breakdown fields grouped metrics need);
+  (``task_type``, ``question``, ``option_labels`` and the breakdown fields grouped metrics need);
 - ``lean_score``: score metadata cut to the two keys the metrics read (``parsed``,
   ``strict_correct``);
 - ``accuracy_only``: the task's metrics replaced by ``accuracy()`` (no breakdowns, interval
@@ -40,7 +40,7 @@ import instructions
 from inspect_medreason.files import write_text_atomically
 
 VARIANTS = ["plugin", "no_system_prompt", "lean_sample", "lean_score", "accuracy_only", "bare"]
-KEPT_SAMPLE_KEYS = {"task_type", "question", "options", "modality", "organ_system", "task"}
+KEPT_SAMPLE_KEYS = {"task_type", "question", "option_labels", "modality", "organ_system", "task"}
 RESULTS = Path(__file__).parent / "results" / "mcq_ablation.json"
 
 
@@ -59,7 +59,9 @@ def take_out(variant: str) -> None:
 
             async def solve(state: TaskState, generate: Generate) -> TaskState:
                 solvers.replace_prompt_text(
-                    state, solvers.render_case_prompt(templates.user, state.metadata)
+                    state, solvers.render_case_prompt(
+                        templates.user, state.metadata, [c.value for c in state.choices]
+                    )
                 )
                 return await generate(state)
 

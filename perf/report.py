@@ -207,7 +207,7 @@ def log_bytes_table(result: dict[str, Any]) -> str:
 
 MCQ_PARTS = {
     "no_system_prompt": "the system prompt (sent as `system_message`)",
-    "lean_sample": "sample metadata beyond `task_type`, `question`, `options` and the "
+    "lean_sample": "sample metadata beyond `task_type`, `question`, `option_labels` and the "
     "breakdown fields",
     "lean_score": "score metadata beyond `parsed` and `strict_correct`",
     "accuracy_only": "metrics beyond `accuracy()` (stderr, Wilson interval, strict and parsed "

@@ -11,7 +11,7 @@ from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_medreason.loaders import DatasetError, load_cases, sample_data_dir
 from inspect_medreason.medreason.dataset import build_dataset, record_to_sample, shuffle_options
 from inspect_medreason.medreason.medreason import mcq, open_ended
-from inspect_medreason.schema import normalise_task_type
+from inspect_medreason.schema import normalise_task_type, sample_options
 
 
 def problems_of(error: pytest.ExceptionInfo[DatasetError]) -> set[tuple[str, str]]:
@@ -138,7 +138,8 @@ def test_shuffle_is_seeded_stable_and_maps_answers(official_dataset: Path) -> No
     assert sorted(o["text"] for o in shown) == ["CT", "MRI", "Ultrasound"]
     sample = record_to_sample(case, loaded.resolved_images["q1"], shuffle_seed=3)
     assert sample.metadata is not None
-    shown_ct = next(o["label"] for o in sample.metadata["options"] if o["text"] == "CT")
+    shown_ct = next(label for label, text in sample_options(sample.metadata, sample.choices or [])
+                    if text == "CT")  # fmt: skip
     assert sample.target == shown_ct and label_map[shown_ct] == "A"
     different = {tuple(o["text"] for o in shuffle_options(case, seed=s)[0]) for s in range(20)}
     assert len(different) > 1

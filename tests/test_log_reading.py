@@ -187,7 +187,8 @@ def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("options", "garbage"), ("options", [{"label": 1}, None]), ("label_map", ["A"])],
+    [("options", "garbage"), ("options", [{"label": 1}, None]), ("label_map", ["A"]),
+     ("option_labels", ["A"]), ("option_labels", "ABC"), ("option_labels", [1, 2, 3])],
 )
 def test_an_edited_sample_is_named_with_its_field(
     official_dataset: Path, tmp_path: Path, field: str, value: Any
@@ -394,3 +395,23 @@ def test_an_edited_run_record_is_refused_naming_its_field(
     assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
     assert main(["compare", str(log), str(edited)]) == 1
     assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
+
+
+def test_a_log_from_before_option_labels_exports_the_same(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    """Logs written before 2026-11-23 carry each MCQ sample's options in metadata (and the
+    image cluster beside the image paths): they read as they always did."""
+    path = _mcq_log(official_dataset, tmp_path)
+    log = read_eval_log(str(path))
+    assert log.samples is not None
+    for sample in log.samples:
+        labels = sample.metadata.get("option_labels") or "ABCDEFGH"
+        sample.metadata["options"] = [{"label": label, "text": text}
+                                      for label, text in zip(labels, sample.choices or [], strict=False)]  # fmt: skip
+        sample.metadata["image_cluster"] = "|".join(sample.metadata.get("image_paths", []))
+        sample.choices = None
+    old = tmp_path / "old.eval"
+    write_eval_log(log, str(old))
+    assert export_results([old]).submission == export_results([path]).submission
+    assert export_results([old]).problems == []

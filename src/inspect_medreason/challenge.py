@@ -39,6 +39,7 @@ from inspect_medreason.log_reading import (
 )
 from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.progress import track
+from inspect_medreason.schema import sample_options
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
@@ -145,17 +146,25 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
     return headers
 
 
-def _malformed_mcq_fields(metadata: dict[str, Any]) -> list[tuple[str, str]]:
+def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
     """The MCQ fields export reads that are not as the task writes them: (field, what)."""
     problems: list[tuple[str, str]] = []
-    options = metadata.get("options", [])
-    if not isinstance(options, list) or not all(
+    metadata = sample.metadata
+    options = metadata.get("options")  # logs written before option_labels
+    if options is not None and (not isinstance(options, list) or not all(
         isinstance(option, dict)
         and isinstance(option.get("label"), str)
         and isinstance(option.get("text"), str)
         for option in options
-    ):
+    )):  # fmt: skip
         problems.append(("options", "is not a list of {label, text} objects"))
+    labels = metadata.get("option_labels")
+    if labels is not None and (
+        not isinstance(labels, list)
+        or not all(isinstance(label, str) for label in labels)
+        or len(labels) != len(sample.choices)
+    ):
+        problems.append(("option_labels", f"is not a list of {len(sample.choices)} labels"))
     label_map = metadata.get("label_map") or {}
     if not isinstance(label_map, dict) or not all(
         isinstance(key, str) and isinstance(value, str) for key, value in label_map.items()
@@ -168,8 +177,7 @@ def _mcq_answer(sample: LoggedSample) -> tuple[str, str, str]:
     """(answer label in the original labelling, reasoning trace, how it was found)."""
     metadata = sample.metadata
     completion = sample.completion
-    options = [(option["label"], option["text"]) for option in metadata.get("options", [])]
-    extraction = extract_label(completion, options)
+    extraction = extract_label(completion, sample_options(metadata, sample.choices))
     label_map: dict[str, str] = metadata.get("label_map") or {}
     trace = (extraction.reasoning_trace or "").strip() or completion.strip()
     if extraction.label is None:
@@ -231,7 +239,7 @@ def _export_sample(
         problems.append(f"{path}: case {case_id!r}: the sample failed ({sample.error})")
         return
     if task_type == "mcq":
-        malformed = _malformed_mcq_fields(sample.metadata)
+        malformed = _malformed_mcq_fields(sample)
         if malformed:
             problems.extend(f"{path}: case {case_id!r}: metadata field {field!r} {what} (an "
                             "edited or foreign log?); re-run the case" for field, what in malformed)  # fmt: skip

@@ -26,7 +26,7 @@ import numpy as np
 
 from inspect_medreason.challenge import ChallengeError
 from inspect_medreason.errors import describe_error
-from inspect_medreason.intervals import IMAGE_CLUSTER, PairedResult, paired_difference
+from inspect_medreason.intervals import PairedResult, case_cluster, paired_difference
 from inspect_medreason.log_reading import (
     LoggedSample,
     UnreadableSample,
@@ -133,7 +133,7 @@ def _add_case_values(
     case = str(sample.id)
     metadata = sample.metadata
     groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
-    clusters[case] = str(metadata.get(IMAGE_CLUSTER) or f"case:{case}")
+    clusters[case] = case_cluster(metadata, f"case:{case}")
     for metric, (scorer_name, key) in METRICS.items():
         score = sample.scores.get(scorer_name)
         if score is None:

@@ -15,9 +15,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 import numpy as np
 from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
@@ -116,6 +117,19 @@ def bootstrap_interval(
     return Interval(float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail)))
 
 
+def case_cluster(metadata: Mapping[str, Any] | None, sample_id: object, key: str = IMAGE_CLUSTER) -> str:
+    """The cluster a case is resampled with: the metadata's ``key`` when it has one (logs
+    written before 2026-11-23 carry ``image_cluster``), else for the image cluster the case's
+    image paths (cases on the same image(s) go together), else the case alone."""
+    metadata = metadata or {}
+    if metadata.get(key):
+        return str(metadata[key])
+    paths = metadata.get("image_paths") if key == IMAGE_CLUSTER else None
+    if isinstance(paths, list) and paths:
+        return "|".join(sorted(map(str, paths)))
+    return str(sample_id)
+
+
 @metric(name="bootstrap_ci")
 def bootstrap_ci(
     cluster: str = IMAGE_CLUSTER, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED
@@ -127,7 +141,7 @@ def bootstrap_ci(
     def compute(scores: list[SampleScore]) -> Value:
         kept = [s for s in scores if not _is_nan(to_float(s.score.value))]
         values = [to_float(s.score.value) for s in kept]
-        clusters = [str((s.sample_metadata or {}).get(cluster, s.sample_id)) for s in kept]
+        clusters = [case_cluster(s.sample_metadata, s.sample_id, cluster) for s in kept]
         return bootstrap_interval(values, clusters, level, resamples, seed).as_dict()
 
     return compute

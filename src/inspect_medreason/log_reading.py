@@ -76,6 +76,7 @@ class LoggedSample(BaseModel):
     completion: str = ""
     error: str | None = None
     scores: dict[str, Score] = Field(default_factory=dict)
+    choices: list[str] = Field(default_factory=list)  # an MCQ sample's option texts
 
     @classmethod
     def from_eval_sample(cls, sample: EvalSample) -> LoggedSample:
@@ -86,6 +87,7 @@ class LoggedSample(BaseModel):
             completion=sample.output.completion if sample.output else "",
             error=sample.error.message if sample.error is not None else None,
             scores=sample.scores or {},
+            choices=sample.choices or [],
         )
 
     @classmethod
@@ -97,6 +99,9 @@ class LoggedSample(BaseModel):
             output = _field(data, "output", dict)
             error = _field(data, "error", dict)
             scores = _field(data, "scores", dict) or {}
+            choices = _field(data, "choices", list) or []
+            if not all(isinstance(choice, str) for choice in choices):
+                raise _FieldError("choices", "not a list of option texts")
             return cls(
                 id=data["id"],
                 epoch=data["epoch"],
@@ -107,6 +112,7 @@ class LoggedSample(BaseModel):
                     name: _validated(Score, score, f"scores.{name}")
                     for name, score in scores.items()
                 },
+                choices=choices,
             )
         except _FieldError as problem:
             return UnreadableSample(key[0], key[1], problem.field, problem.reason)

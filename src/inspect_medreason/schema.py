@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -39,6 +40,18 @@ TASK_TYPE_ALIASES: dict[str, TaskType] = {
 }
 
 DEFAULT_LABELS = tuple(string.ascii_uppercase)
+
+
+def sample_options(metadata: Mapping[str, Any], choices: Sequence[str]) -> list[tuple[str, str]]:
+    """An MCQ sample's options as (label, text), in the order shown: the texts are the
+    sample's ``choices``, the labels A, B, C... unless the metadata's ``option_labels`` names
+    the case's own. (Logs written before 2026-11-23 carry them as ``options`` in metadata,
+    which Inspect copied and summarised for every sample.)"""
+    logged = metadata.get("options")
+    if logged is not None:
+        return [(option["label"], option["text"]) for option in logged]
+    labels = metadata.get("option_labels") or DEFAULT_LABELS
+    return list(zip(labels, choices, strict=False))
 
 
 def normalise_task_type(value: object) -> TaskType:

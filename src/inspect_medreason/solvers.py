@@ -12,6 +12,7 @@ for any other solver (Inspect's ``multiple_choice()`` runs on the same samples).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from inspect_medreason.prompts import PromptTemplate, context_block, format_options, load_template
+from inspect_medreason.schema import sample_options
 
 BLIND_NOTICE = (
     "Note: the image(s) for this question are withheld in this run. Answer from the text alone.\n\n"
@@ -42,14 +44,16 @@ class TrackPrompts:
         return [self.system, self.user]
 
 
-def render_case_prompt(template: PromptTemplate, metadata: dict[str, Any]) -> str:
-    """Fill a user template from the case facts kept in sample metadata."""
-    options: list[dict[str, str]] = metadata.get("options") or []
+def render_case_prompt(
+    template: PromptTemplate, metadata: dict[str, Any], choices: Sequence[str] = ()
+) -> str:
+    """Fill a user template from the case facts kept in sample metadata and its choices."""
+    options = sample_options(metadata, choices)
     return template.render(
         question=str(metadata.get("question", "")),
         context_block=context_block(metadata.get("context")),
-        options=format_options(options),
-        first_label=options[0]["label"] if options else "A",
+        options=format_options([{"label": label, "text": text} for label, text in options]),
+        first_label=options[0][0] if options else "A",
     )
 
 
@@ -62,7 +66,8 @@ def medreason_prompt() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         track = state.metadata.get("task_type", "open")
         templates = prompts["mcq" if track == "mcq" else "open"]
-        text = render_case_prompt(templates.user, state.metadata)
+        choices = [choice.value for choice in state.choices]
+        text = render_case_prompt(templates.user, state.metadata, choices)
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)

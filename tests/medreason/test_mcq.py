@@ -241,11 +241,13 @@ def test_blind_text_only_case_gets_no_notice() -> None:
 
 
 def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> None:
-    """The case id is the sample id, an MCQ reference is the target: neither is repeated in
-    metadata (Inspect copies, summarises and logs every key three times per sample); an
-    open case keeps the reference and the image folder its judges need."""
+    """The case id is the sample id, an MCQ reference is the target, the option texts are
+    the choices and the image cluster is the image paths: none is repeated in metadata
+    (Inspect copies, summarises and logs every key three times per sample); the case's own
+    option labels are kept only when they are not A, B, C...; an open case keeps the
+    reference and the image folder its judges need."""
     from inspect_medreason.medreason.dataset import record_to_sample
-    from inspect_medreason.schema import Case
+    from inspect_medreason.schema import Case, sample_options
 
     options = [{"label": "A", "text": "CT"}, {"label": "B", "text": "MR"}]
     closed = Case(case_id="m1", task_type="mcq", question="Which?", options=options,  # type: ignore[arg-type]
@@ -253,9 +255,16 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
     sample = record_to_sample(closed, [tmp_path / "a.png"], data_dir=tmp_path)
     metadata = sample.metadata or {}
     assert sample.id == "m1" and sample.target == "B" and sample.choices == ["CT", "MR"]
-    assert metadata["task_type"] == "mcq" and metadata["options"] == options
-    for key in ("case_id", "reference_answer", "has_reference", "images_withheld", "data_dir"):
+    assert metadata["task_type"] == "mcq" and metadata["image_paths"] == ["a.png"]
+    for key in ("case_id", "reference_answer", "has_reference", "images_withheld", "data_dir",
+                "options", "option_labels", "image_cluster"):  # fmt: skip
         assert key not in metadata, key
+    assert sample_options(metadata, sample.choices) == [("A", "CT"), ("B", "MR")]
+    own = Case(case_id="m2", task_type="mcq", question="Which?", answer="ii",
+               options=[{"label": "i", "text": "CT"}, {"label": "ii", "text": "MR"}])  # type: ignore[list-item]  # fmt: skip
+    sample = record_to_sample(own, [])
+    assert (sample.metadata or {})["option_labels"] == ["i", "ii"] and sample.target == "ii"
+    assert sample_options(sample.metadata or {}, sample.choices or []) == [("i", "CT"), ("ii", "MR")]
     opened = Case(case_id="o1", task_type="open", question="What?", answer=" A nodule. ",
                   image_paths=["a.png"])  # fmt: skip
     metadata = record_to_sample(opened, [tmp_path / "a.png"], data_dir=tmp_path).metadata or {}

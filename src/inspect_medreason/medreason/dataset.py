@@ -10,7 +10,6 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.intervals import IMAGE_CLUSTER
 from inspect_medreason.lazy_dataset import LazySampleDataset
 from inspect_medreason.loaders import (
     GROUP_FIELDS,
@@ -23,9 +22,7 @@ from inspect_medreason.loaders import (
 )
 from inspect_medreason.metrics import CASE_GROUP_FIELDS as BREAKDOWN_FIELDS
 from inspect_medreason.prompts import context_block
-from inspect_medreason.schema import (
-    Case,
-)
+from inspect_medreason.schema import DEFAULT_LABELS, Case
 
 
 def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[str, str]]:
@@ -71,7 +68,8 @@ def record_to_sample(
         key: value for key, value in case.metadata.model_dump().items() if key not in GROUP_FIELDS
     }
     # Only what the solver, the scorers and the reports read, nothing the sample says already
-    # (its id is the case id, its target the reference label) and nothing empty: Inspect
+    # (its id is the case id, its target the reference label, its choices the option texts)
+    # and nothing empty: Inspect
     # copies a sample's metadata several times per sample, summarises each of its strings
     # and writes it to the log three times.
     open_case = case.task_type == "open"
@@ -80,8 +78,11 @@ def record_to_sample(
         "task_type": case.task_type,
         "question": case.question,
     }
+    labels = [option["label"] for option in options]
     optional = {
-        "options": options,
+        # The option texts are the sample's choices; their labels are A, B, C... unless
+        # named here (the case's own labels).
+        "option_labels": labels if labels != list(DEFAULT_LABELS[: len(labels)]) else None,
         # The open judges compare against it; an MCQ case's reference is the target.
         "reference_answer": case.answer if open_case else None,
         "context": case.context,
@@ -90,9 +91,8 @@ def record_to_sample(
         "label_map": label_map if any(k != v for k, v in label_map.items()) else None,
         # The blind control: the case has images, this run does not show them.
         "images_withheld": bool(images) and not show_images,
+        # Also what the bootstrap intervals resample together (intervals.case_cluster).
         "image_paths": case.image_paths,
-        # Cases on the same image(s) are resampled together by the bootstrap intervals.
-        IMAGE_CLUSTER: "|".join(sorted(case.image_paths)),
         # Where the open judges' images are confined: re-scoring resolves them again under
         # this folder (an MCQ score never reads an image).
         "data_dir": str(data_dir) if judged_images else None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -54,6 +55,7 @@ from inspect_medreason.metrics import (
     shared_score_metadata,
 )
 from inspect_medreason.params import coerce_bool
+from inspect_medreason.schema import sample_options
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +65,11 @@ def official_mcq_correct(raw_answer: str | None, target: str) -> bool:
     return raw_answer is not None and raw_answer.strip() == target.strip()
 
 
-def score_mcq_reply(completion: str, metadata: dict[str, Any], target: str) -> Score:
+def score_mcq_reply(
+    completion: str, metadata: dict[str, Any], target: str, choices: Sequence[str] = ()
+) -> Score:
     """Score one MCQ reply; the work behind ``mcq_scorer`` with no Inspect state needed."""
-    options = [(option["label"], option["text"]) for option in metadata.get("options", [])]
+    options = sample_options(metadata, choices)
     label_map: dict[str, str] = metadata.get("label_map") or {}
     extraction = extract_label(completion, options)
     # What a submission would carry: the JSON answer field, else the whole reply.
@@ -129,7 +133,8 @@ def mcq_scorer() -> Scorer:
                 "with several epochs, strict_accuracy, parsed_accuracy and unparsed describe the "
                 "first epoch only (accuracy and its breakdowns use every epoch)"
             )
-        return score_mcq_reply(state.output.completion, state.metadata, target.text)
+        choices = [choice.value for choice in state.choices]
+        return score_mcq_reply(state.output.completion, state.metadata, target.text, choices)
 
     return score
 
