@@ -21,6 +21,8 @@ from inspect_medreason.agreement import (
     krippendorff_alpha,
     quadratic_kappa,
     read_ratings,
+    score_confusion,
+    score_counts,
 )
 from inspect_medreason.cli import main
 from inspect_medreason.medreason.medreason import open_ended
@@ -39,6 +41,49 @@ def kappa_by_hand(a: list[int], b: list[int], k: int = 5) -> float:
 def test_weighted_kappa_matches_the_formula() -> None:
     a, b = [0, 1, 2, 3, 4, 4, 2, 1], [0, 1, 3, 4, 4, 3, 2, 0]
     assert quadratic_kappa(a, b) == pytest.approx(kappa_by_hand(a, b))
+
+
+def test_weighted_kappa_and_confusion_equal_scikit_learns_on_random_raters() -> None:
+    """The written-out kappa against scikit-learn's on 2,000 random pairs of raters: small
+    and large, skewed, agreeing, one-category (undefined: NaN in both)."""
+    import warnings
+
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    rng = np.random.default_rng(7)
+    undefined = 0
+    for _ in range(2000):
+        size = int(rng.integers(1, 60))
+        spread = int(rng.integers(1, 6))  # 1: a single score from each rater
+        a = rng.integers(0, spread, size) + int(rng.integers(0, 6 - spread))
+        b = np.where(rng.random(size) < rng.random(), a, rng.integers(0, 5, size))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = cohen_kappa_score(a, b, labels=[0, 1, 2, 3, 4], weights="quadratic")
+        ours = quadratic_kappa(a.tolist(), b.tolist())
+        assert score_confusion(a, b).tolist() == confusion_matrix(a, b, labels=[0, 1, 2, 3, 4]).tolist()
+        if np.isnan(expected):
+            undefined += 1
+            assert np.isnan(ours), (a, b)
+        else:
+            assert ours == pytest.approx(float(expected), abs=1e-12), (a, b)
+    assert 0 < undefined < 2000
+
+
+def test_alpha_of_resampled_score_counts_equals_alpha_of_the_matrix() -> None:
+    """The bootstrap resamples rows of per-case score counts; each resample must give the
+    alpha of the same cases' ratings matrix (gaps, unrated cases, one-value resamples)."""
+    from inspect_medreason.agreement import _ordinal_alpha_of_rows
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        raters, cases = int(rng.integers(2, 5)), int(rng.integers(2, 40))
+        matrix = rng.integers(0, int(rng.integers(1, 6)), (raters, cases)).astype(float)
+        matrix[rng.random((raters, cases)) < rng.random() * 0.5] = np.nan
+        rows = rng.integers(0, cases, cases)
+        expected = krippendorff_alpha(matrix[:, rows])
+        ours = _ordinal_alpha_of_rows(score_counts(matrix), rows)
+        assert (np.isnan(ours) and np.isnan(expected)) or ours == pytest.approx(expected)
 
 
 def test_icc_matches_shrout_and_fleiss() -> None:
