@@ -14,6 +14,7 @@ from inspect_medreason.intervals import (
     bootstrap_ci,
     bootstrap_interval,
     bootstrap_means,
+    case_cluster,
     cluster_indices,
     mcnemar_exact,
     paired_difference,
@@ -117,6 +118,26 @@ def test_bootstrap_ci_metric_leaves_unscored_cases_out() -> None:
     assert isinstance(result, dict)
     expected = bootstrap_interval([1.0, 2.0, 3.0, 4.0], ["0", "1", "2", "3"])
     assert result == {"lower": expected.lower, "upper": expected.upper}
+
+
+def test_cases_on_the_same_images_share_a_cluster() -> None:
+    """Samples carry their image paths (logs before 2026-11-23 also an ``image_cluster``):
+    the cluster is the sorted paths, whatever their order; a case without images, or with
+    unreadable paths, is its own cluster."""
+    assert case_cluster({"image_paths": ["b.png", "a.png"]}, "c1") == "a.png|b.png"
+    assert case_cluster({"image_paths": ["a.png", "b.png"]}, "c2") == "a.png|b.png"
+    assert case_cluster({"image_cluster": "x", "image_paths": ["a.png"]}, "c3") == "x"
+    assert case_cluster({"image_paths": []}, "c4") == "c4"
+    assert case_cluster({"image_paths": "a.png"}, "c5") == "c5"
+    assert case_cluster(None, 7) == "7"
+    assert case_cluster({"image_paths": ["a.png"]}, "c6", key="site") == "c6"
+    scores = [
+        SampleScore(score=Score(value=v), sample_id=str(i), sample_metadata={"image_paths": [f"{i // 2}.png"]})
+        for i, v in enumerate([1.0, 2.0, 3.0, 4.0])
+    ]
+    metric: Any = bootstrap_ci()
+    expected = bootstrap_interval([1.0, 2.0, 3.0, 4.0], ["0.png", "0.png", "1.png", "1.png"])
+    assert metric(scores) == {"lower": expected.lower, "upper": expected.upper}
 
 
 def test_paired_difference_significant_and_not() -> None:
