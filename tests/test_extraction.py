@@ -246,7 +246,7 @@ def test_wrapper_runs_are_read_without_backtracking() -> None:
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v3"
+    assert EXTRACTION_MODE == "robust-v4"
 
 
 # Invisible format characters beside or inside an answer: read as if absent (robust-v3).
@@ -295,3 +295,43 @@ SCRIPT_MARK_PREFIXES = (
     "ARABIC", "SYRIAC", "MONGOLIAN", "KAITHI", "EGYPTIAN HIEROGLYPH", "SHORTHAND FORMAT",
     "MUSICAL SYMBOL", "BRAHMI",
 )  # fmt: skip
+
+
+NUMBERED = [("1", "CT"), ("2", "MRI"), ("3", "Ultrasound")]
+ROMAN = [("i", "CT"), ("ii", "MRI"), ("iii", "Ultrasound"), ("iv", "PET")]
+
+
+@pytest.mark.parametrize(
+    ("reply", "options", "expected"),
+    [
+        ('{"reasoning_trace": "x", "answer": "2"}', NUMBERED, "2"),
+        ("ANSWER: 2", NUMBERED, "2"),
+        ("The answer is 3.", NUMBERED, "3"),
+        ("Findings.\n(2)", NUMBERED, "2"),
+        ("2", NUMBERED, "2"),
+        ("Answer: 2 mm", NUMBERED, None),  # a measurement, not the label
+        ("ANSWER: 4", NUMBERED, None),  # no such option
+        ("ANSWER: 1 or 2", NUMBERED, None),
+        ('{"reasoning_trace": "x", "answer": "ii"}', ROMAN, "ii"),
+        ("The final answer is (iii).", ROMAN, "iii"),
+        ("ANSWER: IV", ROMAN, "iv"),  # case-insensitive when one label matches
+        ("**ii**", ROMAN, "ii"),
+        ("ANSWER: ii and iii", ROMAN, None),
+        ("ANSWER: v", ROMAN, None),
+        ("ANSWER: MRI", NUMBERED, "2"),  # an option's text, as for letters
+    ],
+)
+def test_labels_that_are_not_letters_are_read(
+    reply: str, options: list[tuple[str, str]], expected: str | None
+) -> None:
+    """cases.json may label options as it likes: a reply that states exactly such a label
+    was no answer (robust-v3 read single letters only), now it is that label."""
+    assert extract_label(reply, options).label == expected
+
+
+def test_letter_labels_are_read_as_before() -> None:
+    """The label rule for other labels never applies to single-letter ones: a bare "a"
+    after an answer phrase stays the letter rules' decision."""
+    letters = [("A", "CT"), ("B", "MRI")]
+    assert extract_label("The answer is a small nodule.", letters).label is None
+    assert extract_label("ANSWER: b", letters).label == "B"

@@ -1,6 +1,6 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v3``):
+The rules (extraction mode ``robust-v4``):
 
 1. The reply is read after Unicode NFKC normalisation, so full-width letters and brackets
    (``Ｂ``, ``（B）``) read as their ASCII forms, and without invisible format characters
@@ -25,6 +25,11 @@ an answer phrase ("the answer is b because"). The English article "a"/"A" and th
 starts with a label ("B is not my selection.") does not choose it. Several labels at once
 ("A, B, and C", "A or B") are ambiguous. Ambiguity or silence yields no answer: never a
 guess.
+
+A case whose labels are not all single letters (``1``/``2``, ``i``/``ii``; cases.json may name
+any labels) has them read wherever a letter would be, when the answer field, the stated
+answer or the line is nothing but the label (``2``, ``(ii)``, ``3.``; case-insensitive when
+that names one label): ``Answer: 2 mm`` is not the label ``2``.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v3"
+EXTRACTION_MODE = "robust-v4"
 ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
 # A reply longer than this is read from its tail only: answers are stated at the end, and
@@ -321,6 +326,25 @@ def _names_another_label(letter: str, rest: str) -> bool:
     return other.group("letter").isupper() or letter.islower()
 
 
+_LABEL_BRACKETS = "()[]{}<>"
+_LABEL_TRAILING = ".,:;!?。，：；、"
+
+
+def _exact_label(segment: str, labels: list[str]) -> str | None:
+    """A segment that is nothing but one of the case's own labels when they are not all
+    single letters (``2``, ``ii``, ``(iv)``, ``3.``): the letter rules below read one letter
+    and would never see them. Case-insensitive only when that names one label."""
+    if all(len(label) == 1 and label.isascii() and label.isalpha() for label in labels):
+        return None
+    bare = segment.strip()
+    if bare not in labels:
+        bare = bare.strip(_LABEL_BRACKETS).rstrip(_LABEL_TRAILING).strip(_LABEL_BRACKETS).strip()
+    if bare in labels:
+        return bare
+    folded = [label for label in labels if label.casefold() == bare.casefold()]
+    return folded[0] if len(folded) == 1 else None
+
+
 def label_from_segment(
     segment: str, options: list[tuple[str, str]]
 ) -> tuple[SegmentStatus, str | None]:
@@ -328,6 +352,9 @@ def label_from_segment(
     field) begins with, or the option text it states."""
     labels = [label for label, _ in options]
     cleaned = _unwrap(segment)
+    exact = _exact_label(cleaned, labels)
+    if exact is not None:
+        return "label", exact
     match = _LEADING_LABEL.match(cleaned)
     if match:
         letter = match.group("letter")
@@ -351,6 +378,9 @@ def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[Segment
     """A line that holds nothing but a label (maybe with its option's text): ``**B**``,
     ``(D)``, ``C) Consolidation``, ``A or B``; anything else is "none"."""
     cleaned = _unwrap(line)
+    exact = _exact_label(cleaned, [label for label, _ in options])
+    if exact is not None:
+        return "label", exact
     match = _LEADING_LABEL.match(cleaned)
     if not match:
         return "none", None
