@@ -200,7 +200,7 @@ def test_an_edited_sample_is_named_with_its_field(
     write_eval_log(log, str(edited))
     report = export_results([edited])
     assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
-    assert len(report.problems) == 1 and f"case 'q2': metadata field {field!r}" in report.problems[0]
+    assert len(report.problems) == 1 and f"case 'q2': its logged field 'metadata.{field}'" in report.problems[0]
 
 
 def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: Path) -> None:
@@ -395,6 +395,18 @@ def test_an_edited_run_record_is_refused_naming_its_field(
     assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
     assert main(["compare", str(log), str(edited)]) == 1
     assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
+
+
+def test_an_mcq_sample_without_options_is_named(official_dataset: Path, tmp_path: Path) -> None:
+    log = read_eval_log(str(_mcq_log(official_dataset, tmp_path)))
+    assert log.samples is not None
+    log.samples[1].choices = None
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    report = export_results([edited])
+    assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
+    assert report.problems == [f"{edited}: case 'q2': its logged field 'choices' is empty: the "
+                               "case's options are missing (an edited or foreign log?); re-run the case"]  # fmt: skip
 
 
 def test_a_log_from_before_option_labels_exports_the_same(

@@ -157,19 +157,21 @@ def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
         and isinstance(option.get("text"), str)
         for option in options
     )):  # fmt: skip
-        problems.append(("options", "is not a list of {label, text} objects"))
+        problems.append(("metadata.options", "is not a list of {label, text} objects"))
+    if options is None and not sample.choices:
+        problems.append(("choices", "is empty: the case's options are missing"))
     labels = metadata.get("option_labels")
     if labels is not None and (
         not isinstance(labels, list)
         or not all(isinstance(label, str) for label in labels)
         or len(labels) != len(sample.choices)
     ):
-        problems.append(("option_labels", f"is not a list of {len(sample.choices)} labels"))
+        problems.append(("metadata.option_labels", f"is not a list of {len(sample.choices)} labels"))
     label_map = metadata.get("label_map") or {}
     if not isinstance(label_map, dict) or not all(
         isinstance(key, str) and isinstance(value, str) for key, value in label_map.items()
     ):
-        problems.append(("label_map", "is not an object of labels"))
+        problems.append(("metadata.label_map", "is not an object of labels"))
     return problems
 
 
@@ -241,7 +243,7 @@ def _export_sample(
     if task_type == "mcq":
         malformed = _malformed_mcq_fields(sample)
         if malformed:
-            problems.extend(f"{path}: case {case_id!r}: metadata field {field!r} {what} (an "
+            problems.extend(f"{path}: case {case_id!r}: its logged field {field!r} {what} (an "
                             "edited or foreign log?); re-run the case" for field, what in malformed)  # fmt: skip
             return
         answer, trace, method = _mcq_answer(sample)
