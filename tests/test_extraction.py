@@ -319,6 +319,12 @@ ROMAN = [("i", "CT"), ("ii", "MRI"), ("iii", "Ultrasound"), ("iv", "PET")]
         ("ANSWER: ii and iii", ROMAN, None),
         ("ANSWER: v", ROMAN, None),
         ("ANSWER: MRI", NUMBERED, "2"),  # an option's text, as for letters
+        # labels are compared as the reply is read (NFKC): the numeral sign Ⅳ is "IV"
+        ('{"reasoning_trace": "x", "answer": "Ⅳ"}', [("Ⅲ", "CT"), ("Ⅳ", "MRI")], "Ⅳ"),
+        ("ANSWER: Ⅲ", [("Ⅲ", "CT"), ("Ⅳ", "MRI")], "Ⅲ"),
+        # a label that is a word the answer-phrase rules would strip, or a Chinese "option A"
+        ('{"reasoning_trace": "x", "answer": "Answer"}', [("Answer", "CT"), ("Other", "MRI")], "Answer"),
+        ('{"reasoning_trace": "x", "answer": "选项B"}', [("选项A", "CT"), ("选项B", "MRI")], "选项B"),
     ],
 )
 def test_labels_that_are_not_letters_are_read(

@@ -336,12 +336,14 @@ def _exact_label(segment: str, labels: list[str]) -> str | None:
     and would never see them. Case-insensitive only when that names one label."""
     if all(len(label) == 1 and label.isascii() and label.isalpha() for label in labels):
         return None
+    # The reply is read NFKC-normalised (``Ⅳ`` as ``IV``): so are the labels it is held to.
+    readable = {readable_text(label).strip(): label for label in labels}
     bare = segment.strip()
-    if bare not in labels:
+    if bare not in readable:
         bare = bare.strip(_LABEL_BRACKETS).rstrip(_LABEL_TRAILING).strip(_LABEL_BRACKETS).strip()
-    if bare in labels:
-        return bare
-    folded = [label for label in labels if label.casefold() == bare.casefold()]
+    if bare in readable:
+        return readable[bare]
+    folded = [label for read, label in readable.items() if read.casefold() == bare.casefold()]
     return folded[0] if len(folded) == 1 else None
 
 
@@ -352,7 +354,8 @@ def label_from_segment(
     field) begins with, or the option text it states."""
     labels = [label for label, _ in options]
     cleaned = _unwrap(segment)
-    exact = _exact_label(cleaned, labels)
+    # the segment as written first: a label may be a word the unwrapping removes ("Answer")
+    exact = _exact_label(segment, labels) or _exact_label(cleaned, labels)
     if exact is not None:
         return "label", exact
     match = _LEADING_LABEL.match(cleaned)
@@ -378,7 +381,8 @@ def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[Segment
     """A line that holds nothing but a label (maybe with its option's text): ``**B**``,
     ``(D)``, ``C) Consolidation``, ``A or B``; anything else is "none"."""
     cleaned = _unwrap(line)
-    exact = _exact_label(cleaned, [label for label, _ in options])
+    labels = [label for label, _ in options]
+    exact = _exact_label(line, labels) or _exact_label(cleaned, labels)
     if exact is not None:
         return "label", exact
     match = _LEADING_LABEL.match(cleaned)
