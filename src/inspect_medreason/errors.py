@@ -24,15 +24,22 @@ ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None]
 INSPECT_SETUP_ERROR_NAME = "PrerequisiteError"
 
 
+def invalid_fields(error: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
+    """Each invalid field of a pydantic error, dotted (under ``prefix``; empty for the value
+    itself), with why: never the offending value, which may be megabytes."""
+    return [
+        (".".join([prefix, *map(str, problem["loc"])] if prefix else map(str, problem["loc"])),
+         str(problem["msg"]))
+        for problem in error.errors(include_url=False, include_input=False)
+    ]  # fmt: skip
+
+
 def describe_error(error: BaseException, limit: int = 500) -> str:
     """An exception as ``Type: message`` on one line, bounded (a validation error can quote
     megabytes); a pydantic error as its invalid fields and why."""
     if isinstance(error, ValidationError):
-        problems = error.errors(include_url=False, include_input=False)
-        fields = "; ".join(
-            f"{'.'.join(map(str, problem['loc'])) or '(root)'}: {problem['msg']}"
-            for problem in problems[:5]
-        )
+        problems = invalid_fields(error)
+        fields = "; ".join(f"{field or '(root)'}: {why}" for field, why in problems[:5])
         more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
         text = f"{type(error).__name__}: {fields}{more}"
     else:

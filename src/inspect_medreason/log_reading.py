@@ -39,6 +39,8 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inspect_medreason.errors import invalid_fields
+
 if sys.version_info < (3, 14):
     # Python before 3.14 has no zstd codec for zipfile; this is the package Inspect
     # itself uses to register one (and writes its .eval logs with).
@@ -158,10 +160,8 @@ def _validated(model: type[BaseModel], value: Any, field: str) -> Any:
 
 def _first_problem(error: ValidationError, prefix: str = "") -> tuple[str, str]:
     """The first invalid field of a pydantic error (dotted, under ``prefix``) and why,
-    bounded: the offending value may be megabytes."""
-    first = error.errors(include_url=False, include_input=False)[0]
-    field = ".".join([prefix, *map(str, first["loc"])] if prefix else map(str, first["loc"]))
-    reason = str(first["msg"])
+    bounded."""
+    field, reason = invalid_fields(error, prefix)[0]
     return field or "(sample)", reason if len(reason) <= 200 else reason[:200] + "..."
 
 
