@@ -208,13 +208,14 @@ def metrics_pass_seconds(log: Any) -> float:
 def check_scores(variant: str, log: Any) -> None:
     """Every judge call must have produced a score (3 from the stand-in judge)."""
     assert log.results is not None
-    by_name = {score.name: score for score in log.results.scores}
-    if "gt_final" in by_name:
-        if any(by_name[name].unscored_samples for name in ("gt_final", "va_answer", "rvf_trace")):
+    [score] = log.results.scores
+    if score.name == "open_ended_scorer":
+        metrics = score.metrics
+        if any(metrics[f"{name}_unscored"].value for name in ("gt_final", "va_answer", "rvf_trace")):
             raise SystemExit(f"{variant}: judge components went unscored")
-        if by_name["gt_final"].metrics["mean"].value != 3:
+        if metrics["gt_final"].value != 3:
             raise SystemExit(f"{variant}: unexpected judge scores")
-    elif log.results.scores[0].metrics["mean"].value != 3:
+    elif score.metrics["mean"].value != 3:
         raise SystemExit(f"{variant}: unexpected judge scores")
 
 

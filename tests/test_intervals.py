@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
+from inspect_medreason import intervals
 from inspect_medreason.intervals import (
+    RESAMPLES,
+    SEED,
     bootstrap_ci,
     bootstrap_interval,
     bootstrap_means,
@@ -150,3 +153,23 @@ def test_paired_difference_significant_and_not() -> None:
     assert close.detectable is not None and close.detectable > 0.4  # 40 cases see only big gaps
     same = paired_difference([2.0, 3.0, 4.0], [2.0, 3.0, 4.0], None, binary=False)
     assert same.detectable is None and "agree on every shared case" in same.note
+
+
+def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bootstrap over many clusters draws its resamples in blocks (memory stays bounded):
+    whatever the block size, the interval is the one a single draw of every resample gives,
+    and the shared draw of a size does not leak into another."""
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        count = int(rng.integers(2, 200))
+        values = rng.integers(0, 5, size=count).astype(float)
+        clusters = [str(c) for c in rng.integers(0, max(2, count // 3), size=count)]
+        codes, groups = intervals.cluster_codes(clusters, count)
+        sums = np.bincount(codes, weights=values, minlength=groups)
+        sizes = np.bincount(codes, minlength=groups).astype(float)
+        picks = np.random.default_rng(SEED).integers(0, groups, size=(RESAMPLES, groups))
+        means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
+        expected = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
+        monkeypatch.setattr(intervals, "PICKS_PER_BLOCK", int(rng.integers(1, 2 * groups * RESAMPLES)))
+        found = bootstrap_interval(values, clusters)
+        assert (found.lower, found.upper) == pytest.approx(expected, rel=1e-12)

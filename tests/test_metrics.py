@@ -7,14 +7,25 @@ import copy
 import json
 import math
 import pickle
+import random
 from typing import Any
 
 import pytest
-from inspect_ai.scorer import SampleScore, Score, max_score, mean_score
+from inspect_ai.scorer import (
+    SampleScore,
+    Score,
+    grouped,
+    max_score,
+    mean,
+    mean_score,
+    stderr,
+)
 
 from inspect_medreason.cmb.scorer import accuracy_other_mode, cmb_macro, mode_disagreement
+from inspect_medreason.intervals import bootstrap_interval
 from inspect_medreason.metrics import (
     parsed_accuracy,
+    score_components,
     shared_score_metadata,
     strict_accuracy,
     unparsed,
@@ -133,3 +144,56 @@ def test_shared_score_metadata_is_shared_by_copies_and_read_only() -> None:
     unpickled = pickle.loads(pickle.dumps(metadata["judges"]))
     assert type(unpickled) is dict and unpickled == judges
     assert type(unpickled["gt_final"]["raw_replies"]) is list
+
+
+def test_score_components_match_inspects_metrics_on_each_component() -> None:
+    """``score_components`` reads each key of a dictionary score in place; on random scores it
+    gives what Inspect's ``mean()``, ``stderr()`` and ``grouped(mean())`` give on that key
+    alone (the scored cases), the image-clustered bootstrap of ``bootstrap_interval``, and
+    counts a NaN or absent component as unscored."""
+    rng = random.Random(7)
+    for _ in range(40):
+        scores, values = [], []
+        for case in range(rng.randint(0, 30)):
+            value: dict[str, float] = {"va_answer": float(rng.randint(0, 4))}
+            roll = rng.random()
+            if roll > 0.2:
+                value["gt_final"] = float(rng.randint(0, 4))
+            elif roll > 0.1:
+                value["gt_final"] = math.nan
+            metadata = {"modality": rng.choice(["CT", "MR", "X-ray"]),
+                        "image_paths": [f"img{rng.randint(0, 9)}.png"]}  # fmt: skip
+            values.append(value)
+            scores.append(SampleScore(score=Score(value=value), sample_id=f"c{case}",
+                                      sample_metadata=metadata))  # fmt: skip
+        metric: Any = score_components({"gt_final": ["modality"], "va_answer": []})
+        result = metric(scores)
+        assert result["va_answer_unscored"] == 0
+        assert result["va_answer"] == pytest.approx(
+            sum(v["va_answer"] for v in values) / len(values) if values else math.nan, nan_ok=True
+        )
+        assert not any(key.startswith("va_answer by ") for key in result)
+        kept = [(s, v["gt_final"]) for s, v in zip(scores, values, strict=True)
+                if not math.isnan(v.get("gt_final", math.nan))]  # fmt: skip
+        alone = [
+            SampleScore(score=Score(value=gt), sample_id=s.sample_id, sample_metadata=s.sample_metadata)
+            for s, gt in kept
+        ]
+        assert result["gt_final_unscored"] == len(scores) - len(kept)
+        if not alone:
+            assert math.isnan(result["gt_final"]) and math.isnan(result["gt_final_lower"])
+            continue
+        inspect_mean: Any = mean()
+        inspect_stderr: Any = stderr()
+        assert result["gt_final"] == pytest.approx(inspect_mean(alone))
+        assert result["gt_final_stderr"] == pytest.approx(inspect_stderr(alone))
+        expected = bootstrap_interval(
+            [gt for _, gt in kept],
+            ["|".join(s.sample_metadata["image_paths"]) for s, _ in kept],  # type: ignore[index]
+        )
+        assert (result["gt_final_lower"], result["gt_final_upper"]) == (
+            pytest.approx(expected.lower), pytest.approx(expected.upper))  # fmt: skip
+        by_modality: Any = grouped(mean(), "modality", all=False)
+        by_group = by_modality(alone)
+        assert {k.removeprefix("gt_final by modality:"): v for k, v in result.items()
+                if k.startswith("gt_final by ")} == pytest.approx(by_group)  # fmt: skip

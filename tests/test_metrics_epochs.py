@@ -1,5 +1,5 @@
 """The metrics shared by the families (the MCQ accuracy family, the judge components'
-bootstrap interval), through Inspect's real epoch reducers."""
+bootstrap interval and per-component summary), through Inspect's real epoch reducers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ from inspect_ai.scorer import Score
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
 from inspect_medreason.intervals import bootstrap_ci, bootstrap_interval
-from inspect_medreason.metrics import parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.metrics import (
+    parsed_accuracy,
+    score_components,
+    strict_accuracy,
+    unparsed,
+)
 
 
 def mcq_score(correct: float, strict_correct: float, parsed: bool) -> Score:
@@ -47,3 +52,40 @@ def test_bootstrap_interval_reads_the_reduced_score() -> None:
     expected = bootstrap_interval([3.0, 0.0, 2.0, 2.0], ["s0", "s1", "s2", "s3"])
     # a list metric's dict value is logged under its keys (a dict score's under name_key)
     assert values["lower"] == expected.lower and values["upper"] == expected.upper
+
+
+COMPONENT_SCORES = [
+    Score(value={"gt_final": 4.0, "va_final": 3.0}),
+    Score(value={"gt_final": 2.0, "va_final": math.nan}),  # VA unscored: a judge failed
+    Score(value={"gt_final": 3.0, "va_final": 1.0}),
+    Score(value={"gt_final": 0.0, "va_final": 0.0}),
+    Score(value={"va_final": 2.0}),  # no GT component at all: unscored too, never a zero
+    Score(value=math.nan),  # a case the scorer did not score (an MCQ case)
+]
+COMPONENT_METADATA = [
+    {"image_cluster": c, "modality": m}
+    for c, m in (("a", "CT"), ("a", "CT"), ("b", "MR"), ("c", "CT"), ("d", "MR"), ("e", "CT"))
+]
+
+
+def test_score_components_is_unchanged_by_agreeing_epochs() -> None:
+    assert_agreeing_epochs_change_nothing(
+        [score_components({"gt_final": ["modality"], "va_final": []})],
+        COMPONENT_SCORES,
+        metadata=COMPONENT_METADATA,
+    )
+
+
+def test_score_components_reads_the_reduced_score() -> None:
+    """Disagreeing epochs: each component is the mean of its scored epochs (a NaN epoch is
+    left out by the reducer), and a component unscored in every epoch stays unscored."""
+    values = run_metrics(
+        [score_components({"gt_final": []})],
+        [
+            [{"gt_final": 4.0}, {"gt_final": 2.0}],
+            [{"gt_final": math.nan}, {"gt_final": 1.0}],
+            [{"gt_final": math.nan}, {"gt_final": math.nan}],
+        ],
+        reducer="mean",
+    )
+    assert values["gt_final"] == 2.0 and values["gt_final_unscored"] == 1

@@ -14,8 +14,9 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -93,11 +94,46 @@ def _resampled_means(
     # scores are summed in another order, which can move a mean in its last bit).
     sums = np.bincount(codes, weights=data, minlength=count)
     sizes = np.bincount(codes, minlength=count).astype(float)
+    equal_sizes = bool(count) and sizes.min() == sizes.max()
+    means = []
+    for picks in _picks(count, resamples, seed):
+        if equal_sizes:
+            means.append(sums[picks].sum(axis=1) / (sizes[0] * count))
+        else:
+            means.append(sums[picks].sum(axis=1) / sizes[picks].sum(axis=1))
+    return np.concatenate(means) if means else np.zeros(0)
+
+
+# Resampled cluster indices are drawn in blocks of at most this many (8 bytes each): a
+# bootstrap over 100,000 clusters would otherwise hold 2,000 x 100,000 of them at once
+# (1.6 GB). Blocks draw the same numbers as one call would, so the interval does not depend
+# on the block size.
+PICKS_PER_BLOCK = 1 << 22
+
+
+def _picks(count: int, resamples: int, seed: int) -> list[np.ndarray] | Iterator[np.ndarray]:
+    """The resampled cluster indices, ``resamples`` rows of ``count``, in blocks of rows.
+
+    The indices depend only on the cluster count, the resample count and the seed, so the
+    judge components of one metrics pass (which usually have the same number of scored
+    clusters) share one draw: the last one that fits in a block is kept."""
+    if count * resamples <= PICKS_PER_BLOCK:
+        return [_cached_picks(count, resamples, seed)]
+    return _picks_in_blocks(count, resamples, seed)
+
+
+@functools.lru_cache(maxsize=1)
+def _cached_picks(count: int, resamples: int, seed: int) -> np.ndarray:
+    picks = np.random.default_rng(seed).integers(0, count, size=(resamples, count))
+    picks.flags.writeable = False  # shared by every caller until the next size
+    return picks
+
+
+def _picks_in_blocks(count: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, count, size=(resamples, count))
-    if count and sizes.min() == sizes.max():
-        return np.asarray(sums[picks].sum(axis=1) / (sizes[0] * count))
-    return np.asarray(sums[picks].sum(axis=1) / sizes[picks].sum(axis=1))
+    rows = max(1, PICKS_PER_BLOCK // max(count, 1))
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, count, size=(min(rows, resamples - start), count))
 
 
 def bootstrap_interval(

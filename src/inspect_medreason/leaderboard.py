@@ -36,11 +36,19 @@ from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.intervals import SEED, cluster_indices
 from inspect_medreason.log_reading import JudgesRecord, TemplateRecord, task_record
 
-# Where each leaderboard metric lives in a log: (score name, metric name, track).
+# Where each leaderboard metric lives in a log: (score name, metric name, track). An
+# open-ended component is a metric of the one open_ended_scorer score (``gt_final``, with
+# ``gt_final_unscored``, ``gt_final_lower``/``_upper`` and ``gt_final by modality:CT``
+# beside it); LEGACY_SOURCES is where logs written before 2026-11-24 kept it: a score of its
+# own named for the component, with ``mean`` and Inspect's per-score counts.
 METRIC_SOURCES = {
     "MCQ Accuracy": ("mcq_scorer", "accuracy", "mcq"),
-    "Open-ended GT": ("gt_final", "mean", "open"),
-    "Open-ended VA": ("va_final", "mean", "open"),
+    "Open-ended GT": ("open_ended_scorer", "gt_final", "open"),
+    "Open-ended VA": ("open_ended_scorer", "va_final", "open"),
+}
+LEGACY_SOURCES = {
+    "Open-ended GT": ("gt_final", "mean"),
+    "Open-ended VA": ("va_final", "mean"),
 }
 # How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
 BREAKDOWN_PREFIXES = ("grouped_", "accuracy by ", "inspect_medreason/breakdown_")
@@ -176,7 +184,7 @@ def run_settings(log: EvalLog) -> RunSettings:
             "extraction": record.extraction.mode,
             "prompts": _prompt_digests(prompts, "mcq_"),
         }
-    if "gt_final" in scores:
+    if "open_ended_scorer" in scores or "gt_final" in scores:  # this layout, or before 2026-11-24
         judges = record.judges or JudgesRecord()
         roles = {role: _role(cfg) for role, cfg in (log.eval.model_roles or {}).items()}
         tracks["open"] = {
@@ -205,59 +213,78 @@ def _partial(log: EvalLog, config: Any) -> str | None:
     return None
 
 
-def metrics_from_log(
-    log: EvalLog,
-) -> tuple[dict[str, float], dict[str, int], dict[str, dict[str, float]]]:
-    """The leaderboard metrics a log holds, their case counts and per-category breakdowns."""
+@dataclass(frozen=True)
+class LoggedMetric:
+    """One leaderboard metric as a log holds it."""
+
+    value: float
+    cases: int
+    breakdown: dict[str, float]
+    interval: tuple[float, float] | None
+
+
+def logged_metric(log: EvalLog, name: str) -> LoggedMetric | None:
+    """Leaderboard metric ``name`` from the log's results, in either layout; None when the
+    log has none or it is NaN (nothing scored)."""
+    scores = log.results.scores if log.results else []
+    score_name, metric_name, _ = METRIC_SOURCES[name]
+    for score in scores:
+        metric = score.metrics.get(metric_name)
+        if score.name != score_name or metric is None or metric.value != metric.value:
+            continue
+        if score_name == "mcq_scorer":
+            return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
+                                _breakdown(score.metrics, BREAKDOWN_PREFIXES),
+                                _interval(score.metrics, group="ci_wilson"))  # fmt: skip
+        unscored = score.metrics.get(f"{metric_name}_unscored")
+        return LoggedMetric(
+            float(metric.value),
+            int(score.scored_samples or 0) - int(unscored.value if unscored else 0),
+            _breakdown(score.metrics, (f"{metric_name} by ",), only_prefixed=True),
+            _interval(score.metrics, prefix=f"{metric_name}_"),
+        )
+    legacy_score, legacy_metric = LEGACY_SOURCES.get(name, ("", ""))
+    for score in scores:
+        metric = score.metrics.get(legacy_metric)
+        if score.name == legacy_score and metric is not None and metric.value == metric.value:
+            return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
+                                _breakdown(score.metrics, BREAKDOWN_PREFIXES),
+                                _interval(score.metrics, group="bootstrap_ci"))  # fmt: skip
+    return None
+
+
+def _breakdown(
+    metrics: dict[str, Any], prefixes: tuple[str, ...], only_prefixed: bool = False
+) -> dict[str, float]:
+    """Breakdown metrics are the ones named "field:value" (e.g. "modality:CT"), after a
+    prefix naming the breakdown."""
     found: dict[str, float] = {}
-    counts: dict[str, int] = {}
-    breakdown: dict[str, dict[str, float]] = {}
-    if log.results is None:
-        return found, counts, breakdown
-    for name, (score_name, metric_name, _) in METRIC_SOURCES.items():
-        for score in log.results.scores:
-            if score.name != score_name:
-                continue
-            metric = score.metrics.get(metric_name)
-            if metric is not None and metric.value == metric.value:  # NaN: nothing scored
-                found[name] = float(metric.value)
-                counts[name] = int(score.scored_samples or 0)
-            # Breakdown metrics are the ones named "field:value" (e.g. "modality:CT").
-            categories = {_category(key): m.value for key, m in score.metrics.items() if ":" in key}
-            if categories:
-                breakdown[name] = {k: float(v) for k, v in categories.items()}
-    return found, counts, breakdown
-
-
-# The interval metrics of the headline numbers (Inspect's group name for a dict metric).
-INTERVAL_METRICS = {"ci_wilson", "bootstrap_ci"}
-
-
-def intervals_from_log(log: EvalLog) -> dict[str, tuple[float, float]]:
-    """The 95% interval the log holds for each leaderboard metric (MCQ: Wilson; judge
-    components: the image-clustered bootstrap); none for logs written before they were."""
-    found: dict[str, tuple[float, float]] = {}
-    if log.results is None:
-        return found
-    for name, (score_name, _, _) in METRIC_SOURCES.items():
-        for score in log.results.scores:
-            if score.name != score_name:
-                continue
-            bounds = {
-                metric.name: float(metric.value)
-                for metric in score.metrics.values()
-                if getattr(metric, "group", None) in INTERVAL_METRICS
-            }
-            lower, upper = bounds.get("lower"), bounds.get("upper")
-            if lower is not None and upper is not None and lower == lower and upper == upper:
-                found[name] = (lower, upper)
+    for key, metric in metrics.items():
+        if ":" not in key or (only_prefixed and not key.startswith(prefixes)):
+            continue
+        category = key
+        for prefix in prefixes:
+            category = category.removeprefix(prefix)
+        found[category] = float(metric.value)
     return found
 
 
-def _category(key: str) -> str:
-    for prefix in BREAKDOWN_PREFIXES:
-        key = key.removeprefix(prefix)
-    return key
+def _interval(
+    metrics: dict[str, Any], group: str | None = None, prefix: str | None = None
+) -> tuple[float, float] | None:
+    """The 95% interval: metrics ``lower``/``upper`` of Inspect group ``group`` (a metric
+    returning a dictionary), or ``{prefix}lower``/``{prefix}upper``; none for logs written
+    before the intervals were."""
+    if prefix is not None:
+        lower_metric, upper_metric = metrics.get(f"{prefix}lower"), metrics.get(f"{prefix}upper")
+        lower = lower_metric.value if lower_metric else None
+        upper = upper_metric.value if upper_metric else None
+    else:
+        bounds = {m.name: m.value for m in metrics.values() if getattr(m, "group", None) == group}
+        lower, upper = bounds.get("lower"), bounds.get("upper")
+    if lower is None or upper is None or lower != lower or upper != upper:
+        return None
+    return float(lower), float(upper)
 
 
 def _compatible(row: dict[str, Any], item: LogMetrics) -> bool:
@@ -287,8 +314,8 @@ def collect_rows(
         if log.status != "success":
             notes.append(f"{path}: left out (status {log.status!r})")
             continue
-        found, counts, breakdown = metrics_from_log(log)
-        if not found:
+        metrics = {name: m for name in METRIC_SOURCES if (m := logged_metric(log, name))}
+        if not metrics:
             continue
         settings = run_settings(log)
         name = _row_name(log.eval.model, label_args or [], log.eval.task_args or {})
@@ -296,8 +323,13 @@ def collect_rows(
             notes.append(f"{path}: left out, a partial run ({settings.partial}); "
                          "--include-partial shows it as its own row")  # fmt: skip
             continue
-        items.append(LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
-                                found, counts, breakdown, intervals_from_log(log)))  # fmt: skip
+        items.append(LogMetrics(
+            path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
+            {metric: m.value for metric, m in metrics.items()},
+            {metric: m.cases for metric, m in metrics.items()},
+            {metric: m.breakdown for metric, m in metrics.items() if m.breakdown},
+            {metric: m.interval for metric, m in metrics.items() if m.interval},
+        ))  # fmt: skip
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []

@@ -7,6 +7,8 @@ zero; ``unparsed`` reports how many replies had no readable answer.
 from __future__ import annotations
 
 import math
+import statistics
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from inspect_ai.scorer import (
@@ -19,7 +21,18 @@ from inspect_ai.scorer import (
     mean,
     metric,
     stderr,
+    value_to_float,
 )
+
+from inspect_medreason.intervals import (
+    IMAGE_CLUSTER,
+    LEVEL,
+    RESAMPLES,
+    SEED,
+    bootstrap_interval,
+    case_cluster,
+)
+from inspect_medreason.loaders import UNKNOWN_GROUP
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 # Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
@@ -164,3 +177,63 @@ def mcq_metrics() -> list[Metric]:
         unparsed(),
         *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
     ]
+
+
+@metric(name="components")
+def score_components(
+    components: Mapping[str, Sequence[str]],
+    cluster: str = IMAGE_CLUSTER,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Metric:
+    """The components of a dictionary score, each read in place (``components`` maps each
+    key to the metadata fields it is broken down by): its mean (named for the key),
+    ``{key}_stderr`` (as Inspect's ``stderr()``), the 95% cluster-bootstrap interval
+    ``{key}_lower``/``{key}_upper`` (cases sharing an image resampled together), the number
+    of cases that left it unscored (``{key}_unscored``: NaN or absent, never counted as zero)
+    and a mean per value of each field (``{key} by modality:CT``).
+
+    Inspect's own way, a dictionary of metric lists keyed by component, deep-copies every
+    sample's score (with its metadata and the sample's) once per key at each metrics pass:
+    the open-ended score's four keys made a pass cost 8 times a float score's (0.22 against
+    0.027 s on 1,000 cases), and Inspect repeats the pass through the run for its progress
+    display, spaced at ten times its cost. Here nothing is copied, each case's cluster is
+    derived once per pass for all components, and components with as many scored clusters
+    share one bootstrap draw.
+    """
+    to_float = value_to_float()
+
+    def compute(scores: list[SampleScore]) -> Value:
+        clusters = [case_cluster(s.sample_metadata, s.sample_id, cluster) for s in scores]
+        result: dict[str, float] = {}
+        for key, breakdown_fields in components.items():
+            values: list[float] = []
+            kept: list[int] = []
+            for row, sample_score in enumerate(scores):
+                value = sample_score.score.value
+                component = value.get(key) if isinstance(value, dict) else None
+                number = math.nan if component is None else to_float(component)
+                if not math.isnan(number):
+                    values.append(number)
+                    kept.append(row)
+            count = len(values)
+            interval = bootstrap_interval(values, [clusters[row] for row in kept], level,
+                                          resamples, seed)  # fmt: skip
+            result[key] = statistics.fmean(values) if count else math.nan
+            result[f"{key}_stderr"] = (
+                statistics.stdev(values) / math.sqrt(count) if count > 1 else 0.0 if count else math.nan
+            )
+            result[f"{key}_lower"] = interval.lower
+            result[f"{key}_upper"] = interval.upper
+            result[f"{key}_unscored"] = float(len(scores) - count)
+            for field in breakdown_fields:
+                groups: dict[str, list[float]] = {}
+                for number, row in zip(values, kept, strict=True):
+                    group = (scores[row].sample_metadata or {}).get(field, UNKNOWN_GROUP)
+                    groups.setdefault(str(group), []).append(number)
+                for group, members in groups.items():
+                    result[f"{key} by {field}:{group}"] = statistics.fmean(members)
+        return result
+
+    return compute

@@ -99,10 +99,11 @@ def scores_by_id(log: EvalLog, scorer: str = "open_ended_scorer") -> dict[str, A
     return {str(s.id): s.scores[scorer] for s in log.samples if s.scores}
 
 
-def metric(log: EvalLog, name: str, key: str) -> float:
+def metric(log: EvalLog, component: str, statistic: str) -> float:
+    """A component's statistic in the results (``mean`` is the metric named for it)."""
     assert log.results is not None
-    found = next(s for s in log.results.scores if s.name == name)
-    return found.metrics[key].value
+    found = next(s for s in log.results.scores if s.name == "open_ended_scorer")
+    return found.metrics[component if statistic == "mean" else f"{component}_{statistic}"].value
 
 
 def test_gate_and_components_end_to_end(open_dataset: Path, tmp_path: Path) -> None:
@@ -161,19 +162,21 @@ def test_invalid_judge_output_is_retried_then_unscored(open_dataset: Path, tmp_p
     assert math.isnan(noref.value["gt_final"])
     assert noref.metadata["judges"]["gt_final"]["failure"] == "no reference answer for this case"
 
-    # Unscored components are counted (Inspect's unscored_samples per component, which
-    # inspect view shows under the metric) and excluded from the means, never zeros.
-    by_name = {s.name: s for s in (log.results.scores if log.results else [])}
-    assert by_name["gt_final"].unscored_samples == 2
-    assert by_name["va_answer"].unscored_samples == 0
-    assert by_name["gt_final"].scored_samples == len(scores) - 2
+    # Unscored components are counted (gt_final_unscored beside gt_final) and excluded from
+    # the means, never zeros; every case was scored by the scorer itself.
+    [results] = log.results.scores if log.results else []
+    assert results.scored_samples == len(scores) and results.unscored_samples == 0
+    assert metric(log, "gt_final", "unscored") == 2
+    assert metric(log, "va_answer", "unscored") == 0
     values = [s.value["gt_final"] for s in scores.values() if not math.isnan(s.value["gt_final"])]
     assert metric(log, "gt_final", "mean") == pytest.approx(sum(values) / len(values))
     finals = [s.value["va_final"] for s in scores.values()]
     assert metric(log, "va_final", "mean") == pytest.approx(sum(finals) / len(finals))
     assert metric(log, "va_final", "stderr") > 0
-    assert "grouped_modality:CT" in next(
-        s.metrics for s in (log.results.scores if log.results else []) if s.name == "va_final"
+    on_ct = {str(s.id) for s in log.samples or [] if s.metadata["modality"] == "CT"}
+    cases_on_ct = [s.value["va_final"] for case, s in scores.items() if case in on_ct]
+    assert metric(log, "va_final by modality:CT", "mean") == pytest.approx(
+        sum(cases_on_ct) / len(cases_on_ct)
     )
 
 
@@ -268,7 +271,9 @@ def test_mixed_task_reports_all_three_metrics(official_dataset: Path, tmp_path: 
         log_dir=str(tmp_path / "logs"),
     )
     assert log.status == "success", log.error
-    assert metric(log, "mcq_scorer", "accuracy") == pytest.approx(1 / 3)  # q1 only is A
+    assert log.results is not None
+    [mcq_results] = [s for s in log.results.scores if s.name == "mcq_scorer"]
+    assert mcq_results.metrics["accuracy"].value == pytest.approx(1 / 3)  # q1 only is A
     assert metric(log, "gt_final", "mean") == 4.0
     assert metric(log, "va_final", "mean") == 2.0  # VA 2 with RVF 2: capped at 3, stays 2
     # Only the one open case reached the judges: one GT call, two vision calls.
@@ -312,8 +317,7 @@ def test_no_score_then_inspect_score_rejudges(tmp_path: Path) -> None:
     rejudge_with_pipeline_check(log_file, env)
     rescored = read_eval_log(str(log_file))
     assert rescored.status == "success" and rescored.results is not None
-    gt = next(s for s in rescored.results.scores if s.name == "gt_final")
-    assert gt.metrics["mean"].value == 2.0  # the pipeline-check judge's fixed score
+    assert metric(rescored, "gt_final", "mean") == 2.0  # the pipeline-check judge's fixed score
 
 
 def test_the_three_judge_calls_of_a_case_overlap(open_dataset: Path, tmp_path: Path) -> None:

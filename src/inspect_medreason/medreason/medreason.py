@@ -37,10 +37,10 @@ from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 MCQ_TASK_VERSION = "1.3.0"
 
 
-OPEN_ENDED_TASK_VERSION = "1.1.0"
+OPEN_ENDED_TASK_VERSION = "1.2.0"
 
 
-MEDREASON_TASK_VERSION = "1.4.0"
+MEDREASON_TASK_VERSION = "1.5.0"
 
 
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}

@@ -21,16 +21,13 @@ from inspect_ai.scorer import (
     Scorer,
     Target,
     Value,
-    mean,
     scorer,
-    stderr,
 )
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
 from inspect_medreason.extraction import extract_label, parse_open_reply
 from inspect_medreason.images import ImagePathError
-from inspect_medreason.intervals import bootstrap_ci
 from inspect_medreason.judges import (
     JUDGE_KINDS,
     JudgeKind,
@@ -50,8 +47,8 @@ from inspect_medreason.judges import (
 from inspect_medreason.loaders import prepare_image
 from inspect_medreason.metrics import (
     MCQ_GROUP_FIELDS,
-    breakdown,
     mcq_metrics,
+    score_components,
     shared_score_metadata,
 )
 from inspect_medreason.params import coerce_bool
@@ -148,21 +145,20 @@ OPEN_COMPONENTS = {"gt": "gt_final", "va": "va_answer", "rvf": "rvf_trace"}
 OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
 
 
-def open_ended_metrics() -> dict[str, list[Metric]]:
-    """Means with stderr and a 95% bootstrap interval (resampling cases that share an image
-    together) for every component; breakdowns for the two leaderboard metrics.
+def open_ended_metrics() -> list[Metric]:
+    """Per component: the mean, stderr, a 95% bootstrap interval (resampling cases that
+    share an image together) and the count of cases it left unscored; breakdowns for the two
+    leaderboard metrics. The components are read from the dictionary score in place
+    (``score_components``), so the results are one score, ``open_ended_scorer``, whose
+    metrics are named ``gt_final``, ``gt_final_stderr``, ..., ``va_final by modality:CT``.
 
-    An unscored component is NaN: Inspect leaves it out of the component's metrics and counts
-    it (``unscored_samples``, shown by ``inspect view`` under the metric). A share-unscored
-    key per component would say the same at the price of Inspect copying every score once
-    more per key at each metrics pass."""
-    by_group = breakdown(list(OPEN_GROUP_FIELDS))
-    return {
-        "gt_final": [mean(), stderr(), bootstrap_ci(), *by_group],
-        "va_answer": [mean(), stderr(), bootstrap_ci()],
-        "rvf_trace": [mean(), stderr(), bootstrap_ci()],
-        "va_final": [mean(), stderr(), bootstrap_ci(), *by_group],
-    }
+    An unscored component is NaN: left out of its metrics and counted in ``{key}_unscored``.
+    A case the scorer does not score at all (an MCQ case in the combined task) is left out of
+    every component and counted by Inspect (``unscored_samples``)."""
+    fields = list(OPEN_GROUP_FIELDS)
+    return [
+        score_components({"gt_final": fields, "va_answer": [], "rvf_trace": [], "va_final": fields})
+    ]
 
 
 async def case_image_uris(state: TaskState) -> list[str]:
