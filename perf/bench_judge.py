@@ -177,7 +177,7 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
         cpu = time.process_time() - cpu_started
         if log.status != "success":
             raise SystemExit(f"{variant} run failed: {log.error}")
-        log_bytes = sum(path.stat().st_size for path in Path(logs).glob("*.eval"))
+        log_bytes = Path(log.location).stat().st_size  # this run's log (a kept folder holds more)
         samples = log.eval.dataset.samples or 1
         result = {"seconds": elapsed, "cpu_seconds": cpu, "log_bytes_per_sample": log_bytes / samples,
                   **collections.as_result()}
