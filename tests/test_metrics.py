@@ -197,3 +197,17 @@ def test_score_components_match_inspects_metrics_on_each_component() -> None:
         by_group = by_modality(alone)
         assert {k.removeprefix("gt_final by modality:"): v for k, v in result.items()
                 if k.startswith("gt_final by ")} == pytest.approx(by_group)  # fmt: skip
+
+
+def test_score_components_survive_values_an_edited_log_can_hold() -> None:
+    """``inspect score`` recomputes metrics from a log's values, which an edit can make
+    infinite or strings: a value comes out (NaN where it is undefined), never an exception."""
+    values: list[Any] = [1.0, math.inf, "C", 3, None, math.nan]
+    scores = [SampleScore(score=Score(value={"gt_final": v}), sample_id=i,
+                          sample_metadata={"modality": "CT"} if i else None)
+              for i, v in enumerate(values)]  # fmt: skip
+    metric: Any = score_components({"gt_final": ["modality"]})
+    result = metric(scores)
+    assert result["gt_final"] == math.inf and math.isnan(result["gt_final_stderr"])
+    assert result["gt_final_unscored"] == 2  # None and NaN; "C" is Inspect's 1.0
+    assert result["gt_final by modality:unknown"] == 1.0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -111,7 +111,7 @@ def _resampled_means(
 PICKS_PER_BLOCK = 1 << 22
 
 
-def _picks(count: int, resamples: int, seed: int) -> list[np.ndarray] | Iterator[np.ndarray]:
+def _picks(count: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
     """The resampled cluster indices, ``resamples`` rows of ``count``, in blocks of rows.
 
     The indices depend only on the cluster count, the resample count and the seed, so the

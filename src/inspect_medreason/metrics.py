@@ -221,9 +221,7 @@ def score_components(
             interval = bootstrap_interval(values, [clusters[row] for row in kept], level,
                                           resamples, seed)  # fmt: skip
             result[key] = statistics.fmean(values) if count else math.nan
-            result[f"{key}_stderr"] = (
-                statistics.stdev(values) / math.sqrt(count) if count > 1 else 0.0 if count else math.nan
-            )
+            result[f"{key}_stderr"] = _standard_error(values)
             result[f"{key}_lower"] = interval.lower
             result[f"{key}_upper"] = interval.upper
             result[f"{key}_unscored"] = float(len(scores) - count)
@@ -237,3 +235,14 @@ def score_components(
         return result
 
     return compute
+
+
+def _standard_error(values: Sequence[float]) -> float:
+    """The standard error of the mean as Inspect's ``stderr()`` gives it (sample standard
+    deviation over the square root of n; 0 for one value), NaN for none. In plain floats, not
+    ``statistics.stdev``, which raises on an infinite value (an edited log can hold one)."""
+    count = len(values)
+    if count < 2:
+        return 0.0 if count else math.nan
+    centre = math.fsum(values) / count
+    return math.sqrt(math.fsum((value - centre) ** 2 for value in values) / (count - 1) / count)
