@@ -191,15 +191,9 @@ def metrics_pass_seconds(log: Any) -> float:
     """One metrics pass over every score of the run, timed with Inspect's public
     ``recompute_metrics``: Inspect makes such a pass for its progress display, spaced at
     ten times its cost (so once it exceeds 0.09 s it takes a tenth of the run), and once at
-    the end. The scores' metadata is made shared again, as the scorer returns it."""
+    the end."""
     from inspect_ai.log import recompute_metrics
 
-    from inspect_medreason.metrics import shared_score_metadata
-
-    for sample in log.samples or []:
-        for score in (sample.scores or {}).values():
-            if score.metadata:
-                score.metadata = shared_score_metadata(score.metadata)
     started = time.perf_counter()
     recompute_metrics(log)
     return time.perf_counter() - started

@@ -49,7 +49,6 @@ from inspect_medreason.metrics import (
     MCQ_GROUP_FIELDS,
     mcq_metrics,
     score_components,
-    shared_score_metadata,
 )
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.schema import sample_options
@@ -307,7 +306,9 @@ async def score_open_reply(
         value=cast(Value, value),
         answer=reply.answer,
         explanation=_explain(judges, va_final),
-        metadata=shared_score_metadata({
+        # A plain dict: the metrics read the score in place, so Inspect makes no copies of
+        # it for them to share (see score_components).
+        metadata={
             "answer": reply.answer,
             "reasoning_trace": reply.reasoning_trace,
             "parse_method": reply.method,
@@ -318,7 +319,7 @@ async def score_open_reply(
             # the scorer's parameters; this fingerprint ties the case to that template set
             # (it differs when a re-score used other templates).
             "judge_templates_sha256": templates.sha256,
-        }),
+        },
     )
 
 
