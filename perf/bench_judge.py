@@ -191,9 +191,13 @@ def metrics_pass_seconds(log: Any) -> float:
     """One metrics pass over every score of the run, timed with Inspect's public
     ``recompute_metrics``: Inspect makes such a pass for its progress display, spaced at
     ten times its cost (so once it exceeds 0.09 s it takes a tenth of the run), and once at
-    the end."""
+    the end. The log's samples are read in first: the log ``eval()`` returns reads them
+    from its file on first access (about 2 s for 1,000 judged cases), which is no part of
+    a pass."""
     from inspect_ai.log import recompute_metrics
 
+    if not all(sample.scores for sample in log.samples or []):
+        raise SystemExit("a sample of the run has no score")
     started = time.perf_counter()
     recompute_metrics(log)
     return time.perf_counter() - started
