@@ -199,6 +199,7 @@ def test_score_components_match_inspects_metrics_on_each_component() -> None:
                 if k.startswith("gt_final by ")} == pytest.approx(by_group)  # fmt: skip
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf - inf
 def test_score_components_survive_values_an_edited_log_can_hold() -> None:
     """``inspect score`` recomputes metrics from a log's values, which an edit can make
     infinite or strings: a value comes out (NaN where it is undefined), never an exception."""
