@@ -36,19 +36,17 @@ from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.intervals import SEED, cluster_indices
 from inspect_medreason.log_reading import JudgesRecord, TemplateRecord, task_record
 
-# Where each leaderboard metric lives in a log: (score name, metric name, track). An
-# open-ended component is a metric of the one open_ended_scorer score (``gt_final``, with
-# ``gt_final_unscored``, ``gt_final_lower``/``_upper`` and ``gt_final by modality:CT``
-# beside it); LEGACY_SOURCES is where logs written before 2026-11-24 kept it: a score of its
-# own named for the component, with ``mean`` and Inspect's per-score counts.
-METRIC_SOURCES = {
-    "MCQ Accuracy": ("mcq_scorer", "accuracy", "mcq"),
-    "Open-ended GT": ("open_ended_scorer", "gt_final", "open"),
-    "Open-ended VA": ("open_ended_scorer", "va_final", "open"),
-}
-LEGACY_SOURCES = {
-    "Open-ended GT": ("gt_final", "mean"),
-    "Open-ended VA": ("va_final", "mean"),
+# Where each leaderboard metric lives in a log, the first source found wins: (score name,
+# metric name, the Inspect group of its interval). MCQ accuracy and, in logs written before
+# 2026-11-24, each judge component are a score of their own (Inspect's scored-sample count,
+# ``lower``/``upper`` of the interval metric's group, breakdowns named ``field:value``
+# after a prefix). Since then a judge component is a metric of the one open_ended_scorer
+# score (group None): ``gt_final`` with ``gt_final_unscored``, ``gt_final_lower``/``_upper``
+# and ``gt_final by modality:CT`` beside it.
+METRIC_SOURCES: dict[str, list[tuple[str, str, str | None]]] = {
+    "MCQ Accuracy": [("mcq_scorer", "accuracy", "ci_wilson")],
+    "Open-ended GT": [("open_ended_scorer", "gt_final", None), ("gt_final", "mean", "bootstrap_ci")],
+    "Open-ended VA": [("open_ended_scorer", "va_final", None), ("va_final", "mean", "bootstrap_ci")],
 }
 # How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
 BREAKDOWN_PREFIXES = ("grouped_", "accuracy by ", "inspect_medreason/breakdown_")
@@ -69,16 +67,23 @@ class RunSettings:
     partial: str | None  # why the run covers only part of its cases
 
 
+@dataclass(frozen=True)
+class LoggedMetric:
+    """One leaderboard metric as a log holds it."""
+
+    value: float
+    cases: int
+    breakdown: dict[str, float]
+    interval: tuple[float, float] | None
+
+
 @dataclass
 class LogMetrics:
     path: Path
     created: tuple[str, int]
     model: str
     settings: RunSettings
-    metrics: dict[str, float]
-    counts: dict[str, int]
-    breakdown: dict[str, dict[str, float]]
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
+    metrics: dict[str, LoggedMetric]
 
 
 @dataclass
@@ -213,43 +218,26 @@ def _partial(log: EvalLog, config: Any) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class LoggedMetric:
-    """One leaderboard metric as a log holds it."""
-
-    value: float
-    cases: int
-    breakdown: dict[str, float]
-    interval: tuple[float, float] | None
-
-
 def logged_metric(log: EvalLog, name: str) -> LoggedMetric | None:
     """Leaderboard metric ``name`` from the log's results, in either layout; None when the
     log has none or it is NaN (nothing scored)."""
     scores = log.results.scores if log.results else []
-    score_name, metric_name, _ = METRIC_SOURCES[name]
-    for score in scores:
-        metric = score.metrics.get(metric_name)
-        if score.name != score_name or metric is None or metric.value != metric.value:
-            continue
-        if score_name == "mcq_scorer":
-            return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
-                                _breakdown(score.metrics, BREAKDOWN_PREFIXES),
-                                _interval(score.metrics, group="ci_wilson"))  # fmt: skip
-        unscored = score.metrics.get(f"{metric_name}_unscored")
-        return LoggedMetric(
-            float(metric.value),
-            int(score.scored_samples or 0) - int(unscored.value if unscored else 0),
-            _breakdown(score.metrics, (f"{metric_name} by ",), only_prefixed=True),
-            _interval(score.metrics, prefix=f"{metric_name}_"),
-        )
-    legacy_score, legacy_metric = LEGACY_SOURCES.get(name, ("", ""))
-    for score in scores:
-        metric = score.metrics.get(legacy_metric)
-        if score.name == legacy_score and metric is not None and metric.value == metric.value:
-            return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
-                                _breakdown(score.metrics, BREAKDOWN_PREFIXES),
-                                _interval(score.metrics, group="bootstrap_ci"))  # fmt: skip
+    for score_name, metric_name, interval_group in METRIC_SOURCES[name]:
+        for score in scores:
+            metric = score.metrics.get(metric_name)
+            if score.name != score_name or metric is None or metric.value != metric.value:
+                continue
+            if interval_group is not None:  # a score of its own
+                return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
+                                    _breakdown(score.metrics, BREAKDOWN_PREFIXES),
+                                    _interval(score.metrics, group=interval_group))  # fmt: skip
+            unscored = score.metrics.get(f"{metric_name}_unscored")
+            return LoggedMetric(
+                float(metric.value),
+                int(score.scored_samples or 0) - int(unscored.value if unscored else 0),
+                _breakdown(score.metrics, (f"{metric_name} by ",), only_prefixed=True),
+                _interval(score.metrics, prefix=f"{metric_name}_"),
+            )
     return None
 
 
@@ -323,13 +311,8 @@ def collect_rows(
             notes.append(f"{path}: left out, a partial run ({settings.partial}); "
                          "--include-partial shows it as its own row")  # fmt: skip
             continue
-        items.append(LogMetrics(
-            path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
-            {metric: m.value for metric, m in metrics.items()},
-            {metric: m.cases for metric, m in metrics.items()},
-            {metric: m.breakdown for metric, m in metrics.items() if m.breakdown},
-            {metric: m.interval for metric, m in metrics.items() if m.interval},
-        ))  # fmt: skip
+        items.append(LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
+                                metrics))  # fmt: skip
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
@@ -342,18 +325,18 @@ def collect_rows(
         row: ModelRow = group["row"]
         for track, track_settings in item.settings.tracks.items():
             group["tracks"].setdefault(track, track_settings)
-        for name, value in item.metrics.items():
+        for name, logged in item.metrics.items():
             if name in row.metrics:
                 row.notes.append(f"{name}: used {row.sources[name]} (the newest run of this "
                                  f"configuration), not {item.path}")  # fmt: skip
                 continue
-            row.metrics[name] = value
-            row.counts[name] = item.counts.get(name, 0)
+            row.metrics[name] = logged.value
+            row.counts[name] = logged.cases
             row.sources[name] = str(item.path)
-            if name in item.intervals:
-                row.intervals[name] = item.intervals[name]
-            if name in item.breakdown:
-                row.breakdown[name] = item.breakdown[name]
+            if logged.interval is not None:
+                row.intervals[name] = logged.interval
+            if logged.breakdown:
+                row.breakdown[name] = logged.breakdown
     rows = [_finish(group) for group in groups]
     _label_differences(rows)
     return Leaderboard(rows, notes)
