@@ -15,6 +15,7 @@ from inspect_medreason.errors import (
     TaskArgumentError,
     UserInputError,
     describe_error,
+    first_few,
     install_user_error_hook,
     is_setup_error,
     user_error_hook,
@@ -84,3 +85,9 @@ def test_describe_error_is_one_bounded_line_naming_invalid_fields() -> None:
     )
     huge = describe_error(RuntimeError("line one\nline two " + "y" * 10_000))
     assert huge.startswith("RuntimeError: line one line two yyy") and len(huge) == 503
+
+
+def test_first_few_names_the_rest_by_count() -> None:
+    assert first_few(["a", "b"], 3) == "a, b"
+    assert first_few(["a", "b", "c", "d"], 3) == "a, b, c and 1 more"
+    assert first_few(["a", "b", "c"], 1, "; ") == "a and 2 more"

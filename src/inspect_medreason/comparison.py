@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from inspect_medreason.challenge import ChallengeError
-from inspect_medreason.errors import describe_error
+from inspect_medreason.errors import describe_error, first_few
 from inspect_medreason.intervals import PairedResult, case_cluster, paired_difference
 from inspect_medreason.log_reading import (
     LoggedSample,
@@ -162,15 +162,13 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     shared_any = cases_a & cases_b
     for label, only in (("A", cases_a - cases_b), ("B", cases_b - cases_a)):
         if only and shared_any:
-            examples = ", ".join(repr(case) for case in sorted(only)[:5])
-            more = f" and {len(only) - 5} more" if len(only) > 5 else ""
-            warnings.append(f"{len(only)} case(s) scored only in {label} ({examples}{more}) are "
+            examples = first_few([repr(case) for case in sorted(only)], 5)
+            warnings.append(f"{len(only)} case(s) scored only in {label} ({examples}) are "
                             "left out of the comparison")  # fmt: skip
     for label, run in (("A", a), ("B", b)):
         if run.unreadable:
-            more = f" and {len(run.unreadable) - 3} more" if len(run.unreadable) > 3 else ""
             warnings.append(f"{len(run.unreadable)} sample(s) of {label} are left out, unreadable: "
-                            + "; ".join(run.unreadable[:3]) + more)  # fmt: skip
+                            + first_few(run.unreadable, 3, "; "))  # fmt: skip
     if not shared_any:
         raise ChallengeError([f"{a.path} and {b.path} share no scored case: nothing to compare "
                               "(were they run on the same data?)"])  # fmt: skip

@@ -11,7 +11,7 @@ and exits non-zero, and hands every other exception to the hook that was there b
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -34,14 +34,19 @@ def invalid_fields(error: ValidationError, prefix: str = "") -> list[tuple[str, 
     ]  # fmt: skip
 
 
+def first_few(items: Sequence[str], shown: int, separator: str = ", ") -> str:
+    """The first ``shown`` items joined, and how many more there are: a message stays short
+    whatever the count."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return separator.join(items[:shown]) + more
+
+
 def describe_error(error: BaseException, limit: int = 500) -> str:
     """An exception as ``Type: message`` on one line, bounded (a validation error can quote
     megabytes); a pydantic error as its invalid fields and why."""
     if isinstance(error, ValidationError):
-        problems = invalid_fields(error)
-        fields = "; ".join(f"{field or '(root)'}: {why}" for field, why in problems[:5])
-        more = f" and {len(problems) - 5} more" if len(problems) > 5 else ""
-        text = f"{type(error).__name__}: {fields}{more}"
+        fields = [f"{field or '(root)'}: {why}" for field, why in invalid_fields(error)]
+        text = f"{type(error).__name__}: {first_few(fields, 5, '; ')}"
     else:
         text = " ".join(f"{type(error).__name__}: {error}".split())
     return text if len(text) <= limit else text[:limit] + "..."
