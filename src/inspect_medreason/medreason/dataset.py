@@ -69,9 +69,8 @@ def record_to_sample(
     }
     # Only what the solver, the scorers and the reports read, nothing the sample says already
     # (its id is the case id, its target the reference label, its choices the option texts)
-    # and nothing empty: Inspect
-    # copies a sample's metadata several times per sample, summarises each of its strings
-    # and writes it to the log three times.
+    # and nothing empty: Inspect copies a sample's metadata several times per sample,
+    # summarises each of its strings and writes it to the log three times.
     open_case = case.task_type == "open"
     judged_images = open_case and data_dir is not None and bool(case.image_paths)
     metadata: dict[str, Any] = {
