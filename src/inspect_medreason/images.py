@@ -44,7 +44,7 @@ def resolve_image_path(data_dir: Path, relative: str) -> Path:
     try:
         root = Path(os.path.realpath(data_dir))
         target = Path(os.path.realpath(root / relative))
-        if target != root and root not in target.parents:
+        if target != root and not target.is_relative_to(root):
             raise ImagePathError(f"{relative!r} resolves outside the data folder ({root})")
         if not target.is_file():
             raise ImagePathError(f"{relative!r} does not exist")
@@ -100,10 +100,11 @@ def cache_root() -> Path:
 
 def _decode_key(path: Path) -> str | None:
     try:
-        stat = path.resolve().stat()
-    except OSError:
+        real = os.path.realpath(path)
+        stat = os.stat(real)
+    except (OSError, ValueError):
         return None
-    return f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    return f"{real}|{stat.st_size}|{stat.st_mtime_ns}"
 
 
 def _decode_record() -> sqlite3.Connection | None:
