@@ -12,6 +12,8 @@ counted run pays the first run's full decode of every image:
   ``strict_correct``);
 - ``accuracy_only``: the task's metrics replaced by ``accuracy()`` (no breakdowns, interval
   or extraction metrics);
+- ``all_out``: the four parts above out at once: what the plugin's own loading, solver and
+  scorer cost with no feature that Inspect has to carry;
 - ``bare``: bare Inspect on the same cases (``bench_mcq``'s), for scale.
 
 The parts are features (the system prompt, the case facts in the log, the breakdowns): this
@@ -39,13 +41,18 @@ import instructions
 
 from inspect_medreason.files import write_text_atomically
 
-VARIANTS = ["plugin", "no_system_prompt", "lean_sample", "lean_score", "accuracy_only", "bare"]
+PARTS = ["no_system_prompt", "lean_sample", "lean_score", "accuracy_only"]
+VARIANTS = ["plugin", *PARTS, "all_out", "bare"]
 KEPT_SAMPLE_KEYS = {"task_type", "question", "option_labels", "modality", "organ_system", "task"}
 RESULTS = Path(__file__).parent / "results" / "mcq_ablation.json"
 
 
 def take_out(variant: str) -> None:
-    """Patch the package so that the task runs without the variant's part."""
+    """Patch the package so that the task runs without the variant's part (or parts)."""
+    if variant == "all_out":
+        for part in PARTS:
+            take_out(part)
+        return
     dataset: Any = importlib.import_module("inspect_medreason.medreason.dataset")
     scorer: Any = importlib.import_module("inspect_medreason.medreason.scorer")
     tasks: Any = importlib.import_module("inspect_medreason.medreason.medreason")
@@ -141,6 +148,7 @@ def main() -> None:
             for variant in VARIANTS[1:-1]
         },
         "plugin_over_bare_per_case": round((counts["plugin"] - counts["bare"]) / args.cases),
+        "all_out_over_bare_per_case": round((counts["all_out"] - counts["bare"]) / args.cases),
     }
     write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
     print(json.dumps(result, indent=2))

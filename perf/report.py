@@ -212,6 +212,8 @@ MCQ_PARTS = {
     "lean_score": "score metadata beyond `parsed` and `strict_correct`",
     "accuracy_only": "metrics beyond `accuracy()` (stderr, Wilson interval, strict and parsed "
     "accuracy, breakdowns)",
+    "all_out": "all four at once (what is left: the plugin's loading, solver and scorer, and "
+    "the `choices` and prompt every case carries)",
 }
 JUDGE_PARTS = {
     "lean_score": "the score's metadata and explanation (the judges' records, cost, models)",
@@ -230,6 +232,8 @@ def mcq_ablation_table(result: dict[str, Any]) -> str:
         f"| nothing (as shipped) | {counts['plugin'] / 1e9:.2f} G | — | — |",
     ]
     for variant, part in MCQ_PARTS.items():
+        if variant not in result["saved_per_case"]:
+            continue  # a results file from before the variant was counted
         saved = result["saved_per_case"][variant]
         lines.append(f"| {part} | {counts[variant] / 1e9:.2f} G | {saved / 1e6:.2f} M | "
                      f"{saved / over_bare:.0%} |")  # fmt: skip
