@@ -35,3 +35,48 @@ def test_the_reply_parser_bench_runs_every_parser_and_reports_no_failure(tmp_pat
     result = json.loads(output.read_text(encoding="utf-8"))
     assert result["reply_chars"] == 2000 and len(result["parsers"]) == 14
     assert all(row["failures"] == [] and row["worst_reply"] for row in result["parsers"].values())
+
+
+def test_the_system_prompt_reproduction_reports_every_variant(tmp_path: Path) -> None:
+    output = tmp_path / "repro.json"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "perf" / "repro_system_prompt.py"), "--samples", "12",
+         "--repeats", "1", "--side", "32", "--output", str(output)],
+        capture_output=True, text=True, check=False, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
+    assert timings["samples"] == 12 and timings["repeats"] == 1
+    floor = timings["no_system"]["log_bytes_per_sample"]
+    for variant in ("system_config", "system_solver"):
+        # the system prompt is logged with every sample: a run without it writes less
+        assert timings[variant]["log_bytes_per_sample"] > floor
+        assert set(timings["ratio_vs_no_system"][variant]) == {
+            "seconds", "cpu_seconds", "log_bytes_per_sample"}
+
+
+def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages(
+    tmp_path: Path,
+) -> None:
+    from inspect_ai import eval
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import resolve_sample_attachments
+
+    sys.path.insert(0, str(ROOT / "perf"))
+    try:
+        import repro_system_prompt as repro
+        from bench_mcq import make_dataset, scripted_model
+    finally:
+        sys.path.remove(str(ROOT / "perf"))
+    make_dataset(tmp_path / "data", 2, 16)
+    sent: dict[str, list[tuple[str, str]]] = {}
+    for variant in ("system_config", "system_solver"):
+        [log] = eval(repro.task(tmp_path / "data", variant), model=scripted_model(),
+                     display="none", log_dir=str(tmp_path / variant))  # fmt: skip
+        assert log.status == "success"
+        [sample, *_] = log.samples or []
+        sample = resolve_sample_attachments(sample)
+        [event] = [event for event in sample.events if isinstance(event, ModelEvent)]
+        sent[variant] = [(message.role, message.text) for message in event.input]
+    assert sent["system_config"] == sent["system_solver"]
+    assert sent["system_config"][0] == ("system", repro.SYSTEM)
