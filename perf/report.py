@@ -276,6 +276,48 @@ def parsers_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+SYSTEM_PROMPT_VARIANTS = {
+    "no_system": "no system prompt",
+    "system_config": "`system_message=` in the generate config",
+    "system_solver": "Inspect's `system_message()` solver",
+}
+
+
+def repro_system_prompt_table(result: dict[str, Any]) -> str:
+    """One column per way of sending the system prompt; a row per measure that was run."""
+    variants = list(SYSTEM_PROMPT_VARIANTS)
+    lines = [
+        "| measure | " + " | ".join(SYSTEM_PROMPT_VARIANTS.values()) + " |",
+        "|---|---|---|---|",
+    ]
+    footers = []
+    timings = result.get("timings")
+    if timings:
+        rows = [("wall time", "seconds", "{:.2f} s"), ("CPU time", "cpu_seconds", "{:.2f} s"),
+                ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}")]  # fmt: skip
+        samples = timings["samples"]
+        for label, key, form in rows:
+            cells = [form.format(timings[variants[0]][key])] + [
+                f"{form.format(timings[v][key])} ({timings['ratio_vs_no_system'][v][key]:.2f}×)"
+                for v in variants[1:]
+            ]
+            where = f"{samples:,} samples, median of {timings['repeats']}"
+            lines.append(f"| {label} ({where}) | " + " | ".join(cells) + " |")
+        footers.append(measured_on(timings))
+    counted = result.get("instructions")
+    if counted:
+        per = counted["per_sample"]
+        cells = [f"{per[variants[0]] / 1e6:.2f} M"] + [
+            f"{per[v] / 1e6:.2f} M ({counted['per_sample_vs_no_system'][v]:.3f}×)"
+            for v in variants[1:]
+        ]
+        lines.append(f"| instructions per sample (callgrind, {counted['samples']:,} vs "
+                     f"{counted['small_samples']} samples) | " + " | ".join(cells) + " |")  # fmt: skip
+        if measured_on(counted) not in footers:
+            footers.append(measured_on(counted))
+    return "\n".join([*lines, "", " ".join(footers)])
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
@@ -287,6 +329,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq_ablation": mcq_ablation_table,
     "judge_ablation": judge_ablation_table,
     "parsers": parsers_table,
+    "repro_system_prompt": repro_system_prompt_table,
 }
 
 

@@ -183,3 +183,26 @@ def test_the_parsers_table_names_the_slowest_reply_and_the_growth(tmp_path: Path
     assert "| MCQ label | '答案' repeated | 180 ms | 4.2× | 0 |" in fresh
     assert "| VQA yes/no | mixture 10 | 8 ms | — | **1** |" in fresh
     assert "87 hostile replies of 200,000 characters" in fresh
+
+
+def test_the_system_prompt_table_shows_what_was_measured(tmp_path: Path) -> None:
+    report = report_module()
+    variants = ("no_system", "system_config", "system_solver")
+    timings = {
+        "samples": 1000, "repeats": 3, "machine": "m", "date": "2026-01-02",
+        **{v: {"seconds": 10.0 + i, "cpu_seconds": 9.0 + i, "log_bytes_per_sample": 2000.0 + i}
+           for i, v in enumerate(variants)},
+        "ratio_vs_no_system": {v: {"seconds": 1.1, "cpu_seconds": 1.11,
+                                   "log_bytes_per_sample": 1.0}
+                               for v in variants[1:]},
+    }  # fmt: skip
+    only_timed = report.repro_system_prompt_table({"timings": timings})
+    assert "| wall time (1,000 samples, median of 3) | 10.00 s | 11.00 s (1.10×) | 12.00 s (1.10×) |" in only_timed
+    assert "instructions" not in only_timed and "*Measured 2026-01-02 on m.*" in only_timed
+    counted = {"samples": 100, "small_samples": 10, "machine": "m", "date": "2026-01-03",
+               "per_sample": {"no_system": 60_000_000, "system_config": 62_000_000,
+                              "system_solver": 90_000_000},
+               "per_sample_vs_no_system": {"system_config": 1.033, "system_solver": 1.5}}  # fmt: skip
+    both = report.repro_system_prompt_table({"timings": timings, "instructions": counted})
+    assert "| 60.00 M | 62.00 M (1.033×) | 90.00 M (1.500×) |" in both
+    assert "*Measured 2026-01-03 on m.*" in both
