@@ -212,8 +212,7 @@ MCQ_PARTS = {
     "lean_score": "score metadata beyond `parsed` and `strict_correct`",
     "accuracy_only": "metrics beyond `accuracy()` (stderr, Wilson interval, strict and parsed "
     "accuracy, breakdowns)",
-    "all_out": "all four at once (what is left: the plugin's loading, solver and scorer, and "
-    "the `choices` and prompt every case carries)",
+    "all_out": "all four at once",
 }
 JUDGE_PARTS = {
     "lean_score": "the score's metadata and explanation (the judges' records, cost, models)",
