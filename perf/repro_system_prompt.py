@@ -19,7 +19,7 @@ medians of alternating runs, log bytes per sample are read from the run's log.
 and at 10 samples; what one sample costs is the difference over the difference in samples):
 the timings on a shared machine wander more than the differences here.
 
-Usage: python perf/repro_system_prompt.py [--samples 1000] [--repeats 3]
+Usage: python perf/repro_system_prompt.py [--samples 1000] [--repeats 5]
        python perf/repro_system_prompt.py --instructions [--samples 100]
 """
 
@@ -157,7 +157,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, help="samples (default 1000; 100 with "
                         "--instructions)")  # fmt: skip
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--instructions", action="store_true")
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
