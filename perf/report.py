@@ -47,8 +47,8 @@ def mcq_table(result: dict[str, Any]) -> str:
     for label, key, form, ratio in rows:
         values = " | ".join(form.format(result[v][key]) for v in variants)
         lines.append(
-            f"| {label} | {values} | {result[f'{ratio}_ratio_vs_bare']:.2f}× | "
-            f"{result[f'{ratio}_ratio_vs_multiple_choice']:.2f}× |"
+            f"| {label} | {values} | {result[f'{ratio}_ratio_vs_bare']:.3f}× | "
+            f"{result[f'{ratio}_ratio_vs_multiple_choice']:.3f}× |"
         )
     return "\n".join([*lines, "", measured_on(result)])
 

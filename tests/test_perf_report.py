@@ -151,7 +151,7 @@ def test_the_mcq_table_shows_time_in_collections_when_measured(tmp_path: Path) -
     result["gc_ratio_vs_bare"], result["gc_ratio_vs_multiple_choice"] = 1.5, 1.2
     (tmp_path / "mcq.json").write_text(json.dumps(result))
     fresh = report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
-    assert "| in garbage collection | 2.0 s | 2.5 s | 3.0 s | 1.50× | 1.20× |" in fresh
+    assert "| in garbage collection | 2.0 s | 2.5 s | 3.0 s | 1.500× | 1.200× |" in fresh
     del result["plugin"]["gc_seconds"]  # an older results file: no such row
     (tmp_path / "mcq.json").write_text(json.dumps(result))
     assert "garbage" not in report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
