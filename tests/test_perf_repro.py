@@ -80,3 +80,20 @@ def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages
         sent[variant] = [(message.role, message.text) for message in event.input]
     assert sent["system_config"] == sent["system_solver"]
     assert sent["system_config"][0] == ("system", repro.SYSTEM)
+
+
+def test_the_plugin_code_bench_times_each_part_per_case(tmp_path: Path) -> None:
+    output = tmp_path / "plugin_code.json"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "perf" / "bench_plugin_code.py"), "--cases", "8",
+         "--side", "16", "--repeats", "1", "--output", str(output)],
+        capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(output.read_text(encoding="utf-8"))
+    assert set(result["per_case_us"]) == {"load", "prompt", "score"}
+    assert all(value > 0 for value in result["per_case_us"].values())
+    assert result["total_per_case_us"] == round(sum(result["per_case_us"].values()), 2)
+    # beside bare Inspect's per-case wall time from the committed MCQ results
+    share = result["total_per_case_us"] / result["bare_inspect_per_case_us"]
+    assert abs(result["share_of_bare_case"] - share) < 1e-3
