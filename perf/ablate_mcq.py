@@ -12,8 +12,8 @@ counted run pays the first run's full decode of every image:
   ``strict_correct``);
 - ``accuracy_only``: the task's metrics replaced by ``accuracy()`` (no breakdowns, interval
   or extraction metrics);
-- ``all_out``: the four parts above out at once: what the plugin's own loading, solver and
-  scorer cost with no feature that Inspect has to carry;
+- ``all_out``: the four parts above out at once (what is left: the plugin's loading, solver
+  and scorer, and the ``choices`` and prompt text every case carries);
 - ``bare``: bare Inspect on the same cases (``bench_mcq``'s), for scale.
 
 The parts are features (the system prompt, the case facts in the log, the breakdowns): this
