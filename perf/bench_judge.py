@@ -41,6 +41,7 @@ Usage: python perf/bench_judge.py [--cases 300 1000] [--repeats 3] [--latency 0.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -53,6 +54,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import alternating
 import instructions
 from collections_time import collections_timed
 
@@ -283,18 +285,12 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
             if args.profile:
                 profile(args.profile, folder, base_url, args.max_connections, Path(tmp))
                 return None
-            runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
-            for repeat in range(args.repeats):
-                for variant in VARIANTS if repeat % 2 == 0 else VARIANTS[::-1]:
-                    runs[variant].append(child(variant, folder, base_url, args, Path(tmp)))
-                    print(count, variant, runs[variant][-1], flush=True)
-        medians = {
-            variant: {key: round(statistics.median(run[key] for run in runs[variant]), 3)
-                      for key in ("seconds", "cpu_seconds", "log_bytes_per_sample",
-                                  "metrics_pass_seconds", "gc_seconds", "gc_full_collections")
-                      if key in runs[variant][0]}
-            for variant in VARIANTS
-        }  # fmt: skip
+            run = functools.partial(child, folder=folder, base_url=base_url, args=args,
+                                    tmp=Path(tmp))  # fmt: skip
+            runs = alternating.alternating_runs(VARIANTS, run, args.repeats, label=count)
+        medians = alternating.medians(runs, ("seconds", "cpu_seconds", "log_bytes_per_sample",
+                                        "metrics_pass_seconds", "gc_seconds",
+                                        "gc_full_collections"))  # fmt: skip
         floor = medians["no_score"]["seconds"] + math.ceil(
             3 * count / args.max_connections
         ) * args.latency

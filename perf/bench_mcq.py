@@ -42,7 +42,6 @@ import argparse
 import json
 import platform
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,7 @@ from typing import Any
 
 import instructions
 import numpy as np
+from alternating import alternating_runs, medians
 from collections_time import collections_timed
 from PIL import Image
 
@@ -241,21 +241,17 @@ def main() -> None:
         folder = Path(tmp) / "data"
         make_dataset(folder, args.cases, args.side)
         image_bytes = sum(p.stat().st_size for p in (folder / "images").iterdir())
-        runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
-        for repeat in range(args.repeats):
-            # Alternate the order, so that no variant always runs on a warmer machine.
-            for variant in VARIANTS if repeat % 2 == 0 else VARIANTS[::-1]:
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", variant, "--folder", str(folder)],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                runs[variant].append(json.loads(out.stdout.strip().splitlines()[-1]))
-                print(variant, runs[variant][-1], flush=True)
 
-    def median(variant: str, key: str) -> float:
-        return float(statistics.median(run[key] for run in runs[variant]))
+        def child(variant: str) -> dict[str, float]:
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", variant, "--folder", str(folder)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+        runs = alternating_runs(VARIANTS, child, args.repeats)
 
     result: dict[str, Any] = {
         "cases": args.cases,
@@ -265,12 +261,8 @@ def main() -> None:
         "statistic": "median",
         "machine": platform.platform(),
         "date": time.strftime("%Y-%m-%d"),
-        **{
-            variant: {key: round(median(variant, key), 3)
-                      for key in MEASURES}
-            for variant in VARIANTS
-        },
-    }  # fmt: skip
+        **medians(runs, MEASURES),
+    }
     plugin = result["plugin"]
     for baseline in ("bare", "multiple_choice"):
         for key, name in (

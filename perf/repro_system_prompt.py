@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import instructions
+from alternating import alternating_runs
+from alternating import medians as median_of_runs
 from bench_mcq import make_dataset, scripted_model
 
 from inspect_medreason.files import write_text_atomically
@@ -102,19 +103,13 @@ def child_command(variant: str, folder: Path) -> list[str]:
 
 
 def timed(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    runs: dict[str, list[dict[str, float]]] = {variant: [] for variant in VARIANTS}
+    def child(variant: str) -> dict[str, float]:
+        out = subprocess.run(child_command(variant, folder), check=True, capture_output=True,
+                             text=True)  # fmt: skip
+        return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
     subprocess.run(child_command("no_system", folder), check=True, capture_output=True)  # warm
-    for repeat in range(args.repeats):
-        order = VARIANTS if repeat % 2 == 0 else VARIANTS[::-1]
-        for variant in order:
-            out = subprocess.run(child_command(variant, folder), check=True, capture_output=True,
-                                 text=True)  # fmt: skip
-            runs[variant].append(json.loads(out.stdout.strip().splitlines()[-1]))
-            print(variant, runs[variant][-1], flush=True)
-    medians = {
-        variant: {key: statistics.median(run[key] for run in done) for key in done[0]}
-        for variant, done in runs.items()
-    }
+    medians = median_of_runs(alternating_runs(VARIANTS, child, args.repeats))
     floor = medians["no_system"]
     return {
         "repeats": args.repeats,

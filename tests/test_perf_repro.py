@@ -11,27 +11,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_metrics_pass_reproduction_runs_and_reports_a_ratio() -> None:
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "perf" / "repro_metrics_pass.py"), "--samples", "20"],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
+def run_perf_script(script: str, *args: str, timeout: int = 300) -> str:
+    """Run ``perf/<script>`` with ``args``; its stdout, once it has exited 0."""
+    run = subprocess.run([sys.executable, str(ROOT / "perf" / script), *args],
+                         capture_output=True, text=True, check=False, timeout=timeout)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+def test_metrics_pass_reproduction_runs_and_reports_a_ratio() -> None:
+    stdout = run_perf_script("repro_metrics_pass.py", "--samples", "20")
     passes = re.findall(r"(4-key dictionary|float) score: one metrics pass over 20 samples: "
-                        r"(\d+\.\d{3}) s", run.stdout)  # fmt: skip
+                        r"(\d+\.\d{3}) s", stdout)  # fmt: skip
     assert [name for name, _ in passes] == ["4-key dictionary", "float"]
-    assert re.search(r"^ratio: \d+\.\dx$", run.stdout, re.M)
+    assert re.search(r"^ratio: \d+\.\dx$", stdout, re.M)
 
 
 def test_the_reply_parser_bench_runs_every_parser_and_reports_no_failure(tmp_path: Path) -> None:
     output = tmp_path / "parsers.json"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "perf" / "bench_parsers.py"), "--size", "2000",
-         "--output", str(output)],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert re.search(r"^14 parsers x \d+ replies: 0 failure\(s\)$", run.stdout, re.M)
+    stdout = run_perf_script("bench_parsers.py", "--size", "2000", "--output", str(output))
+    assert re.search(r"^14 parsers x \d+ replies: 0 failure\(s\)$", stdout, re.M)
     result = json.loads(output.read_text(encoding="utf-8"))
     assert result["reply_chars"] == 2000 and len(result["parsers"]) == 14
     assert all(row["failures"] == [] and row["worst_reply"] for row in result["parsers"].values())
@@ -39,12 +38,8 @@ def test_the_reply_parser_bench_runs_every_parser_and_reports_no_failure(tmp_pat
 
 def test_the_system_prompt_reproduction_reports_every_variant(tmp_path: Path) -> None:
     output = tmp_path / "repro.json"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "perf" / "repro_system_prompt.py"), "--samples", "12",
-         "--repeats", "1", "--side", "32", "--output", str(output)],
-        capture_output=True, text=True, check=False, timeout=600,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    run_perf_script("repro_system_prompt.py", "--samples", "12", "--repeats", "1", "--side",
+                    "32", "--output", str(output), timeout=600)  # fmt: skip
     timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
     assert timings["samples"] == 12 and timings["repeats"] == 1
     floor = timings["no_system"]["log_bytes_per_sample"]
@@ -84,12 +79,8 @@ def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages
 
 def test_the_plugin_code_bench_times_each_part_per_case(tmp_path: Path) -> None:
     output = tmp_path / "plugin_code.json"
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "perf" / "bench_plugin_code.py"), "--cases", "8",
-         "--side", "16", "--repeats", "1", "--output", str(output)],
-        capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    run_perf_script("bench_plugin_code.py", "--cases", "8", "--side", "16", "--repeats", "1",
+                    "--output", str(output))  # fmt: skip
     result = json.loads(output.read_text(encoding="utf-8"))
     assert set(result["per_case_us"]) == {"load", "prompt", "score"}
     assert all(value > 0 for value in result["per_case_us"].values())
