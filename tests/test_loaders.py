@@ -195,6 +195,30 @@ def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
     assert "not a decodable image" in message and "does not exist" in message
 
 
+def test_a_data_folder_reached_through_a_link_confines_to_its_real_folder(
+    tmp_path: Path,
+) -> None:
+    """The data folder's real path is resolved once per load: its images load through the
+    link, and a path that leaves the real folder is still refused."""
+    write_png(tmp_path / "real" / "images" / "a.png")
+    write_png(tmp_path / "elsewhere.png")
+    os.symlink(tmp_path / "real", tmp_path / "linked")
+    cases = [
+        {"case_id": "inside", "task_type": "open", "question": "Q", "image_path": "images/a.png"},
+        {"case_id": "out", "task_type": "open", "question": "Q", "image_path": "../elsewhere.png"},
+    ]
+    write_json(tmp_path / "real" / "cases.json", {"cases": cases})
+    with pytest.raises(DatasetError) as error:
+        load_cases(tmp_path / "linked")
+    assert problems_of(error) == {("out", "image_paths")}
+    assert "resolves outside the data folder" in str(error.value)
+    write_json(tmp_path / "real" / "cases.json", {"cases": cases[:1]})
+    loaded = load_cases(tmp_path / "linked")
+    assert loaded.resolved_images["inside"] == [
+        Path(os.path.realpath(tmp_path / "real" / "images" / "a.png"))
+    ]
+
+
 def test_dotdot_that_stays_inside_is_fine(tmp_path: Path) -> None:
     write_png(tmp_path / "images" / "a.png")
     write_json(

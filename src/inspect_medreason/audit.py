@@ -18,6 +18,7 @@ Findings:
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -100,9 +101,12 @@ def _image_hashes(
     hashes: dict[str, str] = {}
     findings: list[ImageFinding] = []
     resolved: dict[str, Path] = {}
+    real_root = Path(os.path.realpath(data_dir))
     for relative, case_ids in users.items():
         try:
-            resolved[relative] = prepare_image(data_dir, relative, check_decodes=False)
+            resolved[relative] = prepare_image(
+                data_dir, relative, check_decodes=False, real_root=real_root
+            )
         except ImagePathError as error:
             findings.append(ImageFinding(relative, str(error), case_ids))
     # Decoded in full as the loader does, and remembered across runs with it.

@@ -19,12 +19,14 @@ class ImagePathError(ValueError):
     """An image path that is unsafe, missing or not an image; the message says which."""
 
 
-def resolve_image_path(data_dir: Path, relative: str) -> Path:
+def resolve_image_path(data_dir: Path, relative: str, real_root: Path | None = None) -> Path:
     """Resolve ``relative`` against ``data_dir`` and refuse anything that leaves it.
 
     Absolute paths are refused outright (the contract says paths are relative to the
     folder holding ``cases.json``); ``..`` components and symbolic links are followed
-    and the real target must still lie inside the real data folder.
+    and the real target must still lie inside the real data folder. ``real_root`` is
+    ``data_dir``'s real path when the caller resolved it already (once for a whole load,
+    rather than once per image).
     """
     if not relative or not relative.strip():
         raise ImagePathError("empty image path")
@@ -42,7 +44,7 @@ def resolve_image_path(data_dir: Path, relative: str) -> Path:
     ):
         raise ImagePathError(f"{relative!r} is an absolute path; paths must be relative")
     try:
-        root = Path(os.path.realpath(data_dir))
+        root = real_root if real_root is not None else Path(os.path.realpath(data_dir))
         target = Path(os.path.realpath(root / relative))
         if target != root and not target.is_relative_to(root):
             raise ImagePathError(f"{relative!r} resolves outside the data folder ({root})")

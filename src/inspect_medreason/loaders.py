@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import json
 import logging
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -430,12 +431,17 @@ def _read_ground_truth(
 
 
 def prepare_image(
-    data_dir: Path, relative: str, frame: object = None, check_decodes: bool = True
+    data_dir: Path,
+    relative: str,
+    frame: object = None,
+    check_decodes: bool = True,
+    real_root: Path | None = None,
 ) -> Path:
     """A safe, decodable image file for a case path: DICOM becomes a cached PNG.
     ``check_decodes=False`` leaves the full decode of a raster file to the caller (who
-    checks many files at once with ``check_images_decode``)."""
-    path = resolve_image_path(data_dir, relative)
+    checks many files at once with ``check_images_decode``); ``real_root`` as in
+    ``resolve_image_path``."""
+    path = resolve_image_path(data_dir, relative, real_root)
     if is_dicom(path):
         try:
             frame_index = None if frame is None else int(str(frame))
@@ -499,6 +505,8 @@ def _load_cases(
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
     prepared: dict[tuple[str, str | None], Path | ImagePathError] = {}
+    # Resolved once for the load: every image is confined to this same folder.
+    real_root = Path(os.path.realpath(data_dir))
     case_file: dict[str, str] = {}
     for index, record in enumerate(records):
         # The raw record is dropped once read, so its memory holds the next cases.
@@ -563,7 +571,9 @@ def _load_cases(
             key = (relative, None if frame is None else str(frame))
             if key not in prepared:
                 try:
-                    prepared[key] = prepare_image(data_dir, relative, frame, check_decodes=False)
+                    prepared[key] = prepare_image(
+                        data_dir, relative, frame, check_decodes=False, real_root=real_root
+                    )
                 except ImagePathError as error:
                     prepared[key] = error
             outcome = prepared[key]
