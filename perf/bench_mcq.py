@@ -8,6 +8,11 @@ variants on every repeat:
   question text, ``generate()`` and ``match()``: the floor any plugin sits on;
 - ``multiple_choice``: Inspect's own ``multiple_choice()`` solver and ``choice()`` scorer
   over the same samples with ``choices``;
+- ``load_time_prompt``: the plugin's task as it was before its prompt became a solver:
+  every sample's prompt rendered when the dataset loads (the system message first, the
+  track's user text in place of the question, as the plugin renders them) and a bare
+  ``generate()``; the same cases, metadata, scorer and metrics. What the solver costs (or
+  saves) is the plugin's time over this one;
 - ``plugin``: ``inspect_medreason/mcq`` on the cases.json (validation and full decoding of
   every case and image, the ``medreason_prompt`` solver, robust extraction, metrics with
   breakdowns).
@@ -58,7 +63,7 @@ from PIL import Image
 from inspect_medreason.files import write_text_atomically
 
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
-VARIANTS = ["bare", "multiple_choice", "plugin"]
+VARIANTS = ["bare", "multiple_choice", "load_time_prompt", "plugin"]
 MEASURES = ("seconds", "cpu_seconds", "peak_rss_mib", "log_bytes_per_sample", "gc_seconds",
             "gc_full_collections")
 SMALL_CASES = 10  # the counted runs' second size: per case = difference / difference in cases
@@ -137,13 +142,42 @@ def bare_task(folder: Path, with_choices: bool = False) -> Any:
     return Task(dataset=MemoryDataset(samples), solver=multiple_choice(), scorer=choice())
 
 
+def load_time_prompt_task(folder: Path) -> Any:
+    """``inspect_medreason/mcq`` with every prompt rendered when the dataset loads (the
+    design before the ``medreason_prompt`` solver) and a bare ``generate()``."""
+    from inspect_ai.dataset import MemoryDataset
+    from inspect_ai.model import ChatMessageSystem, ContentText
+    from inspect_ai.solver import generate
+
+    from inspect_medreason.medreason.medreason import mcq
+    from inspect_medreason.solvers import TrackPrompts, render_case_prompt
+
+    task = mcq(data=str(folder))
+    prompts = TrackPrompts.load("mcq")
+    samples = []
+    for sample in task.dataset:
+        assert isinstance(sample.input, list) and sample.metadata is not None
+        [turn] = sample.input
+        assert isinstance(turn.content, list)
+        text = render_case_prompt(prompts.user, sample.metadata, sample.choices or [])
+        images = [part for part in turn.content if not isinstance(part, ContentText)]
+        turn.content = [*images, ContentText(text=text)]
+        sample.input = [ChatMessageSystem(content=prompts.system.text.strip()), turn]
+        samples.append(sample)
+    task.dataset = MemoryDataset(samples, name=task.dataset.name)
+    task.solver = generate()
+    return task
+
+
 def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     from inspect_ai import eval
 
     started, cpu_started = time.perf_counter(), time.process_time()
     with collections_timed() as collections:
-        if variant in VARIANTS[:2]:
+        if variant in ("bare", "multiple_choice"):
             task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
+        elif variant == "load_time_prompt":
+            task = load_time_prompt_task(folder)
         else:
             from inspect_medreason.medreason.medreason import mcq
 
@@ -264,7 +298,7 @@ def main() -> None:
         **medians(runs, MEASURES),
     }
     plugin = result["plugin"]
-    for baseline in ("bare", "multiple_choice"):
+    for baseline in ("bare", "multiple_choice", "load_time_prompt"):
         for key, name in (
             ("seconds", "time"),
             ("cpu_seconds", "cpu"),

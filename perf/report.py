@@ -29,7 +29,14 @@ def measured_on(result: dict[str, Any]) -> str:
 
 
 def mcq_table(result: dict[str, Any]) -> str:
-    variants = ("bare", "multiple_choice", "plugin")
+    variants = ["bare", "multiple_choice", "load_time_prompt", "plugin"]
+    names = ["bare Inspect", "`multiple_choice()`", "prompt at load time",
+             "`inspect_medreason/mcq`"]  # fmt: skip
+    if "load_time_prompt" not in result:  # recorded before the variant existed
+        del variants[2], names[2]
+    baselines = [("bare", "bare"), ("multiple_choice", "`multiple_choice()`"),
+                 ("load_time_prompt", "prompt at load time")]  # fmt: skip
+    baselines = [(key, name) for key, name in baselines if key in variants]
     rows = [
         ("wall time", "seconds", "{:.1f} s", "time"),
         ("CPU time", "cpu_seconds", "{:.1f} s", "cpu"),
@@ -39,17 +46,14 @@ def mcq_table(result: dict[str, Any]) -> str:
     ]
     rows = [row for row in rows if row[1] in result["plugin"]]
     lines = [
-        f"| median of {result['repeats']}, {result['cases']:,} cases | bare Inspect | "
-        "`multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | plugin / "
-        "`multiple_choice()` |",
-        "|---|---|---|---|---|---|",
+        f"| median of {result['repeats']}, {result['cases']:,} cases | " + " | ".join(names)
+        + " | " + " | ".join(f"plugin / {name}" for _, name in baselines) + " |",
+        "|---" * (1 + len(variants) + len(baselines)) + "|",
     ]
     for label, key, form, ratio in rows:
         values = " | ".join(form.format(result[v][key]) for v in variants)
-        lines.append(
-            f"| {label} | {values} | {result[f'{ratio}_ratio_vs_bare']:.3f}× | "
-            f"{result[f'{ratio}_ratio_vs_multiple_choice']:.3f}× |"
-        )
+        ratios = " | ".join(f"{result[f'{ratio}_ratio_vs_{b}']:.3f}×" for b, _ in baselines)
+        lines.append(f"| {label} | {values} | {ratios} |")
     return "\n".join([*lines, "", measured_on(result)])
 
 

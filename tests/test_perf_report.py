@@ -157,6 +157,28 @@ def test_the_mcq_table_shows_time_in_collections_when_measured(tmp_path: Path) -
     assert "garbage" not in report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
 
 
+def test_the_mcq_table_compares_with_the_load_time_prompt_when_measured(
+    tmp_path: Path,
+) -> None:
+    report = report_module()
+    result: dict[str, Any] = {"machine": "m", "date": "2026-01-02", "cases": 20, "repeats": 3}
+    for name, seconds in (("bare", 10.0), ("multiple_choice", 10.5),
+                          ("load_time_prompt", 12.0), ("plugin", 11.4)):  # fmt: skip
+        result[name] = {"seconds": seconds, "cpu_seconds": seconds, "peak_rss_mib": 300.0,
+                        "log_bytes_per_sample": 2000.0}  # fmt: skip
+    for name, key in (("time", "seconds"), ("cpu", "cpu_seconds"), ("memory", "peak_rss_mib"),
+                      ("log", "log_bytes_per_sample")):  # fmt: skip
+        for baseline in ("bare", "multiple_choice", "load_time_prompt"):
+            result[f"{name}_ratio_vs_{baseline}"] = round(
+                result["plugin"][key] / result[baseline][key], 3)  # fmt: skip
+    (tmp_path / "mcq.json").write_text(json.dumps(result))
+    fresh = report.render("<!-- perf:mcq -->\n<!-- /perf:mcq -->\n", tmp_path)
+    assert "| prompt at load time | `inspect_medreason/mcq` |" in fresh
+    assert "| plugin / prompt at load time |" in fresh
+    assert "| wall time | 10.0 s | 10.5 s | 12.0 s | 11.4 s | 1.140× | 1.086× | 0.950× |" in fresh
+    assert "|---|---|---|---|---|---|---|---|" in fresh
+
+
 def test_the_judge_table_reports_time_in_collections(tmp_path: Path) -> None:
     report = report_module()
     row = {"plugin": {"seconds": 30.0, "gc_seconds": 6.04}, "plugin_cache": {"seconds": 31.0},

@@ -77,6 +77,45 @@ def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages
     assert sent["system_config"][0] == ("system", repro.SYSTEM)
 
 
+def test_the_load_time_prompt_variant_sends_what_the_plugins_solver_sends(
+    tmp_path: Path,
+) -> None:
+    """bench_mcq's design-before-the-solver variant is a fair comparison: the model is sent
+    the same messages (system prompt, images, rendered user text) and the scores agree."""
+    from inspect_ai import eval
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.log import resolve_sample_attachments
+
+    from inspect_medreason.medreason.medreason import mcq
+
+    sys.path.insert(0, str(ROOT / "perf"))
+    try:
+        from bench_mcq import load_time_prompt_task, make_dataset, scripted_model
+    finally:
+        sys.path.remove(str(ROOT / "perf"))
+    make_dataset(tmp_path / "data", 3, 16)
+    sent: dict[str, list[list[tuple[str, str, int]]]] = {}
+    scores: dict[str, list[object]] = {}
+    for name, task in (("plugin", mcq(data=str(tmp_path / "data"))),
+                       ("load_time", load_time_prompt_task(tmp_path / "data"))):  # fmt: skip
+        [log] = eval(task, model=scripted_model(), display="none", log_dir=str(tmp_path / name))
+        assert log.status == "success"
+        sent[name], scores[name] = [], []
+        for sample in log.samples or []:
+            sample = resolve_sample_attachments(sample)
+            [event] = [event for event in sample.events if isinstance(event, ModelEvent)]
+            sent[name].append([
+                (message.role, message.text, len(message.content) if isinstance(
+                    message.content, list) else 0)
+                for message in event.input
+            ])  # fmt: skip
+            scores[name].append(sample.scores["mcq_scorer"].value if sample.scores else None)
+    assert sent["plugin"] == sent["load_time"]
+    assert [roles for roles, *_ in sent["plugin"][0]] == ["system", "user"]
+    assert "Options:" in sent["plugin"][0][1][1]  # the rendered prompt, not the bare question
+    assert scores["plugin"] == scores["load_time"] and None not in scores["plugin"]
+
+
 def test_the_plugin_code_bench_times_each_part_per_case(tmp_path: Path) -> None:
     output = tmp_path / "plugin_code.json"
     run_perf_script("bench_plugin_code.py", "--cases", "8", "--side", "16", "--repeats", "1",
