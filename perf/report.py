@@ -78,6 +78,9 @@ def mcq_instructions_table(result: dict[str, Any]) -> str:
         row("plugin_again", per_case, 1e6, "M", "one case (difference over the difference in "
             "cases), later runs"),
         row("plugin", per_case, 1e6, "M", "one case, first run on the folder"),
+        *([row("load_time_prompt", per_case, 1e6, "M", "one case, the task with its prompt "
+               "rendered at load time instead of by the solver, later runs")]
+          if "load_time_prompt" in per_case else []),
         "",
         measured_on(result),
     ])  # fmt: skip
