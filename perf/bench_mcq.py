@@ -22,10 +22,11 @@ tokenizer is touched) and write logs without images (``--no-log-images``), whose
 sample are reported, and each run's CPU time (user and system, this process): it follows
 the wall time within 1% (the runs are CPU-bound), which shows that the 15% spread between
 identical runs on a shared machine is the machine's speed, not waiting. Medians over the
-repeats, after one untimed plugin run that decodes every image in full once (as every run
-after a folder's first skips it; ``--instructions`` counts both). Each run also reports the time spent in the garbage collector's collections
-(``collections_time.py``): a part of every variant's wall time that no plugin code runs in,
-and that grows with what a run keeps in memory.
+repeats, after one untimed plugin run that decodes every image in full once (every run
+after a folder's first skips it; ``--instructions`` counts both). Each run also reports
+the time spent in the garbage collector's collections (``collections_time.py``): a part of
+every variant's wall time that no plugin code runs in, and that grows with what a run keeps
+in memory.
 
 ``--instructions`` runs each variant once under valgrind's callgrind and counts the
 instructions it executes (``perf/results/mcq_instructions.json``, see ``instructions.py``):
