@@ -287,41 +287,55 @@ SYSTEM_PROMPT_VARIANTS = {
     "system_config": "`system_message=` in the generate config",
     "system_solver": "Inspect's `system_message()` solver",
 }
+SAMPLE_METADATA_VARIANTS = {
+    "no_metadata": "no metadata",
+    "six_keys": "the plugin's six keys (short strings)",
+    "six_numbers": "the six keys holding integers",
+}
 
 
-def repro_system_prompt_table(result: dict[str, Any]) -> str:
-    """One column per way of sending the system prompt; a row per measure that was run."""
-    variants = list(SYSTEM_PROMPT_VARIANTS)
-    lines = [
-        "| measure | " + " | ".join(SYSTEM_PROMPT_VARIANTS.values()) + " |",
-        "|---|---|---|---|",
-    ]
-    footers = []
-    timings = result.get("timings")
-    if timings:
-        rows = [("wall time", "seconds", "{:.2f} s"), ("CPU time", "cpu_seconds", "{:.2f} s"),
-                ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}")]  # fmt: skip
-        samples = timings["samples"]
-        for label, key, form in rows:
-            cells = [form.format(timings[variants[0]][key])] + [
-                f"{form.format(timings[v][key])} ({timings['ratio_vs_no_system'][v][key]:.2f}×)"
-                for v in variants[1:]
-            ]
-            where = f"{samples:,} samples, median of {timings['repeats']}"
-            lines.append(f"| {label} ({where}) | " + " | ".join(cells) + " |")
-        footers.append(measured_on(timings))
-    counted = result.get("instructions")
-    if counted:
-        per = counted["per_sample"]
-        cells = [f"{per[variants[0]] / 1e6:.2f} M"] + [
-            f"{per[v] / 1e6:.2f} M ({counted['per_sample_vs_no_system'][v]:.3f}×)"
-            for v in variants[1:]
+def reproduction_table(names: dict[str, str]) -> Callable[[dict[str, Any]], str]:
+    """A reproduction's table (``perf/reproduction.py``): one column per variant, named by
+    ``names`` (the first is the baseline the others are divided by); a row per measure that
+    was run."""
+    variants = list(names)
+    baseline = variants[0]
+
+    def table(result: dict[str, Any]) -> str:
+        lines = [
+            "| measure | " + " | ".join(names.values()) + " |",
+            "|---" * (len(variants) + 1) + "|",
         ]
-        lines.append(f"| instructions per sample (callgrind, {counted['samples']:,} vs "
-                     f"{counted['small_samples']} samples) | " + " | ".join(cells) + " |")  # fmt: skip
-        if measured_on(counted) not in footers:
-            footers.append(measured_on(counted))
-    return "\n".join([*lines, "", " ".join(footers)])
+        footers = []
+        timings = result.get("timings")
+        if timings:
+            ratios = timings[f"ratio_vs_{baseline}"]
+            rows = [("wall time", "seconds", "{:.2f} s"), ("CPU time", "cpu_seconds", "{:.2f} s"),
+                    ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}")]  # fmt: skip
+            for label, key, form in rows:
+                cells = [form.format(timings[baseline][key])] + [
+                    f"{form.format(timings[v][key])} ({ratios[v][key]:.2f}×)" for v in variants[1:]
+                ]
+                where = f"{timings['samples']:,} samples, median of {timings['repeats']}"
+                lines.append(f"| {label} ({where}) | " + " | ".join(cells) + " |")
+            footers.append(measured_on(timings))
+        counted = result.get("instructions")
+        if counted:
+            per, ratios = counted["per_sample"], counted[f"per_sample_vs_{baseline}"]
+            cells = [f"{per[baseline] / 1e6:.2f} M"] + [
+                f"{per[v] / 1e6:.2f} M ({ratios[v]:.3f}×)" for v in variants[1:]
+            ]
+            lines.append(f"| instructions per sample (callgrind, {counted['samples']:,} vs "
+                         f"{counted['small_samples']} samples) | " + " | ".join(cells) + " |")  # fmt: skip
+            if measured_on(counted) not in footers:
+                footers.append(measured_on(counted))
+        return "\n".join([*lines, "", " ".join(footers)])
+
+    return table
+
+
+repro_system_prompt_table = reproduction_table(SYSTEM_PROMPT_VARIANTS)
+repro_sample_metadata_table = reproduction_table(SAMPLE_METADATA_VARIANTS)
 
 
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
@@ -336,6 +350,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "judge_ablation": judge_ablation_table,
     "parsers": parsers_table,
     "repro_system_prompt": repro_system_prompt_table,
+    "repro_sample_metadata": repro_sample_metadata_table,
 }
 
 

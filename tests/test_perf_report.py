@@ -228,3 +228,15 @@ def test_the_system_prompt_table_shows_what_was_measured(tmp_path: Path) -> None
     both = report.repro_system_prompt_table({"timings": timings, "instructions": counted})
     assert "| 60.00 M | 62.00 M (1.033×) | 90.00 M (1.500×) |" in both
     assert "*Measured 2026-01-03 on m.*" in both
+
+
+def test_the_sample_metadata_table_divides_by_its_own_baseline() -> None:
+    report = report_module()
+    variants = ("no_metadata", "six_keys", "six_numbers")
+    counted = {"samples": 100, "small_samples": 10, "machine": "m", "date": "2026-01-03",
+               "per_sample": dict(zip(variants, (60_000_000, 61_500_000, 60_600_000), strict=True)),
+               "per_sample_vs_no_metadata": {"six_keys": 1.025, "six_numbers": 1.01}}  # fmt: skip
+    table = report.repro_sample_metadata_table({"instructions": counted})
+    assert "| measure | no metadata | the plugin's six keys (short strings) |" in table
+    assert "| 60.00 M | 61.50 M (1.025×) | 60.60 M (1.010×) |" in table
+    assert "wall time" not in table  # only what was measured

@@ -1,4 +1,4 @@
-"""The upstream reproduction in perf/ runs offline and reports both passes and their ratio."""
+"""The upstream reproductions and benches in perf/ run offline and report what they measure."""
 
 from __future__ import annotations
 
@@ -48,6 +48,51 @@ def test_the_system_prompt_reproduction_reports_every_variant(tmp_path: Path) ->
         assert timings[variant]["log_bytes_per_sample"] > floor
         assert set(timings["ratio_vs_no_system"][variant]) == {
             "seconds", "cpu_seconds", "log_bytes_per_sample"}
+
+
+def test_the_sample_metadata_reproduction_reports_every_variant(tmp_path: Path) -> None:
+    output = tmp_path / "repro.json"
+    run_perf_script("repro_sample_metadata.py", "--samples", "12", "--repeats", "1", "--side",
+                    "32", "--output", str(output), timeout=600)  # fmt: skip
+    timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
+    assert timings["samples"] == 12 and timings["repeats"] == 1
+    floor = timings["no_metadata"]["log_bytes_per_sample"]
+    for variant in ("six_keys", "six_numbers"):
+        # the metadata is logged with every sample: a run without it writes less
+        assert timings[variant]["log_bytes_per_sample"] > floor
+        assert set(timings["ratio_vs_no_metadata"][variant]) == {
+            "seconds", "cpu_seconds", "log_bytes_per_sample"}
+
+
+def test_the_metadata_reproduction_carries_the_plugins_keys_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    from inspect_ai import eval
+
+    from inspect_medreason.medreason.medreason import mcq
+
+    sys.path.insert(0, str(ROOT / "perf"))
+    try:
+        import repro_sample_metadata as repro
+        from bench_mcq import make_dataset, scripted_model
+    finally:
+        sys.path.remove(str(ROOT / "perf"))
+    make_dataset(tmp_path / "data", 2, 16)
+    logged: dict[str, object] = {}
+    for variant in ("no_metadata", "six_keys", "six_numbers"):
+        [log] = eval(repro.task(tmp_path / "data", variant), model=scripted_model(),
+                     display="none", log_dir=str(tmp_path / variant))  # fmt: skip
+        assert log.status == "success"
+        logged[variant] = (log.samples or [])[0].metadata
+    [plugin_log] = eval(mcq(data=str(tmp_path / "data")), model=scripted_model(),
+                        display="none", log_dir=str(tmp_path / "plugin"))  # fmt: skip
+    assert plugin_log.status == "success"
+    plugin_metadata = (plugin_log.samples or [])[0].metadata
+    assert logged["no_metadata"] == {}
+    assert logged["six_keys"] == plugin_metadata  # the same keys and values as the plugin's
+    assert isinstance(logged["six_numbers"], dict)
+    assert set(logged["six_numbers"]) == set(plugin_metadata)
+    assert all(isinstance(value, int) for value in logged["six_numbers"].values())
 
 
 def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages(
