@@ -31,7 +31,8 @@ def test_readme_tables_match_the_committed_results() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for name in ("mcq", "mcq_instructions", "mcq_ablation", "judge", "judge_instructions",
-                 "judge_ablation", "log_bytes", "load", "cli", "parsers", "repro_system_prompt"):
+                 "judge_ablation", "log_bytes", "load", "cli", "parsers", "repro_system_prompt",
+                 "repro_sample_metadata"):
         block = readme.split(f"<!-- perf:{name} -->\n")[1].split(f"<!-- /perf:{name} -->")[0]
         assert block.startswith("| ") and "*Measured " in block, name  # a filled table
 
