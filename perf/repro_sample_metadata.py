@@ -30,7 +30,6 @@ from typing import Any
 import reproduction
 
 VARIANTS = ["no_metadata", "six_keys", "six_numbers"]
-RESULTS = Path(__file__).parent / "results" / "repro_sample_metadata.json"
 
 
 def case_metadata(case: dict[str, Any], variant: str) -> dict[str, Any] | None:
@@ -72,7 +71,6 @@ REPRODUCTION = reproduction.Reproduction(
     variants=VARIANTS,
     task=task,
     script=__file__,
-    results=RESULTS,
 )
 
 

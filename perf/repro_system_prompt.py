@@ -34,7 +34,6 @@ SYSTEM = (
     "object and nothing else."
 )
 VARIANTS = ["no_system", "system_config", "system_solver"]
-RESULTS = Path(__file__).parent / "results" / "repro_system_prompt.json"
 
 
 def task(folder: Path, variant: str) -> Any:
@@ -73,7 +72,6 @@ REPRODUCTION = reproduction.Reproduction(
     variants=VARIANTS,
     task=task,
     script=__file__,
-    results=RESULTS,
 )
 
 

@@ -38,18 +38,22 @@ SMALL = 10
 
 @dataclass(frozen=True)
 class Reproduction:
-    """One reproduction: its variants (the first is the baseline), the task each runs, the
-    script that runs a variant in a child process, and where its results are kept."""
+    """One reproduction: its variants (the first is the baseline), the task each runs and
+    the script that runs a variant in a child process."""
 
     description: str
     variants: Sequence[str]
     task: Callable[[Path, str], Any]
     script: str
-    results: Path
 
     @property
     def baseline(self) -> str:
         return self.variants[0]
+
+    @property
+    def results(self) -> Path:
+        """``perf/results/<script name>.json``, read by ``report.py`` under that name."""
+        return Path(self.script).parent / "results" / f"{Path(self.script).stem}.json"
 
     def child_command(self, variant: str, folder: Path) -> list[str]:
         return [sys.executable, self.script, "--child", variant, "--folder", str(folder)]

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from inspect_ai.log import EvalLog
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,6 +23,25 @@ def run_perf_script(script: str, *args: str, timeout: int = 300) -> str:
                          capture_output=True, text=True, check=False, timeout=timeout)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     return run.stdout
+
+
+def perf_module(name: str) -> ModuleType:
+    """``perf/<name>.py`` imported (the perf scripts import each other by bare name)."""
+    sys.path.insert(0, str(ROOT / "perf"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "perf"))
+
+
+def scripted_eval(task: Any, log_dir: Path) -> EvalLog:
+    """``task`` run against bench_mcq's scripted mockllm; its log, once it succeeded."""
+    from inspect_ai import eval
+
+    [log] = eval(task, model=perf_module("bench_mcq").scripted_model(), display="none",
+                 log_dir=str(log_dir))  # fmt: skip
+    assert log.status == "success"
+    return log
 
 
 def test_metrics_pass_reproduction_runs_and_reports_a_ratio() -> None:
@@ -36,57 +61,42 @@ def test_the_reply_parser_bench_runs_every_parser_and_reports_no_failure(tmp_pat
     assert all(row["failures"] == [] and row["worst_reply"] for row in result["parsers"].values())
 
 
-def test_the_system_prompt_reproduction_reports_every_variant(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("script", "baseline", "variants"),
+    [
+        # the system prompt / the metadata is logged with every sample: a run without it
+        # writes less
+        ("repro_system_prompt.py", "no_system", ("system_config", "system_solver")),
+        ("repro_sample_metadata.py", "no_metadata", ("six_keys", "six_numbers")),
+    ],
+)
+def test_a_reproduction_reports_every_variant(
+    tmp_path: Path, script: str, baseline: str, variants: tuple[str, ...]
+) -> None:
     output = tmp_path / "repro.json"
-    run_perf_script("repro_system_prompt.py", "--samples", "12", "--repeats", "1", "--side",
-                    "32", "--output", str(output), timeout=600)  # fmt: skip
+    run_perf_script(script, "--samples", "12", "--repeats", "1", "--side", "32", "--output",
+                    str(output), timeout=600)  # fmt: skip
     timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
     assert timings["samples"] == 12 and timings["repeats"] == 1
-    floor = timings["no_system"]["log_bytes_per_sample"]
-    for variant in ("system_config", "system_solver"):
-        # the system prompt is logged with every sample: a run without it writes less
+    floor = timings[baseline]["log_bytes_per_sample"]
+    for variant in variants:
         assert timings[variant]["log_bytes_per_sample"] > floor
-        assert set(timings["ratio_vs_no_system"][variant]) == {
-            "seconds", "cpu_seconds", "log_bytes_per_sample"}
-
-
-def test_the_sample_metadata_reproduction_reports_every_variant(tmp_path: Path) -> None:
-    output = tmp_path / "repro.json"
-    run_perf_script("repro_sample_metadata.py", "--samples", "12", "--repeats", "1", "--side",
-                    "32", "--output", str(output), timeout=600)  # fmt: skip
-    timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
-    assert timings["samples"] == 12 and timings["repeats"] == 1
-    floor = timings["no_metadata"]["log_bytes_per_sample"]
-    for variant in ("six_keys", "six_numbers"):
-        # the metadata is logged with every sample: a run without it writes less
-        assert timings[variant]["log_bytes_per_sample"] > floor
-        assert set(timings["ratio_vs_no_metadata"][variant]) == {
+        assert set(timings[f"ratio_vs_{baseline}"][variant]) == {
             "seconds", "cpu_seconds", "log_bytes_per_sample"}
 
 
 def test_the_metadata_reproduction_carries_the_plugins_keys_and_nothing_else(
     tmp_path: Path,
 ) -> None:
-    from inspect_ai import eval
-
     from inspect_medreason.medreason.medreason import mcq
 
-    sys.path.insert(0, str(ROOT / "perf"))
-    try:
-        import repro_sample_metadata as repro
-        from bench_mcq import make_dataset, scripted_model
-    finally:
-        sys.path.remove(str(ROOT / "perf"))
-    make_dataset(tmp_path / "data", 2, 16)
+    repro = perf_module("repro_sample_metadata")
+    perf_module("bench_mcq").make_dataset(tmp_path / "data", 2, 16)
     logged: dict[str, object] = {}
     for variant in ("no_metadata", "six_keys", "six_numbers"):
-        [log] = eval(repro.task(tmp_path / "data", variant), model=scripted_model(),
-                     display="none", log_dir=str(tmp_path / variant))  # fmt: skip
-        assert log.status == "success"
+        log = scripted_eval(repro.task(tmp_path / "data", variant), tmp_path / variant)
         logged[variant] = (log.samples or [])[0].metadata
-    [plugin_log] = eval(mcq(data=str(tmp_path / "data")), model=scripted_model(),
-                        display="none", log_dir=str(tmp_path / "plugin"))  # fmt: skip
-    assert plugin_log.status == "success"
+    plugin_log = scripted_eval(mcq(data=str(tmp_path / "data")), tmp_path / "plugin")
     plugin_metadata = (plugin_log.samples or [])[0].metadata
     assert logged["no_metadata"] == {}
     assert logged["six_keys"] == plugin_metadata  # the same keys and values as the plugin's
@@ -98,22 +108,14 @@ def test_the_metadata_reproduction_carries_the_plugins_keys_and_nothing_else(
 def test_both_ways_of_sending_the_system_prompt_send_the_model_the_same_messages(
     tmp_path: Path,
 ) -> None:
-    from inspect_ai import eval
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import resolve_sample_attachments
 
-    sys.path.insert(0, str(ROOT / "perf"))
-    try:
-        import repro_system_prompt as repro
-        from bench_mcq import make_dataset, scripted_model
-    finally:
-        sys.path.remove(str(ROOT / "perf"))
-    make_dataset(tmp_path / "data", 2, 16)
+    repro = perf_module("repro_system_prompt")
+    perf_module("bench_mcq").make_dataset(tmp_path / "data", 2, 16)
     sent: dict[str, list[tuple[str, str]]] = {}
     for variant in ("system_config", "system_solver"):
-        [log] = eval(repro.task(tmp_path / "data", variant), model=scripted_model(),
-                     display="none", log_dir=str(tmp_path / variant))  # fmt: skip
-        assert log.status == "success"
+        log = scripted_eval(repro.task(tmp_path / "data", variant), tmp_path / variant)
         [sample, *_] = log.samples or []
         sample = resolve_sample_attachments(sample)
         [event] = [event for event in sample.events if isinstance(event, ModelEvent)]
@@ -127,24 +129,18 @@ def test_the_load_time_prompt_variant_sends_what_the_plugins_solver_sends(
 ) -> None:
     """bench_mcq's design-before-the-solver variant is a fair comparison: the model is sent
     the same messages (system prompt, images, rendered user text) and the scores agree."""
-    from inspect_ai import eval
     from inspect_ai.event import ModelEvent
     from inspect_ai.log import resolve_sample_attachments
 
     from inspect_medreason.medreason.medreason import mcq
 
-    sys.path.insert(0, str(ROOT / "perf"))
-    try:
-        from bench_mcq import load_time_prompt_task, make_dataset, scripted_model
-    finally:
-        sys.path.remove(str(ROOT / "perf"))
-    make_dataset(tmp_path / "data", 3, 16)
+    bench_mcq = perf_module("bench_mcq")
+    bench_mcq.make_dataset(tmp_path / "data", 3, 16)
     sent: dict[str, list[list[tuple[str, str, int]]]] = {}
     scores: dict[str, list[object]] = {}
     for name, task in (("plugin", mcq(data=str(tmp_path / "data"))),
-                       ("load_time", load_time_prompt_task(tmp_path / "data"))):  # fmt: skip
-        [log] = eval(task, model=scripted_model(), display="none", log_dir=str(tmp_path / name))
-        assert log.status == "success"
+                       ("load_time", bench_mcq.load_time_prompt_task(tmp_path / "data"))):  # fmt: skip
+        log = scripted_eval(task, tmp_path / name)
         sent[name], scores[name] = [], []
         for sample in log.samples or []:
             sample = resolve_sample_attachments(sample)
