@@ -70,22 +70,52 @@ def exam_row(
 
 
 
+MEDXPERTQA_CARD = """---
+license: mit
+configs:
+- config_name: MM
+  data_files:
+  - split: dev
+    path: MM/dev.jsonl
+  - split: test
+    path: MM/test.jsonl
+- config_name: Text
+  data_files:
+  - split: dev
+    path: Text/dev.jsonl
+  - split: test
+    path: Text/test.jsonl
+---
+# MedXpertQA
+"""
+
+
 def medxpertqa_folder(folder: Path) -> Path:
-    """Two MM test rows (JSONL) with their image files under ``folder/images``."""
-    write_png(folder / "images" / "MM-1-a.jpeg")
-    write_png(folder / "images" / "MM-1-b.jpeg")
-    write_png(folder / "images" / "MM-2-a.jpeg")
+    """The hub snapshot: the card with configs MM and Text, ``MM/{dev,test}.jsonl``,
+    ``Text/{dev,test}.jsonl`` (ten options, no images) and ``images.zip`` unpacked into
+    ``images/`` (the rows name bare files in it). MM test holds two rows, MM dev one."""
+    for name in ("MM-1-a.jpeg", "MM-1-b.jpeg", "MM-2-a.jpeg", "MM-9-a.png"):
+        write_png(folder / "images" / name)
+    (folder / "README.md").write_text(MEDXPERTQA_CARD, encoding="utf-8")
     rows = [
         {"id": "MM-1", "question": "Which diagnosis? Answer Choices: (A) a (B) b (C) c (D) d (E) e",
          "options": {"A": "Gout", "B": "Pseudogout", "C": "Septic arthritis", "D": "RA", "E": "OA"},
-         "label": "C", "images": ["images/MM-1-a.jpeg", "images/MM-1-b.jpeg"],
+         "label": "C", "images": ["MM-1-a.jpeg", "MM-1-b.jpeg"],
          "medical_task": "Diagnosis", "body_system": "Skeletal", "question_type": "Reasoning"},
         {"id": "MM-2", "question": "Next step?",
          "options": {"A": "CT", "B": "MRI", "C": "Biopsy", "D": "Wait", "E": "Surgery"},
-         "label": "A", "images": ["images/MM-2-a.jpeg"],
+         "label": "A", "images": ["MM-2-a.jpeg"],
          "medical_task": "Treatment", "body_system": "Nervous", "question_type": "Understanding"},
     ]  # fmt: skip
-    write_jsonl(folder / "test.jsonl", rows)
+    write_jsonl(folder / "MM" / "test.jsonl", rows)
+    write_jsonl(folder / "MM" / "dev.jsonl", [
+        {**rows[1], "id": "MM-9", "images": ["MM-9-a.png"], "question": "Dev question?"}])  # fmt: skip
+    text_options = {label: f"option {label}" for label in "ABCDEFGHIJ"}
+    for split in ("dev", "test"):
+        write_jsonl(folder / "Text" / f"{split}.jsonl", [
+            {"id": f"Text-{split}", "question": "Text only?", "options": text_options,
+             "label": "J", "medical_task": "Diagnosis", "body_system": "Skeletal",
+             "question_type": "Reasoning"}])  # fmt: skip
     return folder
 
 

@@ -15,10 +15,13 @@ from inspect_ai.model import ContentImage
 from PIL import Image
 
 from inspect_medreason import hub
-from inspect_medreason.vqa.vqa import slake, vqa_rad
+from inspect_medreason.vqa.dataset import VQA_RAD
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
 
-def test_hub_load_resolves_and_records_the_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     calls: dict[str, Any] = {}
 
     def dataset_info(self: Any, repo_id: str, revision: str | None = None, **_: Any) -> Any:
@@ -34,14 +37,32 @@ def test_hub_load_resolves_and_records_the_commit(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("huggingface_hub.HfApi.dataset_info", dataset_info)
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
     task = vqa_rad()
-    assert calls["info"] == ("flaviagiammarino/vqa-rad", "main")
+    # The pinned commit is read as it is: no lookup of a branch.
+    assert "info" not in calls
     path, kwargs = calls["load"]
     assert path == "flaviagiammarino/vqa-rad" and kwargs["split"] == "test"
-    assert kwargs["revision"] == "0123456789abcdef0123456789abcdef01234567"
+    assert kwargs["revision"] == VQA_RAD.hub.revision == "bcf91e7654fb9d51c8ab6a5b82cacf3fafd2fae9"
     origin = (task.metadata or {})["data"]
-    assert origin["revision"] == kwargs["revision"] and origin["revision_requested"] == "main"
-    vqa_rad(revision="v1.0")
+    assert origin["revision"] == kwargs["revision"] and origin["split"] == "test"
+    assert "inspect_evals" in origin["revision_source"]
+    overridden = vqa_rad(revision="v1.0", split="train")
     assert calls["info"] == ("flaviagiammarino/vqa-rad", "v1.0")
+    assert calls["load"][1]["revision"] == "0123456789abcdef0123456789abcdef01234567"
+    assert calls["load"][1]["split"] == "train"
+    origin = (overridden.metadata or {})["data"]
+    assert origin["revision_requested"] == "v1.0" and origin["revision_source"] == "-T revision"
+    assert (overridden.metadata or {})["split"] == "train"
+
+
+def test_a_hub_dataset_without_a_verified_commit_needs_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def load_dataset(*_: Any, **__: Any) -> None:
+        raise AssertionError("nothing is loaded without a revision")
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    with pytest.raises(ValueError, match=r"pass -T revision=<commit id>"):
+        path_vqa()
 
 
 def test_benchmark_images_by_name_may_be_dicom(
@@ -89,14 +110,13 @@ def test_image_cell_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_hub_failure_advises_local_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("huggingface_hub.HfApi.dataset_info",
-                        lambda *_, **__: SimpleNamespace(sha="abc"))  # fmt: skip
-
     def refuse(*_: Any, **__: Any) -> None:
         raise RuntimeError("Dataset scripts are no longer supported")
 
     monkeypatch.setattr(datasets, "load_dataset", refuse)
-    with pytest.raises(ValueError, match="pass -T data=PATH: the test split as parquet"):
+    with pytest.raises(
+        ValueError, match=r"pass -T data=PATH: the hub snapshot \(data/train-00000-of-00001"
+    ):
         vqa_rad()
 
 

@@ -1,71 +1,305 @@
-"""Loading the public benchmarks: a local copy in the dataset's own published schema, or
-the Hugging Face dataset through ``datasets``; images made into files Inspect can send.
+"""Loading the public benchmarks as their publishers ship them: one split of one config, from
+the Hugging Face hub at a pinned commit or from a local copy in any of the hub's layouts;
+images made into files Inspect can send.
 
-Local data (``-T data=``) may be a JSONL/JSON/parquet file, a folder of them, or a folder
-written by ``datasets.save_to_disk``; it is read with ``datasets`` itself, the same code
-path as the hub. Image columns may hold decoded images, ``{"bytes": ...}`` records or file
-names (resolved under ``image_root``, confined to it, DICOM converted).
+Local data (``-T data=``) may be:
+
+- a hub snapshot folder (what ``huggingface-cli download`` or ``git clone`` leaves): the
+  dataset card's ``configs`` say which files hold which split of which config;
+- a folder of data files named the hub's way (``data/test-00000-of-00001-<hash>.parquet``,
+  ``test.json``, ``MM/test.jsonl``, ``CMB-test/...``): the split is read from the names with
+  ``datasets``' own rules;
+- a folder written by ``datasets.save_to_disk`` (a ``DatasetDict`` or one split);
+- a single JSON, JSONL, parquet or arrow file, taken as the requested split unless its name
+  says it is another one.
+
+One split is read, never several mixed; when a folder's files cannot be told apart, the load
+is refused and the files are named. Every file is read with ``datasets`` (the same code path
+as the hub), one at a time, so that a library error names the file it came from; every file
+read is recorded in the log.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import io
 import os
+import re
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from PIL import Image
 
+from inspect_medreason.errors import describe_error, first_few
 from inspect_medreason.images import ImagePathError, cache_root, check_image_decodes
 from inspect_medreason.loaders import DatasetError, Problem, prepare_image
 
-DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
+# Files a snapshot holds beside the data that are never rows.
+NOT_DATA_FILES = frozenset({"dataset_info.json", "dataset_dict.json", "state.json"})
+COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+# A file name's words, for telling which split a single file holds.
+_NAME_WORDS = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True)
 class HubSource:
-    """Where a benchmark lives on the hub, and at which revision."""
+    """Where a benchmark lives on the hub: its id, the card's config, the split the
+    benchmark reports, and the commit its numbers are pinned to (None where no commit id
+    could be verified: then the user must give ``-T revision=``)."""
 
     path: str
     split: str
     name: str | None = None
     revision: str | None = None
-    data_files: dict[str, str] | str | None = None
+    # Where the pinned commit id was checked, named in the docs and the log.
+    revision_source: str | None = None
+    # File name patterns that sit beside a split's data but are not its rows (an answer
+    # key, for one).
+    exclude: tuple[str, ...] = ()
+    # On the hub, the files of the split when the card does not say (GEMeX-VQA has no card).
+    data_files: str | None = None
     # The published layout, named in the message when the hub cannot be reached.
     layout: str = "the dataset's published files (JSONL, JSON or parquet)"
 
 
 @dataclass
 class LoadedRows:
+    """One split's rows, where each came from (file, row number within it), and the record
+    of the load for the eval log."""
+
     rows: list[dict[str, Any]]
     origin: dict[str, Any]
     image_root: Path | None
+    row_files: list[str] = field(default_factory=list)
+    row_numbers: list[int] = field(default_factory=list)
+
+    def where(self, index: int) -> tuple[str, str]:
+        """(file, "row N") of row ``index``, for a problem's location."""
+        if index < len(self.row_files):
+            return self.row_files[index], f"row {self.row_numbers[index]}"
+        return str(self.origin.get("path", "-")), f"row {index}"
+
+    def subset(self, keep: Sequence[int]) -> LoadedRows:
+        """The rows at ``keep`` (a language, a question type), each still naming its file
+        and row."""
+        if len(keep) == len(self.rows):
+            return self
+        return LoadedRows(
+            [self.rows[i] for i in keep], self.origin, self.image_root,
+            [self.where(i)[0] for i in keep], [self._number(i) for i in keep],
+        )  # fmt: skip
+
+    def _number(self, index: int) -> int:
+        return self.row_numbers[index] if index < len(self.row_numbers) else index
 
 
-def _local_builder(path: Path) -> tuple[str, list[str]]:
-    files = [path] if path.is_file() else sorted(
-        p for p in path.rglob("*") if p.suffix.lower() in DATA_FILE_SUFFIXES
-    )  # fmt: skip
-    if not files:
-        raise DatasetError([Problem(str(path), "-", "data", "no .jsonl, .json or .parquet file")])
-    kinds = {DATA_FILE_SUFFIXES.get(f.suffix.lower()) for f in files}
-    if None in kinds or len(kinds) != 1:
-        raise DatasetError([Problem(str(path), "-", "data", "expected files of one kind: "
-                                    ".jsonl/.json or .parquet")])  # fmt: skip
-    return str(kinds.pop()), [str(f) for f in files]
+# ---------------------------------------------------------------------------------------
+# Splits: the names, and which files hold which
+
+
+def _split_keywords() -> dict[str, list[str]]:
+    from datasets.data_files import SPLIT_KEYWORDS
+
+    return {str(split): list(words) for split, words in SPLIT_KEYWORDS.items()}
+
+
+def canonical_split(split: str) -> str:
+    """The ``datasets`` name of a split (``dev``, ``val`` and ``valid`` are
+    ``validation``); a name ``datasets`` does not know is kept as it is."""
+    wanted = split.strip().lower()
+    for name, words in _split_keywords().items():
+        if wanted == name or wanted in words:
+            return name
+    return split.strip()
+
+
+def split_named_by(file_name: str) -> set[str]:
+    """The splits a file's name (or folder's name) names by ``datasets``' keywords:
+    ``train-00000-of-00001.parquet`` names train, ``CMB-val-merge.json`` validation."""
+    words = {word.lower() for word in _NAME_WORDS.findall(file_name)}
+    return {name for name, keywords in _split_keywords().items() if words & set(keywords)}
+
+
+def card_configs(folder: Path) -> tuple[dict[str, dict[str, list[str]]], list[Problem]]:
+    """The dataset card's ``configs`` (README.md's YAML header): config -> split -> file
+    patterns. A card without configs gives none; a header that is not YAML is a problem."""
+    card = folder / "README.md"
+    if not card.is_file():
+        return {}, []
+    text = card.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---"):
+        return {}, []
+    header = text[3:].split("\n---", 1)[0]
+    try:
+        meta = yaml.safe_load(header)
+    except yaml.YAMLError as error:
+        return {}, [Problem(str(card), "-", "configs", f"the card's YAML header cannot be read "
+                            f"({describe_error(error, 200)})")]  # fmt: skip
+    configs: dict[str, dict[str, list[str]]] = {}
+    entries = meta.get("configs") if isinstance(meta, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        name = str(entry.get("config_name", "default"))
+        data_files = entry.get("data_files")
+        splits: dict[str, list[str]] = {}
+        if isinstance(data_files, str):
+            splits["train"] = [data_files]
+        elif isinstance(data_files, list):
+            for item in data_files:
+                if isinstance(item, dict) and "split" in item:
+                    paths = item.get("path")
+                    splits[str(item["split"])] = [paths] if isinstance(paths, str) else list(paths)
+                elif isinstance(item, str):
+                    splits.setdefault("train", []).append(item)
+        elif isinstance(data_files, dict):
+            for split, paths in data_files.items():
+                splits[str(split)] = [paths] if isinstance(paths, str) else list(paths)
+        configs[name] = splits
+    return configs, []
+
+
+def _data_files(folder: Path, patterns: Iterable[str], exclude: Sequence[str]) -> list[Path]:
+    """The data files under ``folder`` that match any of ``patterns`` (the hub's glob
+    rules), hidden files and non-data files left out."""
+    from datasets.data_files import resolve_pattern
+
+    found: set[Path] = set()
+    for pattern in patterns:
+        try:
+            matches = resolve_pattern(pattern, str(folder))
+        except FileNotFoundError:
+            continue
+        found.update(Path(match) for match in matches)
+    return sorted(
+        path
+        for path in found
+        if path.suffix.lower() in DATA_FILE_SUFFIXES
+        and path.name not in NOT_DATA_FILES
+        and not any(fnmatch.fnmatch(path.name, pattern) for pattern in exclude)
+    )
+
+
+def _relative(paths: Iterable[Path], folder: Path) -> list[str]:
+    return [str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+            for path in paths]  # fmt: skip
+
+
+def _pick_config(
+    configs: dict[str, Any], wanted: str | None, where: Path
+) -> tuple[str | None, Problem | None]:
+    if wanted is None:
+        return (next(iter(configs)) if len(configs) == 1 else None), None
+    for name in configs:
+        if name == wanted or name.lower() == wanted.lower():
+            return name, None
+    return None, Problem(str(where / "README.md"), "-", "config", (
+        f"the dataset card has no config {wanted!r} (it has {', '.join(configs)}); pass the "
+        "dataset's own snapshot, or the file of the split to evaluate"))  # fmt: skip
+
+
+def split_files(folder: Path, hub: HubSource, split: str) -> tuple[list[Path], dict[str, Any]]:
+    """The files of ``folder`` that hold ``split`` of the benchmark's config, and how they
+    were told apart; a folder whose files cannot be told apart is refused with the files
+    named."""
+    configs, problems = card_configs(folder)
+    if problems:
+        raise DatasetError(problems)
+    wanted = canonical_split(split)
+    if configs:
+        config, problem = _pick_config(configs, hub.name, folder)
+        if problem is not None:
+            raise DatasetError([problem])
+        if config is None:
+            raise DatasetError([Problem(str(folder / "README.md"), "-", "config", (
+                f"the dataset card has several configs ({', '.join(configs)}) and the task names "
+                "none"))])  # fmt: skip
+        splits = configs[config]
+        matching = [name for name in splits if canonical_split(name) == wanted]
+        if not matching:
+            raise DatasetError([Problem(str(folder / "README.md"), "-", "split", (
+                f"config {config!r} has no split {split!r} (it has {', '.join(splits)}); "
+                "pass -T split=NAME"))])  # fmt: skip
+        files = _data_files(folder, splits[matching[0]], hub.exclude)
+        if not files:
+            raise DatasetError([Problem(str(folder), "-", "data", (
+                f"the dataset card puts split {matching[0]!r} of config {config!r} in "
+                f"{', '.join(splits[matching[0]])}, and no such file is here: download it "
+                "(or the whole snapshot) again"))])  # fmt: skip
+        return files, {"config": config, "split_from": "the dataset card's configs"}
+    return _files_by_name(folder, hub, split, wanted)
+
+
+def _config_folder(folder: Path, config: str | None) -> Path:
+    """A snapshot without a card keeps each config in a folder of its name (``MM/``,
+    ``CMB-Exam/``): read that one."""
+    if config is None:
+        return folder
+    for sub in sorted(folder.iterdir()):
+        if sub.is_dir() and sub.name.lower() == config.lower():
+            return sub
+    return folder
+
+
+def _files_by_name(
+    folder: Path, hub: HubSource, split: str, wanted: str
+) -> tuple[list[Path], dict[str, Any]]:
+    from datasets.data_files import get_data_patterns
+
+    base = _config_folder(folder, hub.name)
+    every = _data_files(base, ["**"], hub.exclude)
+    if not every:
+        raise DatasetError([Problem(str(base), "-", "data", (
+            f"no {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"))])  # fmt: skip
+    how: dict[str, Any] = {"split_from": "the files' names (the hub's naming rules)"}
+    if base != folder:
+        how["config_folder"] = base.name
+    patterns = {str(name): list(found) for name, found in get_data_patterns(str(base)).items()}
+    by_split = {name: _data_files(base, found, hub.exclude) for name, found in patterns.items()}
+    by_split = {name: files for name, files in by_split.items() if files}
+    named = {path for files in by_split.values() for path in files}
+    if not any(split_named_by(str(path.relative_to(base))) for path in every):
+        # No file names a split: one file is the split asked for; several cannot be told apart.
+        if len(every) == 1:
+            return every, {**how, "split_from": "the only data file (its name names no split)"}
+        raise DatasetError([Problem(str(base), "-", "split", (
+            f"{len(every)} data files and none names its split, so the {split!r} split cannot "
+            f"be told apart: {first_few(_relative(every, base), 8)}. Pass the one file to "
+            "evaluate, or name the files the hub's way (test.jsonl, "
+            "data/test-00000-of-00001.parquet)"))])  # fmt: skip
+    claimed = [path for path in named if sum(path in files for files in by_split.values()) > 1]
+    if claimed:
+        raise DatasetError([Problem(str(base), "-", "split", (
+            f"file names that name more than one split: {first_few(_relative(claimed, base), 8)};"
+            " rename them or pass the one file to evaluate"))])  # fmt: skip
+    matching = [name for name in by_split if canonical_split(name) == wanted]
+    if not matching:
+        found = "; ".join(f"{name}: {first_few(_relative(files, base), 3)}"
+                          for name, files in by_split.items())  # fmt: skip
+        raise DatasetError([Problem(str(base), "-", "split", (
+            f"no file of the {split!r} split (by the hub's file naming) here; found {found}. "
+            "Pass -T split=NAME or the folder that holds the split"))])  # fmt: skip
+    unnamed = [path for path in every if path not in named]
+    if unnamed:
+        how["not_read"] = _relative(unnamed, base)
+    return by_split[matching[0]], how
+
+
+# ---------------------------------------------------------------------------------------
+# Revisions
 
 
 def resolve_revision(repo_id: str, requested: str | None) -> str:
-    """The commit a hub dataset is read at, so that the log names exactly what was used.
-
-    No default revision is pinned in the code: the datasets' commit ids could not be checked
-    when these tasks were written. Instead every run resolves the requested revision (a
-    branch, a tag or a commit; ``main`` by default) to its commit id and loads that commit;
-    pass ``-T revision=<commit>`` to repeat a run exactly.
-    """
+    """The commit a hub dataset is read at: a commit id as given, or a branch or tag
+    resolved to its commit by the hub, so that the log names exactly what was used."""
+    if requested and COMMIT_ID.match(requested):
+        return requested
     from huggingface_hub import HfApi
 
     info = HfApi().dataset_info(repo_id, revision=requested or "main")
@@ -74,43 +308,247 @@ def resolve_revision(repo_id: str, requested: str | None) -> str:
     return info.sha
 
 
-def load_rows(data: str | None, hub: HubSource, revision: str | None = None) -> LoadedRows:
-    """Rows of the benchmark from ``data`` (local) or the hub, with where they came from."""
+def revision_record(hub: HubSource, requested: str | None, pinned: str) -> dict[str, Any]:
+    """What the log says about the revision used."""
+    return {
+        "revision_requested": requested,
+        "revision": pinned,
+        "revision_pinned_by_task": hub.revision,
+        "revision_source": hub.revision_source if requested == hub.revision else "-T revision",
+    }
+
+
+def require_revision(hub: HubSource, revision: str | None) -> str:
+    """The revision to read the hub at: ``-T revision`` or the task's verified pin; with
+    neither, a refusal (never a guess at ``main``)."""
+    requested = revision or hub.revision
+    if not requested:
+        raise DatasetError([Problem(hub.path, "-", "revision", (
+            f"no commit of {hub.path} could be verified when this task was written, so the task "
+            "does not pick one: pass -T revision=<commit id> (the dataset page's 'Files and "
+            f"versions' history lists them), or download the dataset and pass -T data=PATH: "
+            f"{hub.layout}"))])  # fmt: skip
+    return requested
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+
+
+def _library_problem(path: Path | str, error: BaseException, advice: str = "") -> Problem:
+    text = describe_error(error, 300)
+    return Problem(str(path), "-", "data", f"cannot be read ({text}){advice}")
+
+
+def _rows_of(dataset: Any, file: str, rows: LoadedRows, problems: list[Problem]) -> None:
+    """Append a ``datasets.Dataset``'s rows, each decoded on its own so that a broken cell
+    (an image Pillow cannot open) names its row."""
+    for number in range(len(dataset)):
+        try:
+            row = dict(dataset[number])
+        except Exception as error:  # Pillow, pyarrow: every failure names its row
+            problems.append(Problem(file, f"row {number}", "row",
+                                    f"cannot be read ({describe_error(error, 200)})"))  # fmt: skip
+            continue
+        rows.rows.append(row)
+        rows.row_files.append(file)
+        rows.row_numbers.append(number)
+
+
+def _read_file(path: Path, rows: LoadedRows, problems: list[Problem]) -> None:
     import datasets
 
-    if data:
-        path = Path(data).expanduser()
-        if not path.exists():
-            raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
-        if path.is_dir() and any((path / n).is_file() for n in ("dataset_dict.json", "state.json")):
-            dataset = datasets.load_from_disk(str(path))
-            if isinstance(dataset, datasets.DatasetDict):
-                dataset = dataset[hub.split]
-            origin: dict[str, Any] = {"kind": "datasets folder", "path": str(path)}
+    builder = DATA_FILE_SUFFIXES[path.suffix.lower()]
+    try:
+        dataset = datasets.load_dataset(builder, data_files=[str(path)], split="train")
+    except Exception as error:  # datasets, pyarrow and json errors all name this file
+        problems.append(_library_problem(path, error, (
+            ": check that it is the dataset's published file, whole (every row of a JSON/JSONL "
+            "file an object with the same fields)")))  # fmt: skip
+        return
+    _rows_of(dataset, str(path), rows, problems)
+
+
+def _single_file_split(path: Path, split: str) -> dict[str, Any]:
+    named = split_named_by(path.name)
+    if named and canonical_split(split) not in named:
+        raise DatasetError([Problem(str(path), "-", "split", (
+            f"by its name this file holds the {', '.join(sorted(named))} split, and the task "
+            f"evaluates {split!r}: pass that split's file, or -T split=NAME"))])  # fmt: skip
+    return {"split_from": "the file given" + (" (its name agrees)" if named else "")}
+
+
+def _read_saved(
+    path: Path, split: str, rows: LoadedRows, problems: list[Problem]
+) -> dict[str, Any]:
+    import datasets
+
+    try:
+        saved = datasets.load_from_disk(str(path))
+    except Exception as error:  # a damaged save_to_disk folder, in any of its files
+        problems.append(_library_problem(path, error, ": save it again with save_to_disk"))
+        return {}
+    if isinstance(saved, datasets.DatasetDict):
+        names = {canonical_split(name): name for name in saved}
+        chosen = names.get(canonical_split(split))
+        if chosen is None:
+            raise DatasetError([Problem(str(path), "-", "split", (
+                f"the saved dataset has no split {split!r} (it has {', '.join(saved)}); pass "
+                "-T split=NAME"))])  # fmt: skip
+        dataset, how = saved[chosen], {"split_from": "the saved DatasetDict", "split_name": chosen}
+    else:
+        dataset, how = saved, {"split_from": "the saved dataset (one split)"}
+        recorded = getattr(saved, "split", None)
+        if recorded and canonical_split(str(recorded)) != canonical_split(split):
+            raise DatasetError([Problem(str(path), "-", "split", (
+                f"the saved dataset is the {recorded} split and the task evaluates {split!r}: "
+                "pass -T split=NAME or the right folder"))])  # fmt: skip
+    _rows_of(dataset, str(path), rows, problems)
+    return how
+
+
+def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
+    rows = LoadedRows([], {}, path if path.is_dir() else path.parent)
+    problems: list[Problem] = []
+    if path.is_dir() and any((path / n).is_file() for n in ("dataset_dict.json", "state.json")):
+        how = _read_saved(path, split, rows, problems)
+        origin: dict[str, Any] = {"kind": "datasets folder", "path": str(path), **how}
+        files = [path]
+    else:
+        if path.is_dir():
+            files, how = split_files(path, hub, split)
         else:
-            builder, files = _local_builder(path)
-            dataset = datasets.load_dataset(builder, data_files=files, split="train")
-            origin = {"kind": f"local {builder}", "files": files}
-        image_root = path if path.is_dir() else path.parent
-        return LoadedRows([dict(row) for row in dataset], origin, image_root)
-    requested = revision or hub.revision
+            if path.suffix.lower() not in DATA_FILE_SUFFIXES:
+                raise DatasetError([Problem(str(path), "-", "data", (
+                    f"not a {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"))])  # fmt: skip
+            files, how = [path], _single_file_split(path, split)
+        for file in files:
+            _read_file(file, rows, problems)
+        kinds = sorted({DATA_FILE_SUFFIXES[file.suffix.lower()] for file in files})
+        origin = {"kind": f"local {'/'.join(kinds)}", "path": str(path), **how}
+    if problems:
+        raise DatasetError(problems)
+    origin.update(split=canonical_split(split), files=[str(file) for file in files],
+                  rows=len(rows.rows))  # fmt: skip
+    rows.origin = origin
+    return rows
+
+
+def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
+    import datasets
+
+    requested = require_revision(hub, revision)
     try:
         pinned = resolve_revision(hub.path, requested)
+        data_files = {split: hub.data_files} if hub.data_files else None
         dataset = datasets.load_dataset(
-            hub.path, name=hub.name, split=hub.split, revision=pinned, data_files=hub.data_files
+            hub.path, name=hub.name, split=split, revision=pinned, data_files=data_files
         )
     except DatasetError:
         raise
     except Exception as error:  # the hub's many failure types all need the same advice
         raise DatasetError([Problem(hub.path, "-", "data", (
-            f"could not load {hub.path} (config {hub.name}, split {hub.split}) from the Hugging "
-            f"Face hub ({type(error).__name__}: {str(error)[:200]}). Without network access, or "
-            f"for a dataset the hub no longer serves (loading scripts are refused by datasets "
-            f"{datasets.__version__}), download it and pass -T data=PATH: {hub.layout}."
-        ))]) from error  # fmt: skip
-    origin = {"kind": "huggingface", "path": hub.path, "name": hub.name, "split": hub.split,
-              "revision_requested": requested or "main", "revision": pinned}  # fmt: skip
-    return LoadedRows([dict(row) for row in dataset], origin, None)
+            f"could not load {hub.path} (config {hub.name}, split {split}, revision "
+            f"{requested}) from the Hugging Face hub ({describe_error(error, 200)}). Without "
+            f"network access, or for a dataset the hub no longer serves, download it and pass "
+            f"-T data=PATH: {hub.layout}."))]) from error  # fmt: skip
+    rows = LoadedRows([], {}, None)
+    problems: list[Problem] = []
+    _rows_of(dataset, hub.path, rows, problems)
+    if problems:
+        raise DatasetError(problems)
+    rows.origin = {"kind": "huggingface", "path": hub.path, "name": hub.name,
+                   "split": canonical_split(split), "rows": len(rows.rows),
+                   **revision_record(hub, requested, pinned)}  # fmt: skip
+    return rows
+
+
+def load_rows(
+    data: str | None, hub: HubSource, revision: str | None = None, split: str | None = None
+) -> LoadedRows:
+    """One split of the benchmark (``split``, default the one it reports) from ``data``
+    (local, any published layout) or the hub at a pinned commit, with where every row came
+    from."""
+    chosen = str(split or hub.split)
+    if data is not None and str(data).strip():
+        path = Path(str(data)).expanduser()
+        if not path.exists():
+            raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
+        loaded = _read_local(path, hub, chosen)
+        if revision:
+            loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"
+        return loaded
+    return _read_hub(hub, chosen, revision)
+
+
+# ---------------------------------------------------------------------------------------
+# Fields
+
+
+def is_empty(value: Any) -> bool:
+    """A value the schema has but that carries nothing: None, blank text, an empty list or
+    mapping."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, list | tuple | dict):
+        return len(value) == 0
+    return False
+
+
+def missing_fields(
+    loaded: LoadedRows,
+    fields: Sequence[str],
+    id_of: Callable[[dict[str, Any], int], str],
+    rows: Sequence[int] | None = None,
+) -> list[Problem]:
+    """A problem for each required field that is missing or empty in a row (file, row,
+    field named), never passed on as an empty string."""
+    problems: list[Problem] = []
+    for index in rows if rows is not None else range(len(loaded.rows)):
+        row = loaded.rows[index]
+        file, where = loaded.where(index)
+        for name in fields:
+            if name not in row:
+                why = "missing (the published schema has it)"
+            elif is_empty(row[name]):
+                why = "empty (the published schema has it)"
+            else:
+                continue
+            problems.append(Problem(file, f"{where} ({id_of(row, index)})", name, why))
+    return problems
+
+
+def unexpected_values(
+    loaded: LoadedRows,
+    allowed: dict[str, tuple[str, ...]],
+    id_of: Callable[[dict[str, Any], int], str],
+) -> list[Problem]:
+    """A problem for each field whose value is outside the closed set the schema publishes
+    (compared without case or surrounding space)."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        for name, values in allowed.items():
+            value = row.get(name)
+            if value is None or str(value).strip().lower() in {v.lower() for v in values}:
+                continue
+            file, where = loaded.where(index)
+            problems.append(Problem(file, f"{where} ({id_of(row, index)})", name,
+                                    f"{value!r} is not one of {', '.join(values)}"))  # fmt: skip
+    return problems
+
+
+def first_present(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
+    """The first of ``names`` (a field and its known aliases) that the row has non-empty."""
+    for name in names:
+        if name in row and not is_empty(row[name]):
+            return name, row[name]
+    return None, None
+
+
+# ---------------------------------------------------------------------------------------
+# Images
 
 
 def _cache_file(data: bytes, suffix: str) -> Path:
@@ -140,28 +578,51 @@ def image_file(value: Any, image_root: Path | None, frame: object = None) -> Pat
             raise ImagePathError(
                 f"{value!r} is a file name but no image folder is known: pass -T image_root=DIR"
             )
-        return prepare_image(image_root, value, frame)
+        try:
+            return prepare_image(image_root, value, frame)
+        except ImagePathError as error:
+            raise ImagePathError(f"{error}{_image_root_hint(image_root, value)}") from error
     raise ImagePathError(f"no image in {type(value).__name__} value")
 
 
+def _image_root_hint(image_root: Path, name: str) -> str:
+    """Where a missing image file is after all (one or two folders down, as an unpacked
+    ``imgs.zip`` or ``images.zip`` leaves it), or which archive to unpack."""
+    if (image_root / name).exists() or not image_root.is_dir():
+        return ""
+    for sub in sorted(image_root.iterdir()):
+        if not sub.is_dir():
+            continue
+        for candidate in (sub, *sorted(s for s in sub.iterdir() if s.is_dir())):
+            if (candidate / name).is_file():
+                return f"; it is under {candidate}: pass -T image_root={candidate}"
+    archives = sorted(p.name for p in image_root.iterdir() if p.suffix.lower() == ".zip")
+    if archives:
+        return (f"; the images may still be in {', '.join(archives)}: unpack it and pass "
+                "-T image_root=<the folder the image names are relative to>")  # fmt: skip
+    return ""
+
+
 def collect_images(
-    rows: list[dict[str, Any]],
-    image_of: Any,
+    loaded: LoadedRows,
+    image_of: Callable[[dict[str, Any]], list[Any]],
     image_root: Path | None,
-    source: str,
-    id_of: Any,
+    id_of: Callable[[dict[str, Any], int], str],
 ) -> list[list[Path]]:
-    """Image files for every row; all problems are reported together before anything runs."""
+    """Image files for every row; all problems are reported together before anything runs
+    (each with its file, row and id)."""
     problems: list[Problem] = []
     files: list[list[Path]] = []
-    for index, row in enumerate(rows):
-        values = image_of(row)
+    for index, row in enumerate(loaded.rows):
         row_files: list[Path] = []
-        for value in values:
+        for value in image_of(row):
             try:
                 row_files.append(image_file(value, image_root))
             except ImagePathError as error:
-                problems.append(Problem(source, str(id_of(row, index)), "image", str(error)))
+                file, where = loaded.where(index)
+                problems.append(
+                    Problem(file, f"{where} ({id_of(row, index)})", "image", str(error))
+                )
         files.append(row_files)
     if problems:
         raise DatasetError(problems)

@@ -1,5 +1,4 @@
-"""How GEMeX-VQA rows become samples.
-"""
+"""How GEMeX-VQA rows become samples."""
 
 from __future__ import annotations
 
@@ -13,13 +12,30 @@ from typing import Any, cast
 from inspect_ai.dataset import Sample
 
 from inspect_medreason.extraction import extract_label
-from inspect_medreason.loaders import RAW_OPTION_PREFIX, build_sample
+from inspect_medreason.hub import (
+    HubSource,
+    LoadedRows,
+    canonical_split,
+    load_rows,
+    split_named_by,
+)
+from inspect_medreason.loaders import RAW_OPTION_PREFIX, Problem, build_sample
 from inspect_medreason.prompts import PromptTemplate
 from inspect_medreason.short_answers import yes_no
 
 _STANDALONE_LABEL = re.compile(r"(?<![A-Za-z])([A-H])(?![A-Za-z])")
 
-GEMEX_HUB = "BoKelvin/GEMeX-VQA"
+GEMEX_HUB_ID = "BoKelvin/GEMeX-VQA"
+# The hub's own record: the repository's only data commit ("Upload 4 files"), shown on its
+# file tree and named in full by the dataset viewer's report on it.
+GEMEX_REVISION = "9406e417a3a27ea434f9de512d93fd10119636bb"
+GEMEX_LAYOUT = (
+    "a folder with the four JSONL files closed_ended_question.jsonl, "
+    "single_choice_question.jsonl, multi_choice_question.jsonl and open_ended_question.jsonl "
+    "(as on the hub, or the GitHub release's data-v1-subset/test/), or one of them"
+)
+# GEMeX-VQA publishes its test subset only.
+GEMEX_SPLIT = "test"
 
 
 QUESTION_TYPES = {
@@ -36,6 +52,62 @@ ANSWER_INSTRUCTIONS = {
     "multi": '"answer" is the list of the letters of every correct choice, e.g. ["A", "C"].',
     "open": '"answer" is a concise free-text answer.',
 }
+
+
+def gemex_source(kind: str) -> HubSource:
+    """The hub file of one question type (the repository has no card: each file is read on
+    its own, their columns differ)."""
+    return HubSource(
+        GEMEX_HUB_ID,
+        split=GEMEX_SPLIT,
+        revision=GEMEX_REVISION,
+        revision_source="the hub's commit history and dataset viewer",
+        data_files=f"{QUESTION_TYPES[kind]}.jsonl",
+        layout=GEMEX_LAYOUT,
+    )
+
+
+# Fields of the published schema that every row of a type carries non-empty.
+REQUIRED_FIELDS = {
+    "closed": ("question", "answer", "reason"),
+    "single": ("question", "answer", "choices", "reason"),
+    "multi": ("question", "answer", "choices", "reason"),
+    "open": ("question", "answer", "reason"),
+}
+
+
+def question_type_files(folder: Path, kind: str, split: str) -> list[Path]:
+    """The files of one question type under ``folder``: named ``*<type>*.jsonl``; where a
+    path names a split (``test/``, ``train_...``), only the requested one's."""
+    wanted = canonical_split(split)
+    found = sorted(folder.rglob(f"*{QUESTION_TYPES[kind]}*.jsonl"))
+    named = {path: split_named_by(str(path.relative_to(folder))) for path in found}
+    return [path for path in found if not named[path] or wanted in named[path]]
+
+
+def load_question_type(
+    data: str | None, kind: str, revision: str | None, split: str
+) -> tuple[LoadedRows | None, list[Problem]]:
+    """One question type's rows (local: the one file of that type; else the hub file)."""
+    if not data:
+        return load_rows(None, gemex_source(kind), revision, split), []
+    path = Path(data).expanduser()
+    if path.is_file():
+        if QUESTION_TYPES[kind] not in path.name:
+            return None, []
+        return load_rows(str(path), gemex_source(kind), revision, split), []
+    if not path.is_dir():
+        return None, [Problem(str(path), "-", "data", "no such file or folder")]
+    files = question_type_files(path, kind, split)
+    if not files:
+        return None, [Problem(str(path), "-", kind, f"no *{QUESTION_TYPES[kind]}*.jsonl file "
+                              f"of the {split!r} split (expected {GEMEX_LAYOUT})")]  # fmt: skip
+    if len(files) > 1:
+        return None, [Problem(str(path), "-", kind, (
+            f"{len(files)} files of this question type: "
+            f"{', '.join(str(f.relative_to(path)) for f in files)}; pass the folder that "
+            "holds one of each"))]  # fmt: skip
+    return load_rows(str(files[0]), gemex_source(kind), revision, split), []
 
 
 def parse_choices(choices: list[str]) -> list[tuple[str, str]]:

@@ -1,5 +1,4 @@
-"""GEMeX-VQA task.
-"""
+"""GEMeX-VQA task."""
 
 from __future__ import annotations
 
@@ -11,13 +10,17 @@ from inspect_ai.dataset import MemoryDataset
 
 from inspect_medreason.errors import TaskArgumentError
 from inspect_medreason.gemex.dataset import (
-    GEMEX_HUB,
+    GEMEX_HUB_ID,
+    GEMEX_LAYOUT,
+    GEMEX_SPLIT,
     QUESTION_TYPES,
+    REQUIRED_FIELDS,
+    load_question_type,
     record_to_sample,
 )
 from inspect_medreason.gemex.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.gemex.scorer import gemex_scorer
-from inspect_medreason.hub import HubSource, collect_images, load_rows
+from inspect_medreason.hub import collect_images, missing_fields
 from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
@@ -34,6 +37,7 @@ def gemex(
     question_types: str | list[str] = "closed,single,multi,open",
     coordinate_size: int = 224,
     revision: str | None = None,
+    split: str = GEMEX_SPLIT,
     images: bool = True,
     allow_self_judging: bool = False,
     judge_temperature: float = 0.0,
@@ -59,51 +63,44 @@ def gemex(
     samples = []
     origins: dict[str, Any] = {}
     problems: list[Problem] = []
+    size = coerce_int(coordinate_size, "coordinate_size")
     for kind in (k.strip() for k in kinds):
-        file_key = QUESTION_TYPES[kind]
-        local = None
-        if data:
-            matches = sorted(Path(data).glob(f"*{file_key}*.jsonl")) if Path(data).is_dir() else []
-            if not matches:
-                problems.append(Problem(str(data), "-", kind, f"no *{file_key}*.jsonl file"))
-                continue
-            local = str(matches[0])
-        loaded = load_rows(
-            local,
-            HubSource(
-                GEMEX_HUB,
-                split="train",
-                data_files=f"*{file_key}*",
-                layout="a folder with the four JSONL files (closed_ended_question, single_choice_question, multi_choice_question, open_ended_question) holding question, type, answer, choices, reason, visual_regions, visual_locations, image_path; images under -T image_root",
-            ),
-            revision,
-        )
+        loaded, missing = load_question_type(data, kind, revision, split)
+        problems.extend(missing)
+        if loaded is None:
+            continue
         origins[kind] = loaded.origin
-        root = Path(image_root) if image_root else (Path(data) if data else None)
-        source = local or GEMEX_HUB
+        root = Path(image_root) if image_root else loaded.image_root
 
         def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
             return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
 
+        required = REQUIRED_FIELDS[kind] + (("image_path",) if show_images else ())
+        empty = missing_fields(loaded, required, id_of)
+        if empty:
+            problems.extend(empty)
+            continue
         # The blind control needs no image files (MIMIC-CXR is credentialed): none are read.
         files = (
-            collect_images(loaded.rows, lambda row: [row["image_path"]], root, source, id_of)
+            collect_images(loaded, lambda row: [row["image_path"]], root, id_of)
             if show_images
             else [[] for _ in loaded.rows]
         )
-        size = coerce_int(coordinate_size, "coordinate_size")
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
             samples.append(
                 record_to_sample(
                     row, kind, id_of(row, index), row_files, (system, user), size, show_images
                 )
             )
+    if not origins and not problems:
+        problems.append(Problem(str(data), "-", "data", f"no file of the question types "
+                                f"{', '.join(kinds)}: expected {GEMEX_LAYOUT}"))  # fmt: skip
     if problems:
         raise DatasetError(problems)
     judge_args = judge_arguments(locals())
     require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
     return Task(
-        dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB)),
+        dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB_ID)),
         solver=template_prompt(),
         scorer=gemex_scorer(**judge_args),
         config=DEFAULT_GENERATE_CONFIG,
@@ -111,6 +108,7 @@ def gemex(
         metadata={
             "task_version": GEMEX_TASK_VERSION,
             "data": origins,
+            "split": split,
             "images": show_images,
             "coordinate_size": coordinate_size,
             "prompts": {t.name: t.log_record() for t in (system, user)},

@@ -1,5 +1,4 @@
-"""How MedXpertQA-MM rows become samples.
-"""
+"""How MedXpertQA-MM rows become samples."""
 
 from __future__ import annotations
 
@@ -8,15 +7,37 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.hub import HubSource
+from inspect_medreason.hub import HubSource, LoadedRows, is_empty
 from inspect_medreason.loaders import Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",
     name="MM",
     split="test",
-    layout="the MM test split as JSONL or parquet with id, question, options {A..E}, label, images (file names under -T image_root), medical_task, body_system, question_type",
+    # The hub's own file tree at this commit (MM/, Text/, images.zip, the card's configs).
+    revision="f4e6fe7e5a9e13d6c97d7aa2b91cdd8b80c9cc61",
+    revision_source="the hub's file tree at this commit",
+    layout="the hub snapshot (README.md with configs MM and Text; MM/dev.jsonl, MM/test.jsonl, Text/dev.jsonl, Text/test.jsonl; images.zip unpacked into images/), the MM folder, or MM/test.jsonl; rows with id, question, options {A..E}, label, images (file names), medical_task, body_system, question_type",
 )
+# Fields of the MM schema every row carries non-empty.
+REQUIRED_FIELDS = ("id", "question", "options", "label", "images")
+# images.zip unpacks to an images/ folder beside MM/ and Text/; the rows name the files in it.
+IMAGE_FOLDER = "images"
+
+
+def default_image_root(loaded: LoadedRows) -> Path | None:
+    """Where the rows' image names are: the data folder, its ``images/`` (the unpacked
+    ``images.zip`` of a snapshot) or the ``images/`` beside the config folder (for
+    ``MM/test.jsonl`` given alone), whichever holds the first row's first image."""
+    base = loaded.image_root
+    if base is None:
+        return None
+    first = next((row["images"][0] for row in loaded.rows if row.get("images")), None)
+    candidates = [base, base / IMAGE_FOLDER, base.parent / IMAGE_FOLDER]
+    for candidate in candidates:
+        if first is not None and (candidate / str(first)).is_file():
+            return candidate
+    return base
 
 
 # The dataset's question text repeats the options after this marker; the prompt lists them.
@@ -41,14 +62,23 @@ def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def record_to_sample(
-    row: dict[str, Any], sample_id: str, image_files: list[Path], show_images: bool, source: str
+    row: dict[str, Any],
+    sample_id: str,
+    image_files: list[Path],
+    show_images: bool,
+    source: str,
+    where: str | None = None,
 ) -> Sample | Problem:
     """One MedXpertQA-MM row as an MCQ sample of the MedReason track (the track's solver
     renders the prompt from its metadata), or the problem that keeps it out."""
+    raw = row.get("options")
+    empty = sorted(str(k) for k, v in raw.items() if is_empty(v)) if isinstance(raw, dict) else []
+    if empty:
+        return Problem(source, where or sample_id, "options", f"option(s) {', '.join(empty)} empty")
     options = record_options(row)
     label = str(row.get("label", "")).strip()
     if label not in {o["label"] for o in options}:
-        return Problem(source, sample_id, "label", f"{label!r} is not an option")
+        return Problem(source, where or sample_id, "label", f"{label!r} is not an option")
     metadata = {
         "case_id": sample_id,
         "task_type": "mcq",

@@ -11,11 +11,13 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, accuracy, stderr
 
 from inspect_medreason.extraction import EXTRACTION_MODE
-from inspect_medreason.hub import collect_images, load_rows
+from inspect_medreason.hub import collect_images, load_rows, missing_fields
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
     MEDXPERTQA_HUB,
+    REQUIRED_FIELDS,
+    default_image_root,
     record_to_sample,
 )
 from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
@@ -30,25 +32,32 @@ def medxpertqa_mm(
     data: str | None = None,
     image_root: str | None = None,
     revision: str | None = None,
+    split: str = "test",
     images: bool = True,
 ) -> Task:
-    """MedXpertQA MM test split. Images are file names under ``image_root`` (default: the
-    data folder; from the hub, the dataset's images archive unpacked there)."""
+    """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
+    ``image_root`` (default: the snapshot's unpacked ``images/`` folder)."""
     show_images = coerce_bool(images, "images")
-    loaded = load_rows(data, MEDXPERTQA_HUB, revision)
-    root = Path(image_root) if image_root else loaded.image_root
+    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split)
     source = str(data or MEDXPERTQA_HUB.path)
     rows = loaded.rows
 
     def id_of(row: dict[str, Any], index: int) -> str:
         return str(row.get("id") or f"medxpertqa_{index:05d}")
 
-    files = collect_images(rows, lambda row: list(row.get("images") or []), root, source, id_of)
+    missing = missing_fields(loaded, REQUIRED_FIELDS, id_of)
+    if missing:
+        raise DatasetError(missing)
+    root = Path(image_root) if image_root else default_image_root(loaded)
+    files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)
     prompts = TrackPrompts.load("mcq")
     problems: list[Problem] = []
     samples = []
     for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):
-        sample = record_to_sample(row, id_of(row, index), row_files, show_images, source)
+        file, where = loaded.where(index)
+        sample = record_to_sample(
+            row, id_of(row, index), row_files, show_images, file, f"{where} ({id_of(row, index)})"
+        )
         if isinstance(sample, Problem):
             problems.append(sample)
         else:
@@ -69,6 +78,7 @@ def medxpertqa_mm(
         metadata={
             "task_version": MEDXPERTQA_TASK_VERSION,
             "data": loaded.origin,
+            "split": loaded.origin["split"],
             "images": show_images,
             "extraction": {"mode": EXTRACTION_MODE},
             "prompts": {t.name: t.log_record() for t in prompts.templates()},

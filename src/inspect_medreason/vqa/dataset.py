@@ -1,5 +1,4 @@
-"""How the rows of VQA-RAD, PathVQA and SLAKE become samples.
-"""
+"""How the rows of VQA-RAD, PathVQA and SLAKE become samples."""
 
 from __future__ import annotations
 
@@ -25,6 +24,11 @@ class VqaBenchmark:
     licence: str
     images_of: Callable[[dict[str, Any]], list[Any]]
     answer_type_of: Callable[[dict[str, Any]], str]
+    # The published schema's fields every row must carry non-empty.
+    required_fields: tuple[str, ...] = ("image", "question", "answer")
+    # Fields whose published values are a closed set: another value is refused, never
+    # guessed into one of them.
+    allowed_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     group_fields: dict[str, str] = field(default_factory=dict)  # metadata key -> row field
     language_field: str | None = None
 
@@ -34,7 +38,9 @@ VQA_RAD = VqaBenchmark(
     hub=HubSource(
         "flaviagiammarino/vqa-rad",
         split="test",
-        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+        revision="bcf91e7654fb9d51c8ab6a5b82cacf3fafd2fae9",
+        revision_source="inspect_evals src/inspect_evals/vqa_rad/dataset.py (VQA_RAD_DATASET_REVISION)",
+        layout="the hub snapshot (data/train-00000-of-00001-<hash>.parquet and data/test-00000-of-00001-<hash>.parquet: image, question, answer), one of those files, or a datasets.save_to_disk folder",
     ),
     licence="CC0 1.0",
     images_of=lambda row: [row["image"]],
@@ -47,7 +53,9 @@ PATH_VQA = VqaBenchmark(
     hub=HubSource(
         "flaviagiammarino/path-vqa",
         split="test",
-        layout="the test split as parquet (or a datasets.save_to_disk folder) with image, question, answer",
+        # No commit id could be checked against the hub's own record (see the README): the
+        # user names one.
+        layout="the hub snapshot (data/{train,validation,test}-0000N-of-0000M-<hash>.parquet: image, question, answer), one split's files, or a datasets.save_to_disk folder",
     ),
     licence="MIT",
     images_of=lambda row: [row["image"]],
@@ -60,12 +68,18 @@ SLAKE = VqaBenchmark(
     hub=HubSource(
         "BoKelvin/SLAKE",
         split="test",
-        layout="test.json with img_name, question, answer, q_lang, answer_type, modality, content_type, location, and the imgs/ folder as -T image_root",
+        # The hub's commit history: main's head ("Update README.md"), the repository's last
+        # commit; several public loaders pin the same id.
+        revision="a9083ce6c34ac3ffb17671a605962924d8a8f9e9",
+        revision_source="the hub's commit history (main's head)",
+        layout="the hub snapshot (train.json, validation.json, test.json with img_id, img_name, question, answer, q_lang, location, modality, answer_type, base_type, content_type, triple, qid; imgs.zip unpacked, its imgs/ folder as -T image_root), or one of the JSON files",
     ),
+    required_fields=("img_name", "question", "answer", "q_lang", "answer_type"),
+    allowed_values={"answer_type": ("OPEN", "CLOSED"), "q_lang": ("en", "zh")},
     licence="CC BY 4.0",
     images_of=lambda row: [row.get("image") or row["img_name"]],
     answer_type_of=lambda row: (
-        "closed" if str(row.get("answer_type", "")).upper() == "CLOSED" else "open"
+        "closed" if str(row["answer_type"]).strip().upper() == "CLOSED" else "open"
     ),
     group_fields={"modality": "modality", "content_type": "content_type", "organ": "location"},
     language_field="q_lang",
@@ -81,12 +95,18 @@ def record_to_sample(
     metadata = {
         "question": str(row["question"]),
         "answer_type": benchmark.answer_type_of(row),
-        **{key: str(row.get(column) or "unknown") for key, column in benchmark.group_fields.items()},
+        **{
+            key: str(row.get(column) or "unknown") for key, column in benchmark.group_fields.items()
+        },
     }
     if benchmark.language_field:
         metadata["language"] = str(row.get(benchmark.language_field, ""))
     system, user = templates
-    prompt = {"system": system.name, "user": user.name, "values": {"question": str(row["question"])}}
+    prompt = {
+        "system": system.name,
+        "user": user.name,
+        "values": {"question": str(row["question"])},
+    }
     return build_sample(
         sample_id, image_files, str(row["question"]), prompt, str(row["answer"]), metadata,
         show_images,

@@ -1,5 +1,4 @@
-"""VQA-RAD, SLAKE and PathVQA: short-answer medical VQA (see ``scorer`` for the scoring rules).
-"""
+"""VQA-RAD, SLAKE and PathVQA: short-answer medical VQA (see ``scorer`` for the scoring rules)."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from inspect_medreason.hub import collect_images, load_rows
+from inspect_medreason.hub import collect_images, load_rows, missing_fields, unexpected_values
 from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
@@ -27,6 +26,7 @@ def vqa_task(
     data: str | None,
     image_root: str | None,
     revision: str | None,
+    split: str | None,
     language: str | None,
     images: Any,
     judge_args: dict[str, Any],
@@ -35,29 +35,28 @@ def vqa_task(
     require_judge_roles(
         ["grader"], coerce_bool(judge_args.get("allow_self_judging", False), "allow_self_judging")
     )
-    loaded = load_rows(data, benchmark.hub, revision)
-    rows = loaded.rows
-    if benchmark.language_field and language and language != "all":
-        rows = [r for r in rows if str(r.get(benchmark.language_field, "")) == language]
-    root = loaded.image_root if image_root is None else Path(image_root)
+    loaded = load_rows(data, benchmark.hub, revision, split)
     source = str(data or benchmark.hub.path)
 
     def id_of(row: dict[str, Any], index: int) -> str:
         return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
 
-    files = collect_images(rows, benchmark.images_of, root, source, id_of)
-    missing = [Problem(source, id_of(r, i), key, "missing") for i, r in enumerate(rows)
-               for key in ("question", "answer") if not str(r.get(key, "")).strip()]  # fmt: skip
+    missing = missing_fields(loaded, benchmark.required_fields, id_of)
+    missing += unexpected_values(loaded, benchmark.allowed_values, id_of)
     if missing:
         raise DatasetError(missing)
-    if not rows:
+    keep = range(len(loaded.rows))
+    if benchmark.language_field and language and language != "all":
+        keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
+    loaded = loaded.subset(list(keep))
+    root = loaded.image_root if image_root is None else Path(image_root)
+    if not loaded.rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
+    files = collect_images(loaded, benchmark.images_of, root, id_of)
     system, user = load_template("vqa_system"), load_template("vqa_user")
     samples = [
-        record_to_sample(
-            benchmark, row, id_of(row, index), row_files, show_images, (system, user)
-        )
-        for index, (row, row_files) in enumerate(zip(rows, files, strict=True))
+        record_to_sample(benchmark, row, id_of(row, index), row_files, show_images, (system, user))
+        for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True))
     ]
     return Task(
         dataset=MemoryDataset(samples, name=benchmark.name, location=source),
@@ -69,6 +68,7 @@ def vqa_task(
         metadata={
             "task_version": VQA_TASK_VERSION,
             "data": loaded.origin,
+            "split": loaded.origin["split"],
             "licence": benchmark.licence,
             "language": language,
             "images": show_images,
@@ -82,6 +82,7 @@ def vqa_task(
 def vqa_rad(
     data: str | None = None,
     revision: str | None = None,
+    split: str = "test",
     images: bool = True,
     allow_self_judging: bool = False,
     judge_temperature: float = 0.0,
@@ -94,13 +95,14 @@ def vqa_rad(
     judge_max_connections: int | None = None,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
-    return vqa_task(VQA_RAD, data, None, revision, None, images, judge_arguments(locals()))
+    return vqa_task(VQA_RAD, data, None, revision, split, None, images, judge_arguments(locals()))
 
 
 @task(version=VQA_TASK_VERSION)
 def path_vqa(
     data: str | None = None,
     revision: str | None = None,
+    split: str = "test",
     images: bool = True,
     allow_self_judging: bool = False,
     judge_temperature: float = 0.0,
@@ -113,7 +115,7 @@ def path_vqa(
     judge_max_connections: int | None = None,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
-    return vqa_task(PATH_VQA, data, None, revision, None, images, judge_arguments(locals()))
+    return vqa_task(PATH_VQA, data, None, revision, split, None, images, judge_arguments(locals()))
 
 
 @task(version=VQA_TASK_VERSION)
@@ -122,6 +124,7 @@ def slake(
     image_root: str | None = None,
     language: str = "en",
     revision: str | None = None,
+    split: str = "test",
     images: bool = True,
     allow_self_judging: bool = False,
     judge_temperature: float = 0.0,
@@ -135,4 +138,6 @@ def slake(
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ."""
-    return vqa_task(SLAKE, data, image_root, revision, language, images, judge_arguments(locals()))
+    return vqa_task(
+        SLAKE, data, image_root, revision, split, language, images, judge_arguments(locals())
+    )
