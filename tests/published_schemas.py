@@ -32,7 +32,6 @@ def vqa_rad_parquet(folder: Path) -> Path:
     return folder
 
 
-
 def gemex_folder(root: Path) -> Path:
     write_png(root / "files" / "p10" / "s1" / "img.jpg", size=(16, 16))
     common = {"image_path": "files/p10/s1/img.jpg", "visual_regions": ["left lung"],
@@ -52,7 +51,6 @@ def gemex_folder(root: Path) -> Path:
     return root
 
 
-
 OPTIONS = [("A", "小叶型肺炎"), ("B", "浸润性肺结核"), ("C", "继发性肺结核"), ("D", "原发性肺结核"),
            ("E", "粟粒型肺结核")]  # fmt: skip
 
@@ -66,8 +64,6 @@ def exam_row(
         "question_type": "多项选择题" if multi else "单项选择题",
         "option": {label: text for label, text in OPTIONS},
     }  # fmt: skip
-
-
 
 
 MEDXPERTQA_CARD = """---
@@ -128,15 +124,75 @@ def cmb_exam_file(path: Path) -> Path:
     ])  # fmt: skip
 
 
-CMB_CLIN_CASE = {
+# As the published CMB-Clin-qa.json holds it: the reference under ``answer`` (the README's
+# example says ``solution``).
+CMB_CLIN_CASE: dict[str, Any] = {
     "id": 0, "title": "案例分析-腹外疝", "description": "病人,男,49岁,右下腹痛3小时。",
-    "QA_pairs": [{"question": "简述诊断。", "solution": "嵌顿性腹股沟斜疝。"},
-                 {"question": "简述治疗原则。", "solution": "紧急手术。"}],
+    "QA_pairs": [{"question": "简述诊断。", "answer": "嵌顿性腹股沟斜疝。"},
+                 {"question": "简述治疗原则。", "answer": "紧急手术。"}],
 }  # fmt: skip
 
 
 def cmb_clin_file(path: Path) -> Path:
     return write_json(path, [CMB_CLIN_CASE])
+
+
+CMB_CARD = """---
+license: apache-2.0
+configs:
+- config_name: CMB-Clin
+  data_files:
+  - split: test
+    path: CMB-Clin/CMB-Clin-qa.json
+- config_name: CMB-Exam
+  data_files:
+  - split: test
+    path: CMB-Exam/CMB-test/CMB-test-choice-question-merge.json
+  - split: train
+    path: CMB-Exam/CMB-train/CMB-train-merge.json
+  - split: val
+    path: CMB-Exam/CMB-val/CMB-val-merge.json
+---
+# CMB
+"""
+
+
+def cmb_snapshot(root: Path) -> Path:
+    """The hub snapshot: the card, CMB-Exam's three splits (the test questions with ids and
+    no answers, a category file and a placeholder beside each), CMB-Clin, and the copy of
+    CMB-Clin-qa.json at the root. Returns the root; ``cmb_answer_key`` writes the key."""
+    (root).mkdir(parents=True, exist_ok=True)
+    (root / "README.md").write_text(CMB_CARD, encoding="utf-8")
+    exam = root / "CMB-Exam"
+    questions = [{k: v for k, v in exam_row(n, t, c, a, multi=len(a) > 1).items() if k != "answer"}
+                 | {"id": str(n)} for n, t, c, a in CMB_TEST_ANSWERS]  # fmt: skip
+    write_json(exam / "CMB-test" / "CMB-test-choice-question-merge.json", questions)
+    val = [exam_row(9, "医师考试", "口腔执业医师", "D") | {"explanation": "因为D。"}]
+    write_json(exam / "CMB-val" / "CMB-val-merge.json", val)
+    write_json(exam / "CMB-train" / "CMB-train-merge.json",
+               [exam_row(99, "医师考试", "口腔执业医师", "A") | {"explanation": "因为A。"}])  # fmt: skip
+    for split in ("test", "val", "train"):
+        write_json(
+            exam / f"CMB-{split}" / f"CMB-{split}-choice-hierarchy.json",
+            {"医师考试": ["口腔执业医师"]},
+        )
+        (exam / f"CMB-{split}" / "a").write_text("", encoding="utf-8")
+    write_json(root / "CMB-Clin" / "CMB-Clin-qa.json", [CMB_CLIN_CASE])
+    write_json(root / "CMB-Clin-qa.json", [CMB_CLIN_CASE])
+    return root
+
+
+# (id, exam_type, exam_class, answer) of the snapshot's test questions.
+CMB_TEST_ANSWERS = [(1, "医师考试", "口腔执业医师", "D"), (2, "医师考试", "临床执业医师", "B"),
+                    (3, "护理考试", "护士执业资格", "AC")]  # fmt: skip
+
+
+def cmb_answer_key(path: Path) -> Path:
+    """The test answer key as the GitHub repository publishes it (integer ids)."""
+    return write_json(path, [
+        {"id": n, "exam_type": t, "exam_class": c, "exam_subject": "口腔执业医师",
+         "question_type": "多项选择题" if len(a) > 1 else "单项选择题", "answer": a}
+        for n, t, c, a in CMB_TEST_ANSWERS])  # fmt: skip
 
 
 MED_CMR_MCQ = [

@@ -62,8 +62,9 @@ class HubSource:
     # File name patterns that sit beside a split's data but are not its rows (an answer
     # key, for one).
     exclude: tuple[str, ...] = ()
-    # On the hub, the files of the split when the card does not say (GEMeX-VQA has no card).
-    data_files: str | None = None
+    # On the hub, the one file of each split to read (GEMeX-VQA has no card; CMB's splits
+    # differ in their columns, which ``datasets`` refuses to build as one config).
+    data_files: dict[str, str] | str | None = None
     # The published layout, named in the message when the hub cannot be reached.
     layout: str = "the dataset's published files (JSONL, JSON or parquet)"
 
@@ -434,15 +435,31 @@ def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
     return rows
 
 
+def _hub_split_files(hub: HubSource, split: str) -> dict[str, str] | None:
+    if hub.data_files is None:
+        return None
+    if isinstance(hub.data_files, str):
+        return {split: hub.data_files}
+    for name, path in hub.data_files.items():
+        if canonical_split(name) == canonical_split(split):
+            return {split: path}
+    raise DatasetError([Problem(hub.path, "-", "split", (
+        f"{hub.path} ({hub.name}) has no split {split!r}; it has "
+        f"{', '.join(hub.data_files)}"))])  # fmt: skip
+
+
 def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
     import datasets
 
     requested = require_revision(hub, revision)
     try:
         pinned = resolve_revision(hub.path, requested)
-        data_files = {split: hub.data_files} if hub.data_files else None
         dataset = datasets.load_dataset(
-            hub.path, name=hub.name, split=split, revision=pinned, data_files=data_files
+            hub.path,
+            name=None if hub.data_files else hub.name,
+            split=split,
+            revision=pinned,
+            data_files=_hub_split_files(hub, split),
         )
     except DatasetError:
         raise
@@ -583,6 +600,24 @@ def image_file(value: Any, image_root: Path | None, frame: object = None) -> Pat
         except ImagePathError as error:
             raise ImagePathError(f"{error}{_image_root_hint(image_root, value)}") from error
     raise ImagePathError(f"no image in {type(value).__name__} value")
+
+
+def default_image_root(
+    loaded: LoadedRows, image_of: Callable[[dict[str, Any]], list[Any]], folder: str
+) -> Path | None:
+    """Where the rows' image file names are, when the user names no folder: the data folder,
+    or the ``folder`` that the dataset's image archive unpacks to, inside it or beside the
+    split's file (``imgs/`` for SLAKE, ``images/`` for MedXpertQA), whichever holds the
+    first named image. Rows that carry their images need none."""
+    base = loaded.image_root
+    names = (value for row in loaded.rows for value in image_of(row) if isinstance(value, str))
+    first = next(names, None)
+    if base is None or first is None:
+        return base
+    for candidate in (base, base / folder, base.parent / folder):
+        if (candidate / first).is_file():
+            return candidate
+    return base
 
 
 def _image_root_hint(image_root: Path, name: str) -> str:

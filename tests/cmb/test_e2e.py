@@ -42,7 +42,9 @@ def test_cmb_clin_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
 
 
 def test_exam_record_to_sample_carries_the_question_and_choices() -> None:
-    sample = exam_record_to_sample(exam_row(1, "医师考试", "口腔执业医师", "AC", multi=True), 0, "x")
+    sample = exam_record_to_sample(
+        exam_row(1, "医师考试", "口腔执业医师", "AC", multi=True), 0, "x"
+    )
     assert not isinstance(sample, Problem)
     assert sample.input == "第1题：此男孩可能患" and sample.target == "AC"
     assert sample.choices is not None and len(sample.choices) == 5
@@ -50,11 +52,24 @@ def test_exam_record_to_sample_carries_the_question_and_choices() -> None:
     assert isinstance(bad, Problem) and bad.field == "answer"
 
 
-def test_clin_record_to_sample_keeps_every_question() -> None:
-    sample = clin_record_to_sample(CMB_CLIN_CASE, 0, "x")
-    assert not isinstance(sample, Problem)
-    assert sample.metadata is not None and sample.metadata["questions"] == ["简述诊断。", "简述治疗原则。"]
-    assert isinstance(clin_record_to_sample({"id": 1, "QA_pairs": []}, 1, "x"), Problem)
+def test_clin_record_to_sample_keeps_every_question_and_reference() -> None:
+    sample, key = clin_record_to_sample(CMB_CLIN_CASE, 0, "x")
+    assert isinstance(sample, Sample) and key == "answer"
+    assert sample.metadata is not None and sample.metadata["questions"] == [
+        "简述诊断。",
+        "简述治疗原则。",
+    ]
+    assert sample.metadata["solutions"] == ["嵌顿性腹股沟斜疝。", "紧急手术。"]
+    # The README's spelling is read too, and said to be the one found.
+    renamed = {**CMB_CLIN_CASE, "QA_pairs": [
+        {"question": p["question"], "solution": p["answer"]} for p in CMB_CLIN_CASE["QA_pairs"]]}  # fmt: skip
+    sample, key = clin_record_to_sample(renamed, 0, "x")
+    assert isinstance(sample, Sample) and key == "solution"
+    assert sample.metadata is not None and sample.metadata["solutions"][0] == "嵌顿性腹股沟斜疝。"
+    empty, _ = clin_record_to_sample(
+        {**CMB_CLIN_CASE, "QA_pairs": [{"question": "简述诊断。", "answer": " "}]}, 0, "x"
+    )
+    assert isinstance(empty, list) and [p.field for p in empty] == ["QA_pairs[0].answer"]
 
 
 def test_cmb_exam_prompt_renders_the_upstream_template_with_fewshot_turns(tmp_path: Path) -> None:
@@ -82,7 +97,7 @@ def test_cmb_exam_prompt_renders_the_upstream_template_with_fewshot_turns(tmp_pa
 
 
 def test_clinical_conversation_asks_each_question_after_the_case(tmp_path: Path) -> None:
-    sample = clin_record_to_sample(CMB_CLIN_CASE, 0, "x")
+    sample, _ = clin_record_to_sample(CMB_CLIN_CASE, 0, "x")
     assert isinstance(sample, Sample)
     replies = iter(["诊断：斜疝。", "治疗：手术。"])
     outputs = get_model("mockllm/model", custom_outputs=[scripted_output(r) for r in replies])

@@ -1,39 +1,153 @@
-"""How CMB-Exam and CMB-Clin rows become samples.
-"""
+"""How CMB-Exam and CMB-Clin rows become samples."""
 
 from __future__ import annotations
 
 import ast
 import json
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.hub import HubSource
+from inspect_medreason.errors import describe_error
+from inspect_medreason.files import file_sha256
+from inspect_medreason.hub import HubSource, LoadedRows, first_present, is_empty
 from inspect_medreason.loaders import Problem
 
+CMB_HUB_ID = "FreedomIntelligence/CMB"
+# The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
+# and CMB-Clin, and the files below.
+CMB_REVISION = "935fbc09edf1303d89872b21265ff597f426ac0d"
+CMB_REVISION_SOURCE = "the hub's file tree at this commit"
+# The card's configs, and each split's one file (the splits' columns differ: the test
+# questions have no answer, the validation ones an explanation).
+CMB_EXAM_FILES = {
+    "test": "CMB-Exam/CMB-test/CMB-test-choice-question-merge.json",
+    "val": "CMB-Exam/CMB-val/CMB-val-merge.json",
+    "train": "CMB-Exam/CMB-train/CMB-train-merge.json",
+}
+CMB_CLIN_FILE = "CMB-Clin/CMB-Clin-qa.json"
+# Beside each split's questions the hub keeps a category file that is not rows.
+NOT_ROWS = ("*hierarchy*", "*answer*")
+# The test answers are published apart from the questions, in the GitHub repository only.
+ANSWER_KEY_NAME = "CMB-test-choice-answer.json"
+ANSWER_KEY_WHERE = (
+    f"data/{ANSWER_KEY_NAME} in the GitHub repository FreedomIntelligence/CMB (11,200 rows of "
+    "id, exam_type, exam_class, exam_subject, question_type, answer)"
+)
+
 CMB_EXAM_HUB = HubSource(
-    "FreedomIntelligence/CMB",
-    name="exam",
+    CMB_HUB_ID,
+    name="CMB-Exam",
     split="test",
-    layout="CMB-Exam test as JSON/JSONL rows with exam_type, exam_class, exam_subject, question, answer, question_type, option {A..E}",
+    revision=CMB_REVISION,
+    revision_source=CMB_REVISION_SOURCE,
+    data_files=CMB_EXAM_FILES,
+    exclude=NOT_ROWS,
+    layout=f"the hub snapshot (CMB-Exam/CMB-test/CMB-test-choice-question-merge.json, CMB-Exam/CMB-val/CMB-val-merge.json: JSON arrays of id, exam_type, exam_class, exam_subject, question, question_type, option {{A..}}; answer and explanation in val only), or one of those files; the test answers from {ANSWER_KEY_WHERE} as -T answers=PATH",
 )
 
 
 CMB_VAL_HUB = HubSource(
-    "FreedomIntelligence/CMB",
-    name="exam",
+    CMB_HUB_ID,
+    name="CMB-Exam",
     split="val",
-    layout="CMB-Exam val as JSON/JSONL rows (as test, plus explanation); pass it as -T fewshot_data=PATH",
+    revision=CMB_REVISION,
+    revision_source=CMB_REVISION_SOURCE,
+    data_files=CMB_EXAM_FILES,
+    exclude=NOT_ROWS,
+    layout="CMB-Exam/CMB-val/CMB-val-merge.json (as test, plus answer and explanation), or the snapshot; pass it as -T fewshot_data=PATH",
 )
 
 
 CMB_CLIN_HUB = HubSource(
-    "FreedomIntelligence/CMB",
-    name="clin",
+    CMB_HUB_ID,
+    name="CMB-Clin",
     split="test",
-    layout="CMB-Clin as JSON rows with id, title, description, QA_pairs [{question, solution}]",
+    revision=CMB_REVISION,
+    revision_source=CMB_REVISION_SOURCE,
+    data_files=CMB_CLIN_FILE,
+    layout="CMB-Clin/CMB-Clin-qa.json (a JSON array of id, title, description, QA_pairs [{question, answer}]), or the snapshot",
 )
+
+# Fields of the published schemas every row carries non-empty.
+EXAM_FIELDS = ("exam_type", "exam_class", "exam_subject", "question", "question_type", "option")
+CLIN_FIELDS = ("id", "description", "QA_pairs")
+# CMB-Clin's reference answer: the published file names it ``answer``; the README's example
+# and the upstream worker ``solution``.
+CLIN_REFERENCE_KEYS = ("answer", "solution")
+
+
+def read_answer_key(path: Path) -> tuple[dict[str, str], list[Problem]]:
+    """The published test answer key as id -> answer letters."""
+    problems: list[Problem] = []
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        return {}, [Problem(str(path), "-", "answers", (
+            f"cannot be read ({describe_error(error, 200)}): expected {ANSWER_KEY_WHERE}"))]  # fmt: skip
+    if not isinstance(rows, list):
+        return {}, [
+            Problem(str(path), "-", "answers", f"expected a JSON array: {ANSWER_KEY_WHERE}")
+        ]
+    key: dict[str, str] = {}
+    for number, row in enumerate(rows):
+        if not isinstance(row, dict) or is_empty(row.get("id")) or is_empty(row.get("answer")):
+            problems.append(Problem(str(path), f"row {number}", "answer",
+                                    "needs an id and an answer"))  # fmt: skip
+            continue
+        row_id = str(row["id"])
+        if row_id in key:
+            problems.append(Problem(str(path), f"row {number} ({row_id})", "id", "duplicate id"))
+        key[row_id] = str(row["answer"]).strip()
+    return key, problems
+
+
+def find_answer_key(data: str | None) -> Path | None:
+    """The answer key saved inside the data folder (beside the questions or anywhere below)."""
+    if not data:
+        return None
+    path = Path(data).expanduser()
+    folder = path if path.is_dir() else path.parent
+    found = sorted(folder.rglob(ANSWER_KEY_NAME))
+    return found[0] if len(found) == 1 else None
+
+
+def join_answer_key(
+    loaded: LoadedRows, answers: str | None, data: str | None
+) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """Put the published key's answer on each test question that has none; the record of
+    the key for the log. Questions that carry their answer (val, or a test file with
+    answers merged in) need no key."""
+    unanswered = [i for i, row in enumerate(loaded.rows) if is_empty(row.get("answer"))]
+    if not unanswered:
+        return None, []
+    key_path = Path(answers).expanduser() if answers else find_answer_key(data)
+    if key_path is None:
+        file, _ = loaded.where(unanswered[0])
+        return None, [Problem(file, "-", "answer", (
+            f"{len(unanswered)} question(s) without an answer: the CMB-Exam test questions are "
+            f"published without them. Download {ANSWER_KEY_WHERE} and pass -T answers=PATH"))]  # fmt: skip
+    if not key_path.is_file():
+        return None, [Problem(str(key_path), "-", "answers", "no such file")]
+    key, problems = read_answer_key(key_path)
+    if problems:
+        return None, problems
+    seen: set[str] = set()
+    for index in unanswered:
+        row = loaded.rows[index]
+        row_id = str(row.get("id", ""))
+        if row_id not in key:
+            file, where = loaded.where(index)
+            problems.append(Problem(file, f"{where} ({row_id or 'no id'})", "answer",
+                                    f"no answer for this id in {key_path}"))  # fmt: skip
+            continue
+        row["answer"] = key[row_id]
+        seen.add(row_id)
+    unused = len(set(key) - seen - {str(row.get("id", "")) for row in loaded.rows})
+    record = {"path": str(key_path), "sha256": file_sha256(key_path), "answers_joined": len(seen),
+              "key_rows_for_no_question": unused}  # fmt: skip
+    return record, problems
 
 
 def exam_options(row: dict[str, Any]) -> list[tuple[str, str]]:
@@ -82,22 +196,47 @@ def exam_record_to_sample(row: dict[str, Any], index: int, source: str) -> Sampl
     )
 
 
-def clin_record_to_sample(row: dict[str, Any], index: int, source: str) -> Sample | Problem:
+def clin_record_to_sample(
+    row: dict[str, Any], index: int, source: str
+) -> tuple[Sample | list[Problem], str | None]:
     """One CMB-Clin case as a sample: the description and first question as input, every
-    question and reference solution in metadata (``clinical_conversation`` asks the rest)."""
+    question and reference answer in metadata (``clinical_conversation`` asks the rest);
+    and which key held the references (``answer`` as published, or ``solution``)."""
     case_id = str(row.get("id", index))
-    pairs = row.get("QA_pairs") or []
-    description = str(row.get("description", "")).strip()
-    if not pairs or not description:
-        return Problem(source, case_id, "QA_pairs", "a case needs a description and questions")
-    questions = [str(p["question"]) for p in pairs]
-    return Sample(
+    pairs = row.get("QA_pairs")
+    problems: list[Problem] = []
+    found: set[str] = set()
+    questions: list[str] = []
+    references: list[str] = []
+    for turn, pair in enumerate(pairs if isinstance(pairs, list) else []):
+        where = f"QA_pairs[{turn}]"
+        if not isinstance(pair, dict):
+            problems.append(Problem(source, case_id, where, "expected an object"))
+            continue
+        key, reference = first_present(pair, CLIN_REFERENCE_KEYS)
+        if is_empty(pair.get("question")):
+            problems.append(Problem(source, case_id, f"{where}.question", "missing or empty"))
+        if key is None:
+            problems.append(Problem(source, case_id, f"{where}.answer",
+                                    "missing or empty (nor is there a 'solution')"))  # fmt: skip
+            continue
+        found.add(key)
+        questions.append(str(pair.get("question", "")))
+        references.append(str(reference))
+    if len(found) > 1:
+        problems.append(Problem(source, case_id, "QA_pairs",
+                                "mixes 'answer' and 'solution' keys"))  # fmt: skip
+    if problems:
+        return problems, None
+    description = str(row["description"]).strip()
+    sample = Sample(
         id=f"cmb_clin_{case_id}",
         input=f"{description}\n\n{questions[0]}",
         metadata={
             "title": str(row.get("title", "")),
             "description": description,
             "questions": questions,
-            "solutions": [str(p.get("solution", "")) for p in pairs],
+            "solutions": references,
         },
     )
+    return sample, next(iter(found))

@@ -7,7 +7,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.hub import HubSource, LoadedRows, is_empty
+from inspect_medreason.hub import HubSource, is_empty
 from inspect_medreason.loaders import Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
@@ -23,21 +23,6 @@ MEDXPERTQA_HUB = HubSource(
 REQUIRED_FIELDS = ("id", "question", "options", "label", "images")
 # images.zip unpacks to an images/ folder beside MM/ and Text/; the rows name the files in it.
 IMAGE_FOLDER = "images"
-
-
-def default_image_root(loaded: LoadedRows) -> Path | None:
-    """Where the rows' image names are: the data folder, its ``images/`` (the unpacked
-    ``images.zip`` of a snapshot) or the ``images/`` beside the config folder (for
-    ``MM/test.jsonl`` given alone), whichever holds the first row's first image."""
-    base = loaded.image_root
-    if base is None:
-        return None
-    first = next((row["images"][0] for row in loaded.rows if row.get("images")), None)
-    candidates = [base, base / IMAGE_FOLDER, base.parent / IMAGE_FOLDER]
-    for candidate in candidates:
-        if first is not None and (candidate / str(first)).is_file():
-            return candidate
-    return base
 
 
 # The dataset's question text repeats the options after this marker; the prompt lists them.

@@ -11,13 +11,18 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, accuracy, stderr
 
 from inspect_medreason.extraction import EXTRACTION_MODE
-from inspect_medreason.hub import collect_images, load_rows, missing_fields
+from inspect_medreason.hub import (
+    collect_images,
+    default_image_root,
+    load_rows,
+    missing_fields,
+)
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
     MEDXPERTQA_HUB,
     REQUIRED_FIELDS,
-    default_image_root,
+    IMAGE_FOLDER,
     record_to_sample,
 )
 from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
@@ -48,7 +53,11 @@ def medxpertqa_mm(
     missing = missing_fields(loaded, REQUIRED_FIELDS, id_of)
     if missing:
         raise DatasetError(missing)
-    root = Path(image_root) if image_root else default_image_root(loaded)
+    root = (
+        Path(image_root)
+        if image_root
+        else default_image_root(loaded, lambda row: list(row["images"]), IMAGE_FOLDER)
+    )
     files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)
     prompts = TrackPrompts.load("mcq")
     problems: list[Problem] = []

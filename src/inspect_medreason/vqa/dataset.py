@@ -31,6 +31,8 @@ class VqaBenchmark:
     allowed_values: dict[str, tuple[str, ...]] = field(default_factory=dict)
     group_fields: dict[str, str] = field(default_factory=dict)  # metadata key -> row field
     language_field: str | None = None
+    # The folder the dataset's image archive unpacks to (SLAKE's imgs.zip: imgs/).
+    image_folder: str = "images"
 
 
 VQA_RAD = VqaBenchmark(
@@ -83,6 +85,7 @@ SLAKE = VqaBenchmark(
     ),
     group_fields={"modality": "modality", "content_type": "content_type", "organ": "location"},
     language_field="q_lang",
+    image_folder="imgs",
 )
 
 

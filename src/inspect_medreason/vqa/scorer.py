@@ -1,8 +1,13 @@
 """Scoring of VQA-RAD, SLAKE and PathVQA.
 
-Closed (yes/no) questions: normalised exact match of the final answer (English and Chinese
-yes/no synonyms); other closed answers (SLAKE's "which is larger...") by normalised exact
-match of the text. Open questions: a normalised exact match counts as correct without a judge
+The answer is the one the reply states (``short_answers.read_short_answer``: a JSON answer
+field, ``ANSWER:``/``答案是``, "the answer is", ``<answer>``, ``\\boxed{}``, else a reply
+opening with yes or no, else a one-line reply; never a ``<think>`` block).
+
+Closed (yes/no) questions: the answer's polarity under the dataset's own yes/no vocabulary
+(``yes_no_vocabulary``: VQA-RAD and PathVQA count yes and no only, SLAKE its English and
+Chinese synonyms); "yes and no" is no answer. Other closed answers (SLAKE's "which is
+larger...") by normalised exact match of the text. Open questions: a normalised exact match counts as correct without a judge
 call, otherwise the ``grader`` role decides; a grader failure is unscored, never wrong.
 """
 
@@ -30,7 +35,13 @@ from inspect_medreason.judges import (
 )
 from inspect_medreason.metrics import breakdown, scored_samples
 from inspect_medreason.params import coerce_bool
-from inspect_medreason.short_answers import final_answer, normalise_answer, yes_no
+from inspect_medreason.short_answers import (
+    normalise_answer,
+    read_short_answer,
+    read_yes_no,
+    yes_no,
+    yes_no_vocabulary,
+)
 
 
 def _subset_mean(scores: list[SampleScore], field: str, value: str) -> float:
@@ -59,11 +70,24 @@ def accuracy_open() -> Metric:
     return compute
 
 
-def closed_correct(answer: str, reference: str) -> bool:
-    expected = yes_no(reference)
+def closed_correct(answer: str, reference: str, vocabulary: str = "default") -> bool:
+    expected = yes_no(reference, vocabulary)
     if expected is not None:
-        return yes_no(answer) == expected
+        return yes_no(answer, vocabulary) == expected
     return bool(answer) and normalise_answer(answer) == normalise_answer(reference)
+
+
+def _closed_explanation(answer: str, reference: str, vocabulary: str, detail: str) -> str:
+    """Why a closed answer scored as it did; a missing or unreadable answer says why."""
+    if not answer:
+        return f"closed: no answer ({detail}): counted wrong; reference {reference!r}"
+    expected = yes_no(reference, vocabulary)
+    if expected is None:
+        return f"closed: {answer!r} vs {reference!r} (normalised exact match)"
+    said, reason = read_yes_no(answer, vocabulary)
+    if said is None:
+        return f"closed: no yes/no answer ({reason}): counted wrong; reference {reference!r}"
+    return f"closed: {answer!r} read as {said!r} ({vocabulary} vocabulary) vs {reference!r}"
 
 
 def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]]]:
@@ -73,25 +97,38 @@ def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]
     return [*base, *breakdown(group_fields, of="accuracy")]
 
 
+def yes_no_vocabulary_of(name: str) -> str:
+    """The vocabulary's name, checked when the scorer is built (an unknown one is a clear
+    error before any sample runs)."""
+    return yes_no_vocabulary(name).name
+
+
 @scorer(metrics=vqa_metrics([]))
-def vqa_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
-    """Closed: normalised exact match. Open: exact match, else the ``grader`` role."""
+def vqa_scorer(
+    allow_self_judging: bool = False, yes_no_vocabulary: str = "default", **judge_args: Any
+) -> Scorer:
+    """Closed: yes/no under the dataset's vocabulary (``yes_no_vocabulary``: ``vqa_rad``,
+    ``path_vqa``, ``slake`` or ``default``), else normalised exact match. Open: exact match,
+    else the ``grader`` role."""
     settings = JudgeSettings.from_judge_args(judge_args)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    vocabulary = yes_no_vocabulary_of(yes_no_vocabulary)
 
     async def score(state: TaskState, target: Target) -> Score:
-        answer, method = final_answer(state.output.completion)
+        read = read_short_answer(state.output.completion)
+        answer, method = read.text, read.method
         reference = target.text
         details: dict[str, Any] = {
             "extracted_answer": answer, "extraction_method": method, "reference": reference,
         }  # fmt: skip
         if state.metadata.get("answer_type") == "closed":
-            correct = closed_correct(answer, reference)
+            details["yes_no_vocabulary"] = vocabulary
+            correct = closed_correct(answer, reference, vocabulary)
             return Score(value=float(correct), answer=answer, metadata=details,
-                         explanation=f"closed: {answer!r} vs {reference!r}")  # fmt: skip
+                         explanation=_closed_explanation(answer, reference, vocabulary, read.detail))  # fmt: skip
         if not answer:
             return Score(value=0.0, answer="", metadata=details,
-                         explanation="no final answer in the reply: counted wrong")  # fmt: skip
+                         explanation=f"no final answer in the reply ({read.detail}): counted wrong")  # fmt: skip
         if normalise_answer(answer) == normalise_answer(reference):
             return Score(value=1.0, answer=answer, metadata={**details, "graded_by": "exact_match"},
                          explanation="open: exact match with the reference")  # fmt: skip

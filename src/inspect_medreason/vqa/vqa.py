@@ -8,7 +8,13 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from inspect_medreason.hub import collect_images, load_rows, missing_fields, unexpected_values
+from inspect_medreason.hub import (
+    collect_images,
+    default_image_root,
+    load_rows,
+    missing_fields,
+    unexpected_values,
+)
 from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
@@ -49,7 +55,11 @@ def vqa_task(
     if benchmark.language_field and language and language != "all":
         keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
     loaded = loaded.subset(list(keep))
-    root = loaded.image_root if image_root is None else Path(image_root)
+    root = (
+        default_image_root(loaded, benchmark.images_of, benchmark.image_folder)
+        if image_root is None
+        else Path(image_root)
+    )
     if not loaded.rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
     files = collect_images(loaded, benchmark.images_of, root, id_of)
