@@ -20,9 +20,9 @@ from inspect_medreason.hub import (
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
+    IMAGE_FOLDER,
     MEDXPERTQA_HUB,
     REQUIRED_FIELDS,
-    IMAGE_FOLDER,
     record_to_sample,
 )
 from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
