@@ -195,7 +195,8 @@ PRONOUN: list[tuple[str, str | None]] = [
     ("I think the image is inconclusive.", None),
     ("I’m not sure.", None),
     ('{"answer": "I don\'t know"}', None),
-    ('{"answer": "I think it is C"}', None),
+    # robust-v5 reads a hedged statement ("I think it is C", issue 31): C, never option I
+    ('{"answer": "I think it is C"}', "C"),
     ('{"reasoning_trace": "...", "answer": "I"}', "I"),
     ("Answer: I", "I"),
     ("(I)", "I"),
@@ -246,7 +247,7 @@ def test_wrapper_runs_are_read_without_backtracking() -> None:
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v4"
+    assert EXTRACTION_MODE == "robust-v5"
 
 
 # Invisible format characters beside or inside an answer: read as if absent (robust-v3).
@@ -277,7 +278,9 @@ def test_an_invisible_only_reply_is_empty() -> None:
 
 
 def test_the_invisible_set_is_every_format_character_but_script_marks() -> None:
-    removed = {chr(c) for c in range(sys.maxunicode + 1) if INVISIBLE_FORMAT_CHARACTERS.match(chr(c))}
+    removed = {
+        chr(c) for c in range(sys.maxunicode + 1) if INVISIBLE_FORMAT_CHARACTERS.match(chr(c))
+    }
     assert all(unicodedata.category(c) == "Cf" for c in removed)
     kept = {
         chr(c) for c in range(sys.maxunicode + 1)
@@ -285,7 +288,8 @@ def test_the_invisible_set_is_every_format_character_but_script_marks() -> None:
     }  # fmt: skip
     # Only marks that belong to a script's words or numbers stay.
     assert all(unicodedata.name(c, "").startswith(SCRIPT_MARK_PREFIXES) for c in kept), sorted(
-        f"U+{ord(c):04X} {unicodedata.name(c, '?')}" for c in kept
+        f"U+{ord(c):04X} {unicodedata.name(c, '?')}"
+        for c in kept
         if not unicodedata.name(c, "").startswith(SCRIPT_MARK_PREFIXES)
     )
     assert readable_text("Ｂ\u200b") == "B"
@@ -323,8 +327,16 @@ ROMAN = [("i", "CT"), ("ii", "MRI"), ("iii", "Ultrasound"), ("iv", "PET")]
         ('{"reasoning_trace": "x", "answer": "Ⅳ"}', [("Ⅲ", "CT"), ("Ⅳ", "MRI")], "Ⅳ"),
         ("ANSWER: Ⅲ", [("Ⅲ", "CT"), ("Ⅳ", "MRI")], "Ⅲ"),
         # a label that is a word the answer-phrase rules would strip, or a Chinese "option A"
-        ('{"reasoning_trace": "x", "answer": "Answer"}', [("Answer", "CT"), ("Other", "MRI")], "Answer"),
-        ('{"reasoning_trace": "x", "answer": "选项B"}', [("选项A", "CT"), ("选项B", "MRI")], "选项B"),
+        (
+            '{"reasoning_trace": "x", "answer": "Answer"}',
+            [("Answer", "CT"), ("Other", "MRI")],
+            "Answer",
+        ),
+        (
+            '{"reasoning_trace": "x", "answer": "选项B"}',
+            [("选项A", "CT"), ("选项B", "MRI")],
+            "选项B",
+        ),
     ],
 )
 def test_labels_that_are_not_letters_are_read(

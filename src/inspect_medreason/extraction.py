@@ -1,30 +1,42 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v4``):
+The rules (extraction mode ``robust-v5``; the same statements are read for short answers by
+``short_answers.read_short_answer``):
 
 1. The reply is read after Unicode NFKC normalisation, so full-width letters and brackets
    (``Ｂ``, ``（B）``) read as their ASCII forms, and without invisible format characters
    (zero-width spaces and joiners, the byte-order mark, bidirectional controls, the soft
-   hyphen), so ``Answer: B`` followed by a zero-width space reads as ``B``.
+   hyphen), so ``Answer: B`` followed by a zero-width space reads as ``B``. A thinking
+   model's ``<think>...</think>`` block is its trace, never its answer: it is removed before
+   anything is read (a closing ``</think>`` alone ends the trace; an unclosed ``<think>``
+   leaves no answer). Inspect keeps a model's reasoning content out of the completion.
 2. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
    ``final_answer``) field: that field is the model's answer and nothing else is read. A
    field that is not a label, an option's text or an answer statement is *no answer*.
 3. Otherwise the reply's answer statements: ``ANSWER: X``, "the (final/correct) answer is
-   X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``, "I choose
-   X", "X is correct", "Option X is the best", ``答案是X``, ``选X``, ``故选X``, ``所以选X``,
-   a line that holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``,
-   ``(B)``) and a last line that is a label with its option's text (``C) Consolidation``),
-   unless such lines form a list (an echo of the options). The *last* statement is authoritative: when it names no
-   option (a label the question does not have, "unknown", an empty ``\\boxed{}``, "A or
-   B"), the result is no answer, never an earlier statement.
-4. Otherwise a one-line reply that states exactly one option's text (and does not deny it).
+   (clearly) X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``,
+   "I choose X", "I think it's X", "X is correct", "Option X is the best", ``答案是X``,
+   ``正确答案是X``, ``答：X``, ``回答：X``, ``解答：X``, ``选X``, ``故选X``, ``所以选X``, a line that
+   holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``, ``(B)``), a
+   reply that opens with a label, a separator and text (``B. a yellow bus``, ``(b) the
+   nucleus``, ``D) three objects``, ``A: a triangle``, ``B。不是 A``) and a last line that is
+   a label with its option's text (``C) Consolidation``), unless such lines form a list (an
+   echo of the options). The *last* statement is authoritative: when it names no option (a
+   label the question does not have, "unknown", an empty ``\\boxed{}``, "A or B"), the
+   result is no answer, never an earlier statement. Nested or broken ``<answer>`` tags
+   (``<answer>A <answer>B</answer>``, ``B</answer>`` with no opening, ``<answer>B</answr>``)
+   are no answer.
+4. Otherwise a one-line reply that states exactly one option's text (and does not deny it),
+   English word by word or Chinese inside the sentence (``影像提示胸腔积液`` but not
+   ``未见胸腔积液``).
 
 A label stands alone: ``B``, ``(B)``, ``B.``, ``B) text``, or a lower-case ``b`` right after
 an answer phrase ("the answer is b because"). The English article "a"/"A" and the pronoun
-"I" before a word ("I think", "I don't know") are never labels, and a reply that merely
-starts with a label ("B is not my selection.") does not choose it. Several labels at once
-("A, B, and C", "A or B") are ambiguous. Ambiguity or silence yields no answer: never a
-guess.
+"I" before a word ("I think", "I don't know") are never labels, a reply that merely
+starts with a label ("B is not my selection.") does not choose it, and one that opens with
+a label only to deny it ("B: incorrect") is no answer. Several labels at once ("A, B, and
+C", "A or B", ``B`` and ``D`` on two lines) are ambiguous. Ambiguity or silence yields no
+answer, with the reason: never a guess.
 
 A case whose labels are not all single letters (``1``/``2``, ``i``/``ii``; cases.json may name
 any labels) has them read wherever a letter would be, when the answer field, the stated
@@ -34,14 +46,13 @@ that names one label): ``Answer: 2 mm`` is not the label ``2``.
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v4"
+EXTRACTION_MODE = "robust-v5"
 ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
 # A reply longer than this is read from its tail only: answers are stated at the end, and
@@ -50,7 +61,7 @@ MAX_READ_CHARS = 200_000
 # How many ``{`` positions the embedded-JSON scan tries, from the end of the reply.
 MAX_JSON_STARTS = 200
 
-SegmentStatus = Literal["label", "multiple", "invalid", "none"]
+SegmentStatus = Literal["label", "multiple", "invalid", "none", "denied", "broken"]
 
 # Invisible format characters (Unicode category Cf) carry no answer: zero-width spaces and
 # joiners, word joiners and invisible operators, the byte-order mark, bidirectional marks,
@@ -90,11 +101,29 @@ _VERB_MARKER = re.compile(
     r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
     re.IGNORECASE,
 )
-_CHINESE_MARKER = re.compile(
+# The reply is read NFKC-normalised, so the full-width colon of ``答：C`` is ``:`` here.
+# ``回答:``/``解答:``/``答:`` need the colon: ``答`` alone is part of many words.
+_CHINESE_ANSWER_MARKER = re.compile(
     r"(?:最终答案|正确答案|正确选项|答案)\s*(?:应该是|应该为|应为|是|为|选)?\s*:?\s*"
-    r"|(?:我|应|故|所以|因此|因而|则|宜)?选(?:择)?\s*:?\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"
+    r"|(?:回答|解答|答)\s*:\s*"
+)
+_CHINESE_CHOICE_MARKER = re.compile(
+    r"(?:我|应|故|所以|因此|因而|则|宜)?选(?:择)?\s*:?\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"
 )
 _CHINESE_LABEL_IS_CORRECT = re.compile(r"选项\s*(?P<letter>[A-Za-z])\s*(?:是|为)?\s*(?:正确|对)")
+# "I think it's C", "I believe it is (B)": a hedged statement. It counts only when what
+# follows is a label or an option's text ("I think it's a small effusion" states nothing).
+_HEDGED_PHRASE = re.compile(
+    r"\bI\s+(?:think|believe|guess|reckon|would\s+say|'d\s+say)\s+(?:that\s+)?"
+    r"it\s*(?:'s|’s|\s+is|\s+would\s+be|\s+should\s+be|\s+must\s+be)\s+",
+    re.IGNORECASE,
+)
+# Adverbs between an answer phrase and the answer: "the answer is clearly (C)".
+_LEADING_ADVERBS = re.compile(
+    r"^(?:(?:clearly|definitely|certainly|obviously|probably|likely|most\s+likely|indeed|"
+    r"therefore|thus|hence|undoubtedly|actually)\b[\s,:]*)+",
+    re.IGNORECASE,
+)
 _CHOICE_PHRASE = re.compile(
     r"\bI\s*(?:would\s+|will\s+|'d\s+|'ll\s+)?(?:choose|select|pick|go\s+with)\s+"
     r"(?:option\s+|choice\s+|answer\s+)?",
@@ -105,8 +134,9 @@ _LABEL_IS_CORRECT = re.compile(
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
     r"|is\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
 )
-_ANSWER_OPEN = re.compile(r"<answer>", re.IGNORECASE)
-_ANSWER_CLOSE = re.compile(r"</answer>", re.IGNORECASE)
+_ANSWER_TAG = re.compile(r"<(?P<close>/?)answer>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{(?:\\text(?:bf)?\{)?(?P<content>[^{}]*)\}?\}")
 _LEADING_LABEL = re.compile(
     r"^(?P<open>[(\[{<]?)(?P<letter>[A-Za-z])(?P<close>[)\]}>]?)"
@@ -252,6 +282,32 @@ def parse_open_reply(text: str) -> OpenReply:
     return OpenReply(text.strip(), "", "plain_text")
 
 
+@dataclass(frozen=True)
+class VisibleReply:
+    """The part of a reply that may state an answer, once its thinking is set aside."""
+
+    text: str
+    # True when a ``<think>`` block never closes: what follows it is all trace.
+    unclosed_thinking: bool
+
+
+def strip_thinking(text: str) -> VisibleReply:
+    """The reply without its ``<think>``/``<thinking>`` trace.
+
+    A thinking model writes its reasoning first, then its answer: everything up to the last
+    closing tag is trace (that also covers a reply whose opening tag was in the chat
+    template and never reached the completion); an opening tag left unclosed after that
+    starts trace that runs to the end. Found with two linear scans, never a lazy
+    ``<think>.*?</think>`` pattern, which rescans the reply from every unclosed tag."""
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    opening = _THINK_OPEN.search(text)
+    if opening is None:
+        return VisibleReply(text, False)
+    return VisibleReply(text[: opening.start()], True)
+
+
 def readable_text(text: str) -> str:
     """Text as the extraction reads it: NFKC-normalised, invisible format characters removed."""
     return INVISIBLE_FORMAT_CHARACTERS.sub("", unicodedata.normalize("NFKC", text))
@@ -269,8 +325,36 @@ def _unwrap(segment: str) -> str:
     return _SEGMENT_LEADING_WORDS.sub("", segment).strip()
 
 
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# Chinese negations just before or after an option's text deny it: 未见胸腔积液, 没有气胸,
+# 排除肺炎, 胸腔积液不明显, 肺炎可除外.
+_CJK_NEGATION_BEFORE = re.compile(r"(?:无|没有|未见|未|不是|不|非|排除|否认|并非|除外)\s*$")
+_CJK_NEGATION_AFTER = re.compile(r"^\s*(?:不|未|可排除|可除外|除外|排除|阴性)")
+# How many characters either side of a Chinese option text are checked for a negation.
+_CJK_NEGATION_WINDOW = 4
+
+
+def _cjk_mentions(wanted: str, text: str) -> bool | None:
+    """Whether the Chinese option text occurs in the reply undenied (None: only denied)."""
+    found_denied = False
+    start = wanted.find(text)
+    while start >= 0:
+        before = wanted[max(0, start - _CJK_NEGATION_WINDOW) : start]
+        after = wanted[start + len(text) : start + len(text) + _CJK_NEGATION_WINDOW]
+        if _CJK_NEGATION_BEFORE.search(before) or _CJK_NEGATION_AFTER.search(after):
+            found_denied = True
+        else:
+            return True
+        start = wanted.find(text, start + 1)
+    return None if found_denied else False
+
+
 def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | None:
-    """The one option whose text the segment states; None when none or several."""
+    """The one option whose text the segment states; None when none or several.
+
+    English texts are matched word by word; a Chinese text (written without spaces) is
+    matched inside the sentence, when it is at least two characters long (one character,
+    such as 有 or 是, is part of too many words) and not negated beside it."""
     wanted = normalise_text(segment)
     if not wanted:
         return None
@@ -279,15 +363,30 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
     if len(exact) == 1:
         return exact[0]
     padded = f" {wanted} "
-    contained = [(label, text) for label, text in texts if text and f" {text} " in padded]
+    contained: list[tuple[str, str]] = []
+    denied = False
+    for label, text in texts:
+        if not text:
+            continue
+        if _CJK.search(text):
+            if len(text) < 2:
+                continue
+            mentioned = _cjk_mentions(wanted, text)
+            if mentioned:
+                contained.append((label, text))
+            denied = denied or mentioned is None
+        elif f" {text} " in padded:
+            contained.append((label, text))
     # "Left pleural effusion" also contains the option "pleural effusion": keep the longest.
     maximal = [
         (label, text)
         for label, text in contained
         if not any(text != other and text in other for _, other in contained)
     ]
-    if len(maximal) == 1:
+    if len(maximal) == 1 and not denied:
         label, text = maximal[0]
+        if _CJK.search(text):
+            return label
         # "No pleural effusion" names an option only to deny it.
         remainder = set(padded.replace(f" {text} ", " ").split())
         if remainder & _NEGATIONS:
@@ -353,7 +452,7 @@ def label_from_segment(
     """Read the label a stated answer (the text after an answer phrase, a JSON answer
     field) begins with, or the option text it states."""
     labels = [label for label, _ in options]
-    cleaned = _unwrap(segment)
+    cleaned = _LEADING_ADVERBS.sub("", _unwrap(segment))
     # the segment as written first: a label may be a word the unwrapping removes ("Answer")
     exact = _exact_label(segment, labels) or _exact_label(cleaned, labels)
     if exact is not None:
@@ -412,10 +511,12 @@ def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[Segment
 MAX_SEGMENT_CHARS = 400
 
 
-def _segment_after(text: str, start: int) -> str:
-    """The rest of the line from ``start`` (a quoted value ends at its closing quote)."""
-    end = text.find("\n", start, start + MAX_SEGMENT_CHARS)
-    line = text[start : end if end >= 0 else start + MAX_SEGMENT_CHARS]
+def _segment_after(text: str, start: int, limit: int | None = MAX_SEGMENT_CHARS) -> str:
+    """The rest of the line from ``start`` (a quoted value ends at its closing quote), at most
+    ``limit`` characters of it (None: the whole line)."""
+    stop = len(text) if limit is None else start + limit
+    end = text.find("\n", start, stop)
+    line = text[start : end if end >= 0 else stop]
     if line[:1] in {'"', "'"}:
         closing = line.find(line[0], 1)
         if closing > 0:
@@ -423,58 +524,121 @@ def _segment_after(text: str, start: int) -> str:
     return line
 
 
+StatementKind = Literal["segment", "bare_line", "hedged", "opening"]
+
+
 @dataclass(frozen=True)
-class _Statement:
+class Statement:
+    """One answer statement of a reply, found without knowing the question's options.
+
+    ``kind`` says how it is read: a ``segment`` (after an answer phrase, in a tag) is
+    authoritative whatever it holds; a ``bare_line``, a ``hedged`` phrase ("I think it's")
+    and the reply's ``opening`` are statements only when they name an option. ``verdict``
+    is set when the statement is no answer whatever the options (a broken tag, several
+    label lines) and ``reason`` says why."""
+
     position: int
     method: str
-    segment: str
-    bare_line: bool = False
+    # The stated text when it is fixed (a tag's content, \boxed{}, a letter) ...
+    content: str | None = None
+    # ... otherwise it runs from here to the end of its line.
+    start: int = 0
+    kind: StatementKind = "segment"
+    # The statement may carry a short free-text answer (ANSWER:, "the answer is", <answer>,
+    # \boxed{}, 答案是), not only a label.
+    free_text: bool = False
+    # An "ANSWER:"-style marker, which may put its answer on the next line.
+    colon: bool = False
+    verdict: SegmentStatus | None = None
+    reason: str = ""
+
+    def segment(self, text: str, limit: int | None = MAX_SEGMENT_CHARS) -> str:
+        if self.content is not None:
+            return self.content
+        return _segment_after(text, self.start, limit)
 
 
-def _answer_tags(text: str) -> list[_Statement]:
-    """``<answer>X</answer>``, or an unclosed ``<answer> X`` (to the end of its line); found
-    with one pass over the tags, so a reply of many tags stays linear to read."""
-    opens = [match.end() for match in _ANSWER_OPEN.finditer(text)]
-    closes = [match.start() for match in _ANSWER_CLOSE.finditer(text)]
-    tags: list[_Statement] = []
-    for index, start in enumerate(opens):
-        following = opens[index + 1] if index + 1 < len(opens) else len(text)
-        position = bisect.bisect_left(closes, start)
-        close = closes[position] if position < len(closes) else -1
-        if 0 <= close < following:
-            content = text[start : min(close, start + MAX_SEGMENT_CHARS)]
+def _answer_tags(text: str) -> list[Statement]:
+    """``<answer>X</answer>``, or an unclosed ``<answer> X`` (to the end of its line); a tag
+    opened inside another, a closing tag with no opening and an unclosed tag whose line
+    holds another closing tag (``<answer>B</answr>``) are broken: no answer. One pass over
+    the tags, so a reply of many tags stays linear to read."""
+    tags: list[Statement] = []
+    depth, opened_at, content_start, nested = 0, 0, 0, False
+    for match in _ANSWER_TAG.finditer(text):
+        if not match.group("close"):
+            if depth == 0:
+                opened_at, content_start, nested = match.start(), match.end(), False
+            else:
+                nested = True
+            depth += 1
+            continue
+        if depth == 0:
+            tags.append(Statement(match.start(), "answer_tag", content="", verdict="broken",
+                                  reason="a closing </answer> tag with no opening tag"))  # fmt: skip
+            continue
+        depth -= 1
+        if depth > 0:
+            continue
+        if nested:
+            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
+                                  reason="<answer> tags nested inside one another"))  # fmt: skip
+            continue
+        content = text[content_start : min(match.start(), content_start + MAX_SEGMENT_CHARS)]
+        tags.append(Statement(opened_at, "answer_tag", content=content.strip(), free_text=True))
+    if depth > 0:
+        line = _segment_after(text, content_start)
+        if nested:
+            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
+                                  reason="<answer> tags nested inside one another"))  # fmt: skip
+        elif "</" in line:
+            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
+                                  reason=f"an <answer> tag closed by something else: {line.strip()[:60]!r}"))  # fmt: skip
         else:
-            content = re.split(r"[\n<]", _segment_after(text, start), maxsplit=1)[0]
-        tags.append(_Statement(start - len("<answer>"), "answer_tag", content.strip()))
+            content = re.split(r"[\n<]", line, maxsplit=1)[0]
+            tags.append(Statement(opened_at, "answer_tag", content=content.strip(), free_text=True))
     return tags
 
 
-def _statements(text: str) -> list[_Statement]:
-    """Every answer statement in the reply, in reading order."""
-    found: list[_Statement] = []
+def free_text_statements(text: str) -> list[Statement]:
+    """The statements that may carry a short free-text answer, in reading order:
+    ``ANSWER: X``, "the answer is X", ``答案是X``/``答：X``, ``<answer>X</answer>``,
+    ``\\boxed{X}``. The short-answer reader reads these; the label reader reads them too."""
+    found: list[Statement] = []
     for match in _COLON_MARKER.finditer(text):
-        found.append(
-            _Statement(match.start(), "answer_statement", _segment_after(text, match.end()))
-        )
+        found.append(Statement(match.start(), "answer_statement", start=match.end(),
+                               free_text=True, colon=True))  # fmt: skip
     for match in _VERB_MARKER.finditer(text):
         found.append(
-            _Statement(match.start(), "answer_statement", _segment_after(text, match.end()))
+            Statement(match.start(), "answer_statement", start=match.end(), free_text=True)
         )
-    for match in _CHINESE_MARKER.finditer(text):
-        found.append(
-            _Statement(match.start(), "chinese_statement", _segment_after(text, match.end()))
-        )
-    for match in _CHINESE_LABEL_IS_CORRECT.finditer(text):
-        found.append(_Statement(match.start(), "chinese_statement", match.group("letter")))
-    for match in _CHOICE_PHRASE.finditer(text):
-        found.append(_Statement(match.start(), "choice_phrase", _segment_after(text, match.end())))
-    for match in _LABEL_IS_CORRECT.finditer(text):
-        letter = match.group("lower") or match.group("upper")
-        found.append(_Statement(match.start(), "label_is_correct", letter))
+    for match in _CHINESE_ANSWER_MARKER.finditer(text):
+        found.append(Statement(match.start(), "chinese_statement", start=match.end(),
+                               free_text=True, colon=match.group(0).rstrip().endswith(":")))  # fmt: skip
     found.extend(_answer_tags(text))
     for match in _BOXED.finditer(text):
-        found.append(_Statement(match.start(), "boxed", match.group("content")))
+        found.append(Statement(match.start(), "boxed", content=match.group("content"),
+                               free_text=True))  # fmt: skip
+    return sorted(found, key=lambda statement: statement.position)
+
+
+def _statements(text: str) -> list[Statement]:
+    """Every answer statement in the reply, in reading order."""
+    found = free_text_statements(text)
+    for match in _CHINESE_CHOICE_MARKER.finditer(text):
+        found.append(Statement(match.start(), "chinese_statement", start=match.end()))
+    for match in _CHINESE_LABEL_IS_CORRECT.finditer(text):
+        found.append(Statement(match.start(), "chinese_statement", content=match.group("letter")))
+    for match in _CHOICE_PHRASE.finditer(text):
+        found.append(Statement(match.start(), "choice_phrase", start=match.end()))
+    for match in _HEDGED_PHRASE.finditer(text):
+        found.append(Statement(match.start(), "hedged_statement", start=match.end(),
+                               kind="hedged"))  # fmt: skip
+    for match in _LABEL_IS_CORRECT.finditer(text):
+        letter = match.group("lower") or match.group("upper")
+        found.append(Statement(match.start(), "label_is_correct", content=letter))
     found.extend(_label_lines(text))
+    # stable: of two statements at one place, the one appended later is read first
     return sorted(found, key=lambda statement: statement.position)
 
 
@@ -482,12 +646,16 @@ def _statements(text: str) -> list[_Statement]:
 # ``\*\*`` and ``\*`` would let a run of asterisks split in exponentially many ways, and a
 # line of 40 of them took 9 s to refuse.
 _LABEL_ONLY_LINE = re.compile(r"[ \t]*[*_'`$\"(\[]*[A-Za-z][*_'`$\")\].]*[ \t]*")
+# A line of an echoed option list: a label, a separator, then the option's text.
+_LIST_LINE = re.compile(r"\s*[(\[]?[A-Za-z][.)\]:]")
 
 
-def _label_lines(text: str) -> list[_Statement]:
-    """Lines that hold nothing but a label (``B``, ``**B**``, ``(B)``), and a last line that
-    is a label with its option's text (``C) Consolidation``): each is a statement unless it
-    stands in a list of such lines (an echo of the options, not a choice)."""
+def _label_lines(text: str) -> list[Statement]:
+    """Lines that hold nothing but a label (``B``, ``**B**``, ``(B)``), the reply's opening
+    line (``B. a yellow bus``), and a last line that is a label with its option's text
+    (``C) Consolidation``): each is a statement unless it stands in a list of such lines
+    (an echo of the options, not a choice). Two or more lines of nothing but different
+    labels (``B`` then ``D``) state several answers: ambiguous."""
     lines: list[tuple[int, str]] = []
     position = 0
     for line in text.split("\n"):
@@ -495,43 +663,226 @@ def _label_lines(text: str) -> list[_Statement]:
             lines.append((position, line))
         position += len(line) + 1
     labelled = [bool(_LEADING_LABEL.match(_unwrap(line))) for _, line in lines]
-    found: list[_Statement] = []
+    label_only = [bool(_LABEL_ONLY_LINE.fullmatch(line)) for _, line in lines]
+    found: list[Statement] = []
     for index, (start, line) in enumerate(lines):
         in_list = (index > 0 and labelled[index - 1]) or (
             index + 1 < len(lines) and labelled[index + 1]
         )
         if in_list:
+            if label_only[index] and index + 1 < len(lines) and label_only[index + 1]:
+                letters = {_unwrap(lines[i][1]).strip("().[]").upper() for i in (index, index + 1)}
+                if len(letters) > 1:
+                    found.append(Statement(start, "label_lines", content=line, verdict="multiple",
+                                           reason="several lines of nothing but a label"))  # fmt: skip
             continue
-        if _LABEL_ONLY_LINE.fullmatch(line):
-            found.append(_Statement(start, "label_line", line, bare_line=True))
-        elif index == len(lines) - 1:
-            found.append(_Statement(start, "final_line", line, bare_line=True))
+        if label_only[index]:
+            found.append(Statement(start, "label_line", content=line, kind="bare_line"))
+            continue
+        if index == len(lines) - 1:
+            found.append(Statement(start, "final_line", content=line, kind="bare_line"))
+        if index == 0 and not (len(lines) > 1 and _LIST_LINE.match(_unwrap(lines[1][1]))):
+            found.append(Statement(start, "opening_label", content=line, kind="opening"))
     return found
+
+
+# A reply that opens with a label, a separator and text: "B. a yellow bus", "(b) the
+# nucleus", "D) three objects", "A: a triangle", "B, because ...", "B - ...", "B。不是 A".
+_OPENING = re.compile(
+    r"(?P<open>[(\[])?(?P<letter>[A-Za-z])"
+    r"(?(open)[)\]]|(?P<sep>[.):,。]|\s+[-–—](?=\s)))(?P<rest>.*)",
+    re.DOTALL,
+)
+# Species epithets: "E. coli", "S. aureus", "H. pylori" open a reply with a letter and a
+# full stop but name a germ, not option E.
+_EPITHETS = frozenset(
+    {
+        "coli",
+        "aureus",
+        "pylori",
+        "difficile",
+        "tuberculosis",
+        "pneumoniae",
+        "albicans",
+        "fumigatus",
+        "anthracis",
+        "monocytogenes",
+        "gonorrhoeae",
+        "pallidum",
+        "jejuni",
+        "typhi",
+        "cholerae",
+        "burgdorferi",
+        "trachomatis",
+        "vaginalis",
+        "lamblia",
+        "falciparum",
+        "vivax",
+        "gondii",
+        "pertussis",
+        "influenzae",
+        "faecalis",
+        "faecium",
+        "pyogenes",
+        "agalactiae",
+        "epidermidis",
+        "neoformans",
+        "capsulatum",
+        "immitis",
+        "dermatitidis",
+        "jirovecii",
+        "carinii",
+        "mansoni",
+        "haematobium",
+        "japonicum",
+        "granulosus",
+        "solium",
+        "saginata",
+        "lumbricoides",
+        "vermicularis",
+        "stercoralis",
+        "histolytica",
+        "cruzi",
+        "brucei",
+        "donovani",
+        "marinum",
+        "avium",
+        "leprae",
+        "diphtheriae",
+        "tetani",
+        "botulinum",
+        "perfringens",
+        "sonnei",
+        "dysenteriae",
+        "enteritidis",
+        "enterocolitica",
+        "pestis",
+        "tularensis",
+        "melitensis",
+        "rickettsii",
+        "pneumophila",
+        "catarrhalis",
+        "meningitidis",
+        "baumannii",
+        "mirabilis",
+        "cloacae",
+        "marcescens",
+        "maltophilia",
+        "cepacia",
+        "israelii",
+        "asteroides",
+        "schenckii",
+        "saprophyticus",
+        "mutans",
+        "viridans",
+        "ovale",
+        "malariae",
+        "knowlesi",
+        "aeruginosa",
+    }
+)
+# Words that deny the option a reply opens with ("B: incorrect", "A. Pneumothorax is
+# unlikely"); a negation right before another label ("B。不是 A", "B, not A") denies that
+# other label instead and is set aside first.
+_DENIAL = re.compile(
+    r"\b(?:not|isn't|isn’t|incorrect|wrong|false|unlikely|excluded|ruled\s+out|less\s+likely)\b"
+    r"|不是|不对|错误|不正确|排除|不太可能",
+    re.IGNORECASE,
+)
+_NEGATED_LABEL = re.compile(r"(?:\bnot|不是|非|而非)\s*[(\[]?[A-Z](?![A-Za-z])")
+# Another label named in the opening's text ("A. this, or B. that"): "(B)", "B." or "B)"
+# standing alone, "option B".
+_OTHER_LABEL = re.compile(
+    r"(?:^|(?<=[\s(\[,;。，；:]))(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.)](?=\s|$)"
+    r"|(?i:option|choice)\s+\(?(?P<c>[A-Za-z])(?![A-Za-z]))"
+)
+
+
+def _opening_label(
+    line: str, options: list[tuple[str, str]]
+) -> tuple[SegmentStatus, str | None, str]:
+    """Read a reply's opening line as ``label, separator, text``: the label, "denied" when
+    the text denies it, "multiple" when the text names another label, else "none" (not an
+    opening statement: no separator, a word such as "I." or "E. coli", no such option)."""
+    cleaned = _unwrap(line)
+    match = _OPENING.match(cleaned)
+    if match is None:
+        return "none", None, ""
+    letter, sep, rest = match.group("letter"), match.group("sep"), match.group("rest")
+    bracketed = match.group("open") is not None
+    if sep is not None:
+        sep = sep.strip()
+        if sep in {".", ","} and rest[:1] and not (rest[0].isspace() or _CJK.match(rest[0])):
+            return "none", None, ""  # "E.coli", "i.e.", "A,B"
+        if letter.islower() and sep not in {".", ")"}:
+            return "none", None, ""
+        if letter == "I" and sep in {".", ","}:
+            return "none", None, ""  # a Roman numeral heading, the pronoun ("I, for one")
+    text = rest.strip().lstrip(".:-–—)").strip()
+    words = text.split(maxsplit=1)
+    if sep == "." and words and words[0].rstrip(".,;:").lower() in _EPITHETS:
+        return "none", None, ""
+    labels = [label for label, _ in options]
+    label = letter if letter in labels else letter.upper() if letter.upper() in labels else None
+    if label is None or (letter.islower() and not bracketed and label != letter and sep != "."
+                         and sep != ")"):  # fmt: skip
+        return "none", None, ""
+    if _names_another_label(letter, cleaned[match.end("letter") :].lstrip(")]")):
+        return "multiple", None, f"the reply opens with several labels: {cleaned[:60]!r}"
+    undenied = _NEGATED_LABEL.sub(" ", text)
+    if _DENIAL.search(undenied):
+        return (
+            "denied",
+            None,
+            f"the reply opens with option {label} only to deny it: {cleaned[:60]!r}",
+        )
+    others = {
+        found.group("a") or found.group("b") or found.group("c").upper()
+        for found in _OTHER_LABEL.finditer(undenied)
+    } & set(labels)
+    if others - {label}:
+        return (
+            "multiple",
+            None,
+            (
+                f"the reply opens with option {label} but also names {'/'.join(sorted(others - {label}))}"
+            ),
+        )
+    return "label", label, ""
 
 
 def _read_statements(
     text: str, options: list[tuple[str, str]]
-) -> tuple[SegmentStatus, str | None, _Statement] | None:
-    """The verdict of the last answer statement that is one, or None when there is none."""
+) -> tuple[SegmentStatus, str | None, Statement, str] | None:
+    """The verdict of the last answer statement that is one (with the reason when it is no
+    answer), or None when there is none."""
     for statement in reversed(_statements(text)):
-        if statement.bare_line:
-            status, label = _bare_label_line(statement.segment, options)
-            if status == "none":
-                continue  # a last line that is not a bare label is not a statement
+        if statement.verdict is not None:
+            return statement.verdict, None, statement, statement.reason
+        segment = statement.segment(text)
+        reason = ""
+        if statement.kind == "bare_line":
+            status, label = _bare_label_line(segment, options)
+        elif statement.kind == "opening":
+            status, label, reason = _opening_label(segment, options)
         else:
-            status, label = label_from_segment(statement.segment, options)
-        return status, label, statement
+            status, label = label_from_segment(segment, options)
+        if status == "none" and statement.kind != "segment":
+            continue  # a line, a hedge or an opening that names no option states nothing
+        return status, label, statement, reason
     return None
 
 
-_VERDICT_METHOD = {"multiple": "ambiguous", "invalid": "invalid_label", "none": "no_option"}
+_VERDICT_METHOD = {"multiple": "ambiguous", "invalid": "invalid_label", "none": "no_option",
+                   "denied": "denied_label", "broken": "broken_tag"}  # fmt: skip
 # The methods that mean "no answer": the reply is counted, never given a guessed label.
-NO_ANSWER_METHODS = frozenset({"empty", "unparsed", *_VERDICT_METHOD.values()})
+NO_ANSWER_METHODS = frozenset({"empty", "unparsed", "thinking_only", *_VERDICT_METHOD.values()})
 
 
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     """Find the option label a reply chose; see the module docstring for the rules."""
-    reply = parse_reply(text)
+    visible = strip_thinking(text[-MAX_READ_CHARS:])
+    reply = parse_reply(visible.text)
 
     def result(label: str | None, method: str, detail: str) -> LabelExtraction:
         return LabelExtraction(label, method, detail, reply.answer_field, reply.reasoning_trace)
@@ -540,10 +891,11 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         field = readable_text(reply.answer_field)
         status, label = label_from_segment(field, options)
         method = "json_answer_field"
+        reason = ""
         if status == "none":
             stated = _read_statements(field, options)
             if stated is not None:
-                status, label, _ = stated
+                status, label, _, reason = stated
         if status == "label":
             return result(label, method, f"answer field {reply.answer_field[:80]!r}")
         if not field.strip():
@@ -551,22 +903,27 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         return result(
             None,
             _VERDICT_METHOD[status],
-            f"answer field {reply.answer_field[:80]!r} names no single option of {_labels(options)}",
+            reason
+            or f"answer field {reply.answer_field[:80]!r} names no single option of {_labels(options)}",
         )
 
-    normalised = readable_text(text[-MAX_READ_CHARS:])
+    normalised = readable_text(visible.text)
     if not normalised.strip():
+        if visible.unclosed_thinking:
+            return result(None, "thinking_only",
+                          "the reply is all reasoning: its <think> block never closes")  # fmt: skip
         return result(None, "empty", "the reply is empty")
     stated = _read_statements(normalised, options)
     if stated is not None:
-        status, label, statement = stated
-        quoted = f"{statement.segment.strip()[:80]!r}"
+        status, label, statement, reason = stated
+        quoted = f"{statement.segment(normalised).strip()[:80]!r}"
         if status == "label":
             return result(label, statement.method, f"last stated answer {quoted}")
         return result(
             None,
             _VERDICT_METHOD[status],
-            f"the last stated answer {quoted} ({statement.method}) names no single option "
+            reason
+            or f"the last stated answer {quoted} ({statement.method}) names no single option "
             f"of {_labels(options)}",
         )
     whole = normalised.strip()

@@ -1,39 +1,106 @@
-"""Reading short free-text answers: the final answer line, normalisation, yes/no polarity.
+"""Reading short free-text answers: the answer a reply states, normalisation, yes/no polarity.
+
+The answer statements are the label reader's (``extraction.free_text_statements``): a JSON
+answer field, ``ANSWER: X`` (English or Chinese, ``答案是X``, ``答：X``), "the answer is X",
+``<answer>X</answer>`` and ``\\boxed{X}``; the last one is authoritative, a broken or nested
+``<answer>`` tag is no answer, and a ``<think>`` block is trace, never the answer. With no
+statement, a reply that opens with yes or no and a separator ("No, this is not a fracture.")
+states that line, and a one-line reply states itself.
+
+Yes/no polarity follows each dataset's own vocabulary (``YES_NO_VOCABULARIES``).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from inspect_medreason.extraction import parse_reply, readable_text
+from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.extraction import (
+    free_text_statements,
+    parse_reply,
+    readable_text,
+    strip_thinking,
+)
 
-# The marker within one line, the answer greedy to the end of its line: ``\s*`` at every
-# line start, or a lazy group before ``\s*$``, rescanned runs of blank lines or of spaces
-# (quadratic: a reply of blank lines took seconds).
-_ANSWER_LINE = re.compile(
-    r"^[^\S\n]*(?:\*\*)?(?:final[^\S\n]+)?answer(?:\*\*)?[^\S\n]*[:：]\s*(.*\S)",
-    re.IGNORECASE | re.MULTILINE,
+# A one-line reply up to this long is taken as the answer when it states none.
+MAX_BARE_REPLY_CHARS = 100
+
+
+@dataclass(frozen=True)
+class ShortAnswer:
+    """The answer a reply states (empty when none), how it was found, and why not."""
+
+    text: str
+    method: str
+    detail: str = ""
+
+
+# A reply that opens with yes or no followed by a separator: "No, this is not ...",
+# "Yes. The cortex is broken.", "是的，..." (the reply is read NFKC-normalised: "，" is ",").
+_YES_NO_WORD = r"(?:yes|no|true|false|是的|不是|是|否|有|没有|无|对|不对)"
+# "Yes and no, ..." is read too, so that it is refused as stating both.
+_OPENING_YES_NO = re.compile(
+    rf"\s*(?:\*\*)?{_YES_NO_WORD}(?:\s*(?:\band\b|\bor\b|/|或|和)\s*{_YES_NO_WORD})?(?:\*\*)?"
+    r"(?=\s*(?:[,.!;:。！；]|$)|\s+[-–—]\s)",
+    re.IGNORECASE,
 )
 
 
-_YES = {"yes", "y", "true", "present", "是", "是的", "有", "对", "正确"}
+def _next_line(text: str, start: int) -> str:
+    """The first non-blank line after the one ``start`` is on ("Answer:\\nyes")."""
+    end = text.find("\n", start)
+    while end >= 0:
+        following = text.find("\n", end + 1)
+        line = text[end + 1 : following if following >= 0 else len(text)]
+        if line.strip():
+            return line
+        end = following
+    return ""
 
 
-_NO = {"no", "n", "false", "absent", "not present", "否", "不是", "没有", "无", "不", "错", "错误"}
+def _clean(segment: str) -> str:
+    return segment.strip().strip("*$`").strip()
+
+
+def read_short_answer(completion: str) -> ShortAnswer:
+    """The answer a free-text reply commits to; see the module docstring for the rules."""
+    visible = strip_thinking(completion)
+    reply = parse_reply(visible.text)
+    if reply.answer_field is not None:
+        return ShortAnswer(reply.answer_field.strip(), "json_answer_field")
+    text = readable_text(visible.text)
+    if not text.strip():
+        if visible.unclosed_thinking:
+            return ShortAnswer("", "thinking_only",
+                               "the reply is all reasoning: its <think> block never closes")  # fmt: skip
+        return ShortAnswer("", "unparsed", "the reply is empty")
+    statements = free_text_statements(text)
+    if statements:
+        last = statements[-1]
+        method = "answer_line" if last.colon and last.method == "answer_statement" else last.method
+        if last.verdict is not None:
+            return ShortAnswer("", "broken_tag", last.reason)
+        # the whole line: a short answer may be long, and one statement is read, not all
+        answer = _clean(last.segment(text, limit=None))
+        if not answer and last.colon:
+            answer = _clean(_next_line(text, last.start))
+        if not answer:
+            return ShortAnswer("", "empty_statement", "the last answer statement states nothing")
+        return ShortAnswer(answer, method)
+    stripped = text.strip()
+    if "\n" not in stripped and len(stripped) <= MAX_BARE_REPLY_CHARS:
+        return ShortAnswer(stripped, "bare_reply")
+    if _OPENING_YES_NO.match(stripped):
+        return ShortAnswer(_clean(stripped.split("\n", 1)[0]), "opening_yes_no")
+    return ShortAnswer("", "unparsed",
+                       "no answer statement, no opening yes or no, and not a one-line reply")  # fmt: skip
 
 
 def final_answer(completion: str) -> tuple[str, str]:
     """The answer a free-text reply commits to, and how it was found."""
-    lines = list(_ANSWER_LINE.finditer(completion))
-    if lines:
-        return lines[-1].group(1).strip().strip("*$`").strip(), "answer_line"
-    reply = parse_reply(completion)
-    if reply.answer_field is not None:
-        return reply.answer_field.strip(), "json_answer_field"
-    stripped = completion.strip()
-    if stripped and "\n" not in stripped and len(stripped) <= 100:
-        return stripped, "bare_reply"
-    return "", "unparsed"
+    answer = read_short_answer(completion)
+    return answer.text, answer.method
 
 
 def normalise_answer(text: str) -> str:
@@ -42,33 +109,99 @@ def normalise_answer(text: str) -> str:
     return re.sub(r"^[\s\"'`*]+", "", text)
 
 
+@dataclass(frozen=True)
+class YesNoVocabulary:
+    """The words a dataset's own scoring counts as yes and as no, and where that rule is from."""
+
+    name: str
+    yes: frozenset[str]
+    no: frozenset[str]
+    rule: str
+
+    def as_record(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "yes": sorted(self.yes),
+            "no": sorted(self.no),
+            "rule": self.rule,
+        }
+
+
+_ENGLISH_ONLY = (
+    "yes and no only, by exact match after normalisation (no true/false, no present/absent)"
+)
+_BROAD_YES = frozenset({"yes", "y", "true", "present", "是", "是的", "有", "对", "正确"})
+_BROAD_NO = frozenset(
+    {"no", "n", "false", "absent", "not present", "否", "不是", "没有", "无", "不", "错", "错误"}
+)
+
+YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
+    # The project's table before per-dataset rules; kept for callers that name no dataset.
+    "default": YesNoVocabulary(
+        "default",
+        _BROAD_YES,
+        _BROAD_NO,
+        "English and Chinese yes/no with true/false and present/absent",
+    ),
+    # VQA-RAD's closed questions are those whose reference is yes or no; its peers
+    # (inspect_evals) score them by exact match, so true/false are not yes/no.
+    "vqa_rad": YesNoVocabulary("vqa_rad", frozenset({"yes"}), frozenset({"no"}), _ENGLISH_ONLY),
+    "path_vqa": YesNoVocabulary("path_vqa", frozenset({"yes"}), frozenset({"no"}), _ENGLISH_ONLY),
+    # SLAKE is bilingual (是/否 references) and its synonyms count: the broad table.
+    "slake": YesNoVocabulary(
+        "slake", _BROAD_YES, _BROAD_NO, "English and Chinese yes/no synonyms, true/false included"
+    ),
+}
+
+
+def yes_no_vocabulary(name: str) -> YesNoVocabulary:
+    """The vocabulary of that name; a clear error for an unknown one."""
+    try:
+        return YES_NO_VOCABULARIES[str(name)]
+    except KeyError:
+        raise TaskArgumentError(
+            f"yes_no_vocabulary={name!r}: choose one of {sorted(YES_NO_VOCABULARIES)}"
+        ) from None
+
+
 _BOTH_POLARITIES = re.compile(
-    r"^\s*(?P<first>yes|no|是|否|有|无)(?:\s*(?:,|/|\||&|\band\b|\bor\b|或者?|和|与|还是)\s*)*\s*"
-    r"(?P<second>yes|no|是|否|有|无)(?![a-z])"
+    r"^\s*(?P<first>yes|no|true|false|是|否|有|无)(?:\s*(?:,|/|\||&|\band\b|\bor\b|或者?|和|与|还是)\s*)*\s*"
+    r"(?P<second>yes|no|true|false|是|否|有|无)(?![a-z])"
 )
 
 
-def yes_no(text: str) -> str | None:
-    """``yes``/``no`` for an English or Chinese yes/no answer; None when neither or both
-    ("yes and no", "yes or no", "是或否")."""
+def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str]:
+    """``yes``/``no`` for a yes/no answer under the dataset's vocabulary, or None with the
+    reason: neither, both ("yes and no", "yes or no", "是或否"), or a word the dataset's
+    rule does not count ("true" for VQA-RAD)."""
+    words = yes_no_vocabulary(vocabulary)
     normalised = normalise_answer(text)
+    if not normalised:
+        return None, "no answer"
     both = _BOTH_POLARITIES.match(normalised)
     if both and _polarity(both.group("first")) != _polarity(both.group("second")):
-        return None
-    if normalised in _YES:
-        return "yes"
-    if normalised in _NO:
-        return "no"
+        return None, f"{text.strip()[:60]!r} states both yes and no"
+    if normalised in words.yes:
+        return "yes", ""
+    if normalised in words.no:
+        return "no", ""
     first = re.split(r"[\s,，.。;；]", normalised, maxsplit=1)[0]
-    if first in _YES and first not in _NO:
-        return "yes"
-    if first in _NO:
-        return "no"
-    return None
+    if first in words.yes and first not in words.no:
+        return "yes", ""
+    if first in words.no:
+        return "no", ""
+    if first in _BROAD_YES | _BROAD_NO:
+        return None, f"{first!r} is not a yes or no under {words.name}'s rule ({words.rule})"
+    return None, f"{text.strip()[:60]!r} is neither yes nor no"
+
+
+def yes_no(text: str, vocabulary: str = "default") -> str | None:
+    """``yes``/``no`` for a yes/no answer under the vocabulary; None when neither or both."""
+    return read_yes_no(text, vocabulary)[0]
 
 
 def _polarity(word: str) -> str:
-    return "yes" if word in _YES else "no"
+    return "yes" if word in _BROAD_YES else "no"
 
 
 def is_yes_no_reference(answer: str) -> bool:

@@ -91,7 +91,7 @@ def test_prompt_carries_images_options_context_and_is_logged(
     metadata = log.eval.metadata or {}
     assert metadata["task_version"] == MCQ_TASK_VERSION
     assert set(metadata["prompts"]) == {"mcq_system", "mcq_user"}
-    assert metadata["extraction"]["mode"] == "robust-v4"
+    assert metadata["extraction"]["mode"] == "robust-v5"
     assert metadata["data"]["cases_sha256"] and metadata["data"]["ground_truth_sha256"]
 
 
@@ -237,7 +237,8 @@ def test_blind_text_only_case_gets_no_notice() -> None:
     case = Case(case_id="t", task_type="open", question="Q")
     assert "images_withheld" not in (record_to_sample(case, [], show_images=False).metadata or {})
     imaged = Case(case_id="i", task_type="open", question="Q", image_paths=["a.png"])
-    assert record_to_sample(imaged, [Path("a.png")], show_images=False).metadata["images_withheld"] is True  # type: ignore[index]
+    withheld = record_to_sample(imaged, [Path("a.png")], show_images=False).metadata or {}
+    assert withheld["images_withheld"] is True
 
 
 def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> None:
@@ -264,7 +265,10 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
                options=[{"label": "i", "text": "CT"}, {"label": "ii", "text": "MR"}])  # type: ignore[list-item]  # fmt: skip
     sample = record_to_sample(own, [])
     assert (sample.metadata or {})["option_labels"] == ["i", "ii"] and sample.target == "ii"
-    assert sample_options(sample.metadata or {}, sample.choices or []) == [("i", "CT"), ("ii", "MR")]
+    assert sample_options(sample.metadata or {}, sample.choices or []) == [
+        ("i", "CT"),
+        ("ii", "MR"),
+    ]
     opened = Case(case_id="o1", task_type="open", question="What?", answer=" A nodule. ",
                   image_paths=["a.png"])  # fmt: skip
     metadata = record_to_sample(opened, [tmp_path / "a.png"], data_dir=tmp_path).metadata or {}

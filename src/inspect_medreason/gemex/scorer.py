@@ -40,7 +40,7 @@ from inspect_medreason.judges import (
 )
 from inspect_medreason.metrics import breakdown, shared_score_metadata
 from inspect_medreason.params import coerce_bool
-from inspect_medreason.short_answers import yes_no
+from inspect_medreason.short_answers import read_short_answer, read_yes_no
 
 SCORE_KEYS = (
     "accuracy",
@@ -57,16 +57,10 @@ SCORE_KEYS = (
 AR_FORMAT = '{"score": <integer 1-10>, "rationale": "<one sentence>"}'
 
 
-
-
 _TAGGED = re.compile(
     r"<answer>(?P<answer>.*?)(?:<reason>(?P<reason>.*?))?(?:<location>(?P<location>.*))?$",
     re.DOTALL,
 )
-
-
-
-
 
 
 class ArVerdict(BaseModel):
@@ -74,8 +68,6 @@ class ArVerdict(BaseModel):
 
     score: int = Field(ge=1, le=10)
     rationale: str
-
-
 
 
 def iou(a: Box, b: Box) -> float:
@@ -118,8 +110,6 @@ def parse_gemex_reply(text: str) -> dict[str, Any]:
         "boxes": parse_boxes(text),
         "method": "plain_text",
     }
-
-
 
 
 @functools.cache
@@ -183,15 +173,25 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
         answer_text = (
             reply["answer"] if isinstance(reply["answer"], str) else json.dumps(reply["answer"])
         )
+        no_answer = ""
         if kind == "closed":
-            said = yes_no(answer_text)
+            # A reply in neither the JSON nor the tagged form is read as the short-answer
+            # reader reads any reply ("The answer is yes.", "<answer>no</answer>", "No, ...").
+            said_text = answer_text
+            if reply["method"] == "plain_text":
+                read = read_short_answer(state.output.completion)
+                said_text, no_answer = read.text, read.detail
+            said, why = read_yes_no(said_text)
+            no_answer = no_answer or why
             values["accuracy"] = float(
-                said is not None and said == yes_no(meta["reference_answer"])
+                said is not None and said == read_yes_no(meta["reference_answer"])[0]
             )
         elif kind == "single":
             extraction = extract_label(answer_text, [(c[0], c[1]) for c in meta["choices"]])
             values["accuracy"] = float(extraction.label == meta["reference_answer"])
             details["extraction"] = {"label": extraction.label, "method": extraction.method}
+            if extraction.label is None:
+                no_answer = f"{extraction.method}: {extraction.detail}"
         elif kind == "multi":
             labels = {label for label, _ in meta["choices"]}
             predicted, expected = (
@@ -223,7 +223,10 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
             details["ar"] = {"candidate": candidate.as_metadata(), "reference": own.as_metadata()}
             if candidate.score is not None and own.score:
                 values["ar_score"] = candidate.score / own.score
+        explanation = json.dumps({k: v for k, v in values.items() if not math.isnan(v)})
+        if no_answer:
+            explanation += f"\nno answer, counted wrong: {no_answer}"
         return Score(value=cast(Value, values), answer=answer_text, metadata=shared_score_metadata(details),
-                     explanation=json.dumps({k: v for k, v in values.items() if not math.isnan(v)}))  # fmt: skip
+                     explanation=explanation)  # fmt: skip
 
     return score

@@ -7,8 +7,9 @@ opening with yes or no, else a one-line reply; never a ``<think>`` block).
 Closed (yes/no) questions: the answer's polarity under the dataset's own yes/no vocabulary
 (``yes_no_vocabulary``: VQA-RAD and PathVQA count yes and no only, SLAKE its English and
 Chinese synonyms); "yes and no" is no answer. Other closed answers (SLAKE's "which is
-larger...") by normalised exact match of the text. Open questions: a normalised exact match counts as correct without a judge
-call, otherwise the ``grader`` role decides; a grader failure is unscored, never wrong.
+larger...") by normalised exact match of the text. Open questions: a normalised exact match
+counts as correct without a judge call, otherwise the ``grader`` role decides; a grader
+failure is unscored, never wrong.
 """
 
 from __future__ import annotations
