@@ -67,9 +67,9 @@ class ReadOnlyRecord(_SharedOnCopy, dict[str, Any]):
 class ReadOnlyList(_SharedOnCopy, list[Any]):
     """A list in score metadata that Inspect's copies share instead of deep-copying."""
 
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = (
-        remove
-    ) = clear = sort = reverse = _SharedOnCopy._read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = (
+        clear
+    ) = sort = reverse = _SharedOnCopy._read_only
 
     def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
         return list, (list(self),)
@@ -160,6 +160,55 @@ def unparsed() -> Metric:
     return compute
 
 
+@metric
+def official_template_accuracy() -> Metric:
+    """The official rule on what the challenge's template container would have submitted
+    (its ``parse_reasoning_and_answer`` then ``normalize_mcq_answer``, guesses included)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return metadata_mean(scores, "official_template_correct")
+
+    return compute
+
+
+@metric
+def official_baseline_accuracy() -> Metric:
+    """The official rule on what the challenge's Qwen2.5-VL baseline container would have
+    submitted (its reply parser, first option when it reads nothing)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return metadata_mean(scores, "official_baseline_correct")
+
+    return compute
+
+
+def _count(scores: list[SampleScore], key: str) -> float:
+    """How many cases have a true ``key`` in their score metadata; unscored cases count too
+    (an unlabeled split's readings differ as much as a labelled one's)."""
+    return float(sum(1 for s in scores if (s.score.metadata or {}).get(key)))
+
+
+@metric
+def official_template_differs() -> Metric:
+    """How many cases the template container reads differently from ``accuracy``'s label
+    (a different label, or a label where this reader found no answer)."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _count(scores, "official_template_differs")
+
+    return compute
+
+
+@metric
+def official_baseline_differs() -> Metric:
+    """How many cases the baseline container reads differently from ``accuracy``'s label."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return _count(scores, "official_baseline_differs")
+
+    return compute
+
+
 def mcq_metrics() -> list[Metric]:
     """``accuracy`` counts an unparsed reply as wrong, as the challenge does; with
     ``parsed_accuracy`` and ``unparsed`` beside it, what extraction costs is visible.
@@ -175,6 +224,10 @@ def mcq_metrics() -> list[Metric]:
         strict_accuracy(),
         parsed_accuracy(),
         unparsed(),
+        official_template_accuracy(),
+        official_template_differs(),
+        official_baseline_accuracy(),
+        official_baseline_differs(),
         *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
     ]
 

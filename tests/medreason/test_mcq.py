@@ -65,6 +65,41 @@ def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> 
     assert metric(log, "accuracy by organ_system:Chest") == 0.5
 
 
+def test_official_containers_readings_are_reported_beside_the_careful_one(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    """q3 ("A fracture line is not visible.") states no option: the careful reader leaves it
+    unanswered, both official containers submit A (the article), wrong either way; q1 and
+    q2 are read alike by all three. So each official accuracy is 2/3 and each differs once."""
+    model = get_model("mockllm/model", custom_outputs=reply_by_question(MCQ_REPLIES))
+    log = run(mcq(data=str(official_dataset)), model, log_dir=str(tmp_path / "logs"))
+    assert log.samples is not None
+    scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
+    q2, q3 = scores["q2"].metadata or {}, scores["q3"].metadata or {}
+    assert q2["official_template_answer"] == "C" and q2["official_baseline_answer"] == "C"
+    assert not q2["official_template_differs"] and q2["official_template_correct"]
+    assert q3["official_template_answer"] == "A" and q3["official_baseline_answer"] == "A"
+    assert q3["official_template_differs"] and not q3["official_template_correct"]
+    for reader in ("template", "baseline"):
+        assert metric(log, f"official_{reader}_accuracy") == pytest.approx(2 / 3)
+        assert metric(log, f"official_{reader}_differs") == 1.0
+    assert metric(log, "accuracy") == pytest.approx(2 / 3)
+
+
+def test_an_official_container_that_guesses_right_is_counted_right(tmp_path: Path) -> None:
+    """The official numbers include the containers' guesses: a reply that states nothing is
+    wrong here but right for the baseline when the reference is the first option."""
+    from inspect_medreason.medreason.scorer import score_mcq_reply
+
+    metadata = {"task_type": "mcq", "has_reference": True}
+    score = score_mcq_reply("I cannot tell.", metadata, "A", ["Axial", "Sagittal"])
+    assert score.value == 0.0 and score.metadata is not None
+    assert score.metadata["official_baseline_correct"] is True
+    assert score.metadata["official_template_answer"] == "I cannot tell."
+    assert score.metadata["official_template_correct"] is False
+    assert "no answer extracted" in (score.explanation or "")
+
+
 def test_prompt_carries_images_options_context_and_is_logged(
     official_dataset: Path, tmp_path: Path
 ) -> None:

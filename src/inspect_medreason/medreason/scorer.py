@@ -1,7 +1,9 @@
 """Scorers of the two MedReason tracks.
 
 MCQ: exact match of the extracted option label (plus the official rule on the raw answer
-field as ``strict_accuracy``). Open-ended: the three judges ``GT_final``, ``VA_answer`` and
+field as ``strict_accuracy``, and on what the challenge's template and baseline containers
+would have submitted, guesses included, as ``official_template_accuracy`` and
+``official_baseline_accuracy``, with the number of cases each reads differently). Open-ended: the three judges ``GT_final``, ``VA_answer`` and
 ``RVF_trace``, with ``VA_final`` gated by ``RVF_trace``; a judge failure leaves its
 component unscored, never zero.
 """
@@ -50,6 +52,7 @@ from inspect_medreason.metrics import (
     mcq_metrics,
     score_components,
 )
+from inspect_medreason.official_template import READERS, official_reading
 from inspect_medreason.params import coerce_bool
 from inspect_medreason.schema import sample_options
 
@@ -79,6 +82,18 @@ def score_mcq_reply(
     }
     if strict_answer != extraction.answer_field:
         score_metadata["strict_answer"] = strict_answer
+    # What each official container would have submitted for this reply (a reply the
+    # container would stop on submits nothing), and whether that differs from the label
+    # read here; the answer is cut short: a container may submit a whole reply.
+    for reader in READERS:
+        reading = official_reading(completion, options, reader)
+        submitted = reading.submitted
+        score_metadata[f"official_{reader}_answer"] = (
+            submitted if submitted is None or len(submitted) <= 80 else f"{submitted[:77]}..."
+        )
+        score_metadata[f"official_{reader}_differs"] = submitted != extraction.label
+        if target:
+            score_metadata[f"official_{reader}_correct"] = reading.correct(target)
     if label_map:  # the options were shuffled: the case's own labels
         score_metadata["original_label"] = (
             label_map.get(extraction.label, extraction.label) if extraction.label else None
@@ -126,8 +141,9 @@ def mcq_scorer() -> Scorer:
             # three metrics read: say so rather than let them pass for all epochs.
             warned = True
             logger.warning(
-                "with several epochs, strict_accuracy, parsed_accuracy and unparsed describe the "
-                "first epoch only (accuracy and its breakdowns use every epoch)"
+                "with several epochs, strict_accuracy, parsed_accuracy, unparsed and the "
+                "official_* metrics describe the first epoch only (accuracy and its breakdowns "
+                "use every epoch)"
             )
         choices = [choice.value for choice in state.choices]
         return score_mcq_reply(state.output.completion, state.metadata, target.text, choices)
