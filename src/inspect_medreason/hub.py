@@ -488,7 +488,8 @@ def load_rows(
     from."""
     chosen = str(split or hub.split)
     if data is not None and str(data).strip():
-        path = Path(str(data)).expanduser()
+        # Absolute (links kept): the hub's pattern matching returns absolute paths.
+        path = Path(os.path.abspath(Path(str(data)).expanduser()))
         if not path.exists():
             raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
         loaded = _read_local(path, hub, chosen)

@@ -24,7 +24,9 @@ def model_reply(messages: list[ChatMessage], *_: Any) -> ModelOutput:
     text = user_text(messages)
     if "Options:" in text or "A) " in text or "A. " in text:
         return scripted_output('{"reasoning_trace": "Looked.", "answer": "A"}')
-    return scripted_output('{"reasoning_trace": "A lucency at the apex.", "answer": "Left pneumothorax"}')
+    return scripted_output(
+        '{"reasoning_trace": "A lucency at the apex.", "answer": "Left pneumothorax"}'
+    )
 
 
 class Judge:
@@ -43,8 +45,10 @@ def run(task: Any, roles: dict[str, Judge], tmp_path: Path) -> EvalLog:
     [log] = eval(
         task,
         model=get_model("mockllm/model", custom_outputs=model_reply),
-        model_roles={role: get_model("mockllm/model", custom_outputs=judge, memoize=False)
-                     for role, judge in roles.items()},
+        model_roles={
+            role: get_model("mockllm/model", custom_outputs=judge, memoize=False)
+            for role, judge in roles.items()
+        },
         display="none",
         log_dir=str(tmp_path / "logs"),
     )
@@ -95,7 +99,10 @@ def test_duplicate_index_and_case_id_over_index(tmp_path: Path) -> None:
 
 
 def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
-    grader, vision = Judge('{"score": 3, "rationale": "ok"}'), Judge('{"score": 4, "rationale": "ok"}')
+    grader, vision = (
+        Judge('{"score": 3, "rationale": "ok"}'),
+        Judge('{"score": 4, "rationale": "ok"}'),
+    )
     log = run(med_cmr(data=str(med_cmr_release(tmp_path / "release"))),
               {"grader": grader, "vision_grader": vision}, tmp_path)  # fmt: skip
     assert log.results is not None
@@ -133,7 +140,9 @@ def test_med_cmr_four_criterion_scoring(tmp_path: Path) -> None:
         assert not isinstance(parts, str)
         assert any(getattr(part, "image", "").startswith("data:") for part in parts)
     judges = (log.eval.metadata or {})["judges"]
-    assert judges["open_scoring"] == "med_cmr" and judges["roles"] == {"med_cmr_score": "vision_grader"}
+    assert judges["open_scoring"] == "med_cmr" and judges["roles"] == {
+        "med_cmr_score": "vision_grader"
+    }
 
 
 def test_an_unreadable_med_cmr_verdict_is_unscored_not_zero(tmp_path: Path) -> None:
@@ -210,8 +219,13 @@ def test_the_hub_path_downloads_the_archive_at_a_resolved_commit(
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
     monkeypatch.setattr(hub, "resolve_revision", lambda repo, requested: "c0ffee" * 6 + "abcd")
-    task = med_cmr(track="mcq", revision="v1")
-    assert calls == [("LsmnBmnc/Med-CMR", "dataset.zip", "dataset", "c0ffee" * 6 + "abcd")]
+    # No hub id or commit is assumed: the task asks for both before anything is fetched.
+    for arguments in ({}, {"revision": "v1"}, {"hub_id": "owner/Med-CMR"}):
+        with pytest.raises(DatasetError, match="pass -T hub_id=<owner/name> and -T revision="):
+            med_cmr(track="mcq", **arguments)
+    assert calls == []
+    task = med_cmr(track="mcq", hub_id="owner/Med-CMR", revision="v1")
+    assert calls == [("owner/Med-CMR", "dataset.zip", "dataset", "c0ffee" * 6 + "abcd")]
     origin = (task.metadata or {})["data_origin"]
     assert origin["revision_requested"] == "v1" and origin["revision"].startswith("c0ffee")
 
@@ -220,7 +234,7 @@ def test_the_hub_path_downloads_the_archive_at_a_resolved_commit(
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", offline)
     with pytest.raises(DatasetError, match="pass -T data=PATH"):
-        med_cmr()
+        med_cmr(hub_id="owner/Med-CMR", revision="v1")
 
 
 def test_reference_reasoning_never_reaches_a_prompt(tmp_path: Path) -> None:

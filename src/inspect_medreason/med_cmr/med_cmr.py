@@ -22,7 +22,7 @@ def med_cmr(
     data: str | None = None,
     track: str = "both",
     open_scoring: str = "challenge",
-    hub_id: str = MED_CMR_HUB_ID,
+    hub_id: str | None = MED_CMR_HUB_ID,
     revision: str | None = None,
     shuffle_choices: bool = False,
     seed: int = 42,
@@ -48,8 +48,9 @@ def med_cmr(
         open_scoring: ``challenge`` (GT_final / VA_final, roles ``grader`` and
             ``vision_grader``) or ``med_cmr`` (the paper's four criteria weighted 1/1/4/4 to
             0-100 by ``vision_grader``; an approximation of its protocol).
-        hub_id: The Hugging Face dataset holding ``dataset.zip``.
-        revision: Hub branch, tag or commit (resolved to a commit and recorded).
+        hub_id: The Hugging Face dataset holding ``dataset.zip`` (none is assumed).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; required
+            with ``hub_id``).
         shuffle_choices: Shuffle option texts per case (stable for a seed).
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control).

@@ -200,7 +200,9 @@ def med_cmr_scorer(
                          metadata=shared_score_metadata({**base, "judges": judges}))  # fmt: skip
         value: dict[str, float] = {
             "med_cmr_score": reduce_scores([weighted_score(o.parts) for o in rated], how),
-            **{name: reduce_scores([float(o.parts[name]) for o in rated], how) for name in CRITERIA},
+            **{
+                name: reduce_scores([float(o.parts[name]) for o in rated], how) for name in CRITERIA
+            },
             "med_cmr_unscored": 0.0,
         }
         explanation = (
