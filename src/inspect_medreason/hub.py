@@ -156,7 +156,9 @@ def card_configs(folder: Path) -> tuple[dict[str, dict[str, list[str]]], list[Pr
             for item in data_files:
                 if isinstance(item, dict) and "split" in item:
                     paths = item.get("path")
-                    splits[str(item["split"])] = [paths] if isinstance(paths, str) else list(paths)
+                    splits[str(item["split"])] = (
+                        [paths] if isinstance(paths, str) else [str(p) for p in paths or []]
+                    )
                 elif isinstance(item, str):
                     splits.setdefault("train", []).append(item)
         elif isinstance(data_files, dict):
@@ -528,7 +530,7 @@ def missing_fields(
         row = loaded.rows[index]
         file, where = loaded.where(index)
         for name in fields:
-            if name not in row:
+            if row.get(name) is None:  # ``datasets`` fills a key a row lacks with None
                 why = "missing (the published schema has it)"
             elif is_empty(row[name]):
                 why = "empty (the published schema has it)"

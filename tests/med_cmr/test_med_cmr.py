@@ -281,3 +281,20 @@ def test_records_without_task_still_get_their_breakdowns(tmp_path: Path) -> None
     assert log.results is not None
     metrics = {(s.name, k): m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert metrics["med_cmr_score", "grouped_task:unknown"] == pytest.approx(50.0)
+
+
+def test_a_damaged_archive_member_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    archive = med_cmr_zip(tmp_path / "dataset.zip")
+    import zipfile
+
+    with zipfile.ZipFile(archive) as bundle:
+        [member] = [m for m in bundle.infolist() if m.filename.endswith("mcq.json")]
+    raw = bytearray(archive.read_bytes())
+    start = member.header_offset
+    # spoil the member's compressed bytes (after its local header, name and extra field)
+    name_length = int.from_bytes(raw[start + 26 : start + 28], "little")
+    body = start + 30 + name_length + int.from_bytes(raw[start + 28 : start + 30], "little")
+    raw[body : body + 16] = b"\xff" * 16
+    archive.write_bytes(bytes(raw))
+    with pytest.raises(DatasetError, match=r"dataset.zip: case '-': data: could not be unpacked"):
+        med_cmr(data=str(archive))

@@ -51,10 +51,10 @@ def vqa_task(
     missing += unexpected_values(loaded, benchmark.allowed_values, id_of)
     if missing:
         raise DatasetError(missing)
-    keep = range(len(loaded.rows))
+    keep: list[int] = list(range(len(loaded.rows)))
     if benchmark.language_field and language and language != "all":
         keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
-    loaded = loaded.subset(list(keep))
+    loaded = loaded.subset(keep)
     root = (
         default_image_root(loaded, benchmark.images_of, benchmark.image_folder)
         if image_root is None

@@ -1,0 +1,76 @@
+"""CMB read from its published hub snapshot (the card's configs CMB-Exam and CMB-Clin),
+with the test answers joined from the key published in the GitHub repository."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from published_schemas import CMB_CLIN_CASE, cmb_answer_key, cmb_snapshot
+
+from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
+from inspect_medreason.loaders import DatasetError
+
+
+def test_exam_test_questions_take_their_answers_from_the_published_key(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    key = cmb_answer_key(tmp_path / "CMB-test-choice-answer.json")
+    task = cmb_exam(data=str(root), answers=str(key))
+    assert [(s.id, s.target) for s in task.dataset] == [("1", "D"), ("2", "B"), ("3", "AC")]
+    metadata = task.metadata or {}
+    assert metadata["split"] == "test" and metadata["data"]["config"] == "CMB-Exam"
+    assert metadata["data"]["files"] == [
+        str(root / "CMB-Exam" / "CMB-test" / "CMB-test-choice-question-merge.json")
+    ]
+    assert metadata["answer_key"]["path"] == str(key)
+    assert metadata["answer_key"]["answers_joined"] == 3
+    assert len(metadata["answer_key"]["sha256"]) == 64
+
+
+def test_the_key_saved_in_the_data_folder_is_found(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    cmb_answer_key(root / "data" / "CMB-test-choice-answer.json")
+    task = cmb_exam(data=str(root))
+    assert [s.target for s in task.dataset] == ["D", "B", "AC"]
+
+
+def test_test_questions_without_a_key_say_where_it_is_published(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    with pytest.raises(DatasetError, match=r"3 question\(s\) without an answer.*GitHub repository "
+                       r"FreedomIntelligence/CMB.*-T answers=PATH"):  # fmt: skip
+        cmb_exam(data=str(root))
+    key = tmp_path / "key.json"
+    key.write_text(json.dumps([{"id": 1, "answer": "D"}, {"id": 2, "answer": "B"}]), "utf-8")
+    with pytest.raises(DatasetError, match=r"row 2 \(3\)': answer: no answer for this id"):
+        cmb_exam(data=str(root), answers=str(key))
+
+
+def test_validation_split_and_fewshot_pool_come_from_the_snapshot(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    task = cmb_exam(data=str(root), split="val")
+    assert [s.target for s in task.dataset] == ["D"]
+    assert (task.metadata or {})["split"] == "validation"
+    key = cmb_answer_key(tmp_path / "key.json")
+    assert (
+        len(cmb_exam(data=str(root), answers=str(key), fewshot=1, fewshot_data=str(root)).dataset)
+        == 3
+    )
+
+
+def test_clin_reads_its_config_and_records_the_reference_key(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    task = cmb_clin(data=str(root))
+    [sample] = list(task.dataset)
+    assert (sample.metadata or {})["solutions"] == ["嵌顿性腹股沟斜疝。", "紧急手术。"]
+    metadata = task.metadata or {}
+    assert metadata["reference_field"] == {"answer": 1}
+    assert metadata["data"]["files"] == [str(root / "CMB-Clin" / "CMB-Clin-qa.json")]
+
+
+def test_clin_without_references_is_refused_not_passed_on_empty(tmp_path: Path) -> None:
+    case = {**CMB_CLIN_CASE, "QA_pairs": [{"question": "简述诊断。"}]}
+    path = tmp_path / "CMB-Clin-qa.json"
+    path.write_text(json.dumps([case], ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"QA_pairs\[0\].answer: missing or empty"):
+        cmb_clin(data=str(path))

@@ -1,0 +1,277 @@
+"""VQA-RAD, PathVQA and SLAKE read from small files in exactly their published layouts (hub
+snapshot folders with the shard names as published, ``save_to_disk`` folders, single files):
+one split, chosen, never mixed; every missing field and every library error a message."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pytest
+from conftest import write_json, write_png
+from inspect_ai import eval
+from PIL import Image
+
+from inspect_medreason.loaders import DatasetError
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+
+# The card's header as published (features and split sizes; no configs: the hub reads the
+# splits from the file names).
+VQA_RAD_CARD = """---
+license: cc0-1.0
+task_categories:
+- visual-question-answering
+dataset_info:
+  features:
+  - name: image
+    dtype: image
+  - name: question
+    dtype: string
+  - name: answer
+    dtype: string
+  splits:
+  - name: train
+    num_examples: 1793
+  - name: test
+    num_examples: 451
+---
+# VQA-RAD
+"""
+
+
+def image_rows(split: str, count: int) -> datasets.Dataset:
+    """Rows of the image/question/answer schema, each question naming its split."""
+    return datasets.Dataset.from_dict({
+        "image": [Image.new("L", (6, 6), 20 * i) for i in range(count)],
+        "question": [f"{split} question {i}?" for i in range(count)],
+        "answer": ["yes" if i % 2 else "liver" for i in range(count)],
+    }).cast_column("image", datasets.Image())  # fmt: skip
+
+
+def vqa_rad_snapshot(root: Path) -> Path:
+    """``flaviagiammarino/vqa-rad`` at its pinned commit: the card and two parquet shards."""
+    (root / "data").mkdir(parents=True)
+    (root / "README.md").write_text(VQA_RAD_CARD, encoding="utf-8")
+    image_rows("train", 4).to_parquet(
+        str(root / "data" / "train-00000-of-00001-eb8844602202be60.parquet")
+    )
+    image_rows("test", 3).to_parquet(
+        str(root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet")
+    )
+    return root
+
+
+PATH_VQA_SHARDS = {
+    "train": ["00000-of-00002-f2d0e9ef9f022d38", "00001-of-00002-47d8e0220bf6c933"],
+    "validation": ["00000-of-00001-90a5518d26493b67"],
+    "test": [
+        "00000-of-00003-e9adadb4799f44d3",
+        "00001-of-00003-7ea98873fc919813",
+        "00002-of-00003-1628308435019820",
+    ],
+}
+
+
+def path_vqa_snapshot(root: Path) -> Path:
+    """``flaviagiammarino/path-vqa`` as published: every split in several shards."""
+    (root / "data").mkdir(parents=True)
+    (root / "README.md").write_text("---\nlicense: mit\n---\n# PathVQA\n", encoding="utf-8")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "processing.py").write_text("# how the shards were made\n", "utf-8")
+    for split, shards in PATH_VQA_SHARDS.items():
+        for shard in shards:
+            image_rows(f"{split} {shard[:5]}", 2).to_parquet(
+                str(root / "data" / f"{split}-{shard}.parquet")
+            )
+    return root
+
+
+SLAKE_ROW = {
+    "img_id": 0, "img_name": "xmlab0/source.jpg", "question": "Which modality is this?",
+    "answer": "MRI", "q_lang": "en", "location": "Abdomen", "modality": "MRI",
+    "answer_type": "OPEN", "base_type": "vqa", "content_type": "Modality",
+    "triple": ["vhead", "_", "_"], "qid": 9835,
+}  # fmt: skip
+
+
+def slake_snapshot(root: Path, unpacked: bool = True) -> Path:
+    """``BoKelvin/SLAKE`` as published: three JSON files, imgs.zip (members under imgs/),
+    KG.zip and mask.txt; ``unpacked`` also leaves imgs.zip unpacked beside it."""
+    root.mkdir(parents=True)
+    splits = {"train": (0, 9835), "validation": (1, 11834), "test": (2, 11934)}
+    for split, (image, qid) in splits.items():
+        rows = [
+            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg", "qid": qid,
+             "question": f"{split}: which modality?"},
+            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg",
+             "qid": qid + 1, "q_lang": "zh", "question": f"{split}: 这是什么模态?",
+             "answer": "磁共振"},
+        ]  # fmt: skip
+        write_json(root / f"{split}.json", rows)
+        write_png(root / "imgs" / f"xmlab{image}" / "source.jpg")
+    with zipfile.ZipFile(root / "imgs.zip", "w") as archive:
+        for image_file in (root / "imgs").rglob("*.jpg"):
+            archive.write(image_file, str(image_file.relative_to(root)))
+    with zipfile.ZipFile(root / "KG.zip", "w") as archive:
+        archive.writestr("KG/en_disease.csv", "a,b\n")
+    (root / "mask.txt").write_text("1:liver\n", encoding="utf-8")
+    if not unpacked:
+        import shutil
+
+        shutil.rmtree(root / "imgs")
+    return root
+
+
+def questions(task: Any) -> list[str]:
+    return [str((sample.metadata or {})["question"]) for sample in task.dataset]
+
+
+def test_a_hub_snapshot_is_read_for_the_test_split_only(tmp_path: Path) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    task = vqa_rad(data=str(root))
+    assert questions(task) == [f"test question {i}?" for i in range(3)]
+    data = (task.metadata or {})["data"]
+    assert data["split"] == "test" == (task.metadata or {})["split"]
+    assert data["files"] == [str(root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet")]
+    assert data["rows"] == 3
+    train = vqa_rad(data=str(root), split="train")
+    assert questions(train) == [f"train question {i}?" for i in range(4)]
+    with pytest.raises(DatasetError, match=r"no file of the 'validation' split.*test: data/test-"):
+        vqa_rad(data=str(root), split="validation")
+
+
+def test_the_snapshot_eval_logs_the_split_and_every_file_read(tmp_path: Path) -> None:
+    from conftest import run_with_grader, scripted_output
+
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    log = run_with_grader(
+        vqa_rad(data=str(root)),
+        lambda *_: scripted_output("ANSWER: yes"),
+        tmp_path,
+        lambda *_: scripted_output('{"correct": false, "rationale": "r"}'),
+    )
+    assert log.status == "success" and log.samples is not None and len(log.samples) == 3
+    assert log.eval.metadata is not None
+    assert log.eval.metadata["split"] == "test"
+    assert log.eval.metadata["data"]["files"][0].endswith(
+        "test-00000-of-00001-e5bc3d208bb4deeb.parquet"
+    )
+
+
+def test_sharded_splits_read_every_shard_of_the_one_split(tmp_path: Path) -> None:
+    root = path_vqa_snapshot(tmp_path / "path-vqa")
+    task = path_vqa(data=str(root))
+    files = (task.metadata or {})["data"]["files"]
+    assert [Path(f).name for f in files] == [
+        f"test-{shard}.parquet" for shard in PATH_VQA_SHARDS["test"]
+    ]
+    assert len(task.dataset) == 6 and all(q.startswith("test ") for q in questions(task))
+    validation = path_vqa(data=str(root), split="dev")  # an alias the hub's naming knows
+    assert all(q.startswith("validation ") for q in questions(validation))
+    assert (validation.metadata or {})["split"] == "validation"
+
+
+def test_a_saved_dataset_dict_gives_its_requested_split(tmp_path: Path) -> None:
+    saved = datasets.DatasetDict({"train": image_rows("train", 2), "test": image_rows("test", 1)})
+    saved.save_to_disk(str(tmp_path / "saved"))
+    assert questions(vqa_rad(data=str(tmp_path / "saved"))) == ["test question 0?"]
+    with pytest.raises(DatasetError, match=r"no split 'validation' \(it has train, test\)"):
+        vqa_rad(data=str(tmp_path / "saved"), split="validation")
+
+
+def test_a_single_file_is_taken_unless_its_name_names_another_split(tmp_path: Path) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    test_file = root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet"
+    assert len(vqa_rad(data=str(test_file)).dataset) == 3
+    train_file = root / "data" / "train-00000-of-00001-eb8844602202be60.parquet"
+    with pytest.raises(DatasetError, match=r"holds the train split.*evaluates 'test'"):
+        vqa_rad(data=str(train_file))
+    assert len(vqa_rad(data=str(train_file), split="train").dataset) == 4
+    image_rows("mine", 2).to_parquet(str(tmp_path / "mine.parquet"))
+    task = vqa_rad(data=str(tmp_path / "mine.parquet"))
+    assert len(task.dataset) == 2 and (task.metadata or {})["split"] == "test"
+
+
+def test_files_that_do_not_name_their_split_are_refused_by_name(tmp_path: Path) -> None:
+    image_rows("a", 1).to_parquet(str(tmp_path / "part-a.parquet"))
+    image_rows("b", 1).to_parquet(str(tmp_path / "part-b.parquet"))
+    with pytest.raises(DatasetError, match=r"cannot be told apart: part-a.parquet, part-b.parquet"):
+        vqa_rad(data=str(tmp_path))
+
+
+def test_slake_snapshot_reads_test_json_and_its_unpacked_images(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE")
+    task = slake(data=str(root))
+    assert questions(task) == ["test: which modality?"]  # English only, test only
+    assert (task.metadata or {})["data"]["files"] == [str(root / "test.json")]
+    [sample] = list(task.dataset)
+    assert (sample.metadata or {})["image_files"][0].endswith("imgs/xmlab2/source.jpg")
+    both = slake(data=str(root), language="all", split="validation")
+    assert questions(both) == ["validation: which modality?", "validation: 这是什么模态?"]
+
+
+def test_slake_images_still_zipped_get_a_message_naming_the_archive(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE", unpacked=False)
+    with pytest.raises(DatasetError, match=r"still be in KG.zip, imgs.zip: unpack it"):
+        slake(data=str(root))
+
+
+def test_images_one_folder_down_name_the_image_root_to_pass(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE")
+    (root / "imgs").rename(root / "unpacked")
+    (root / "somewhere").mkdir()
+    (root / "unpacked").rename(root / "somewhere" / "imgs")
+    with pytest.raises(DatasetError, match=r"pass -T image_root=.*somewhere/imgs"):
+        slake(data=str(root))
+
+
+def test_every_missing_or_empty_field_is_named_with_file_and_row(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE")
+    rows = json.loads((root / "test.json").read_text(encoding="utf-8"))
+    rows[0]["answer"] = "  "
+    del rows[1]["question"]
+    rows[1]["answer_type"] = "MAYBE"
+    write_json(root / "test.json", rows)
+    with pytest.raises(DatasetError) as raised:
+        slake(data=str(root))
+    message = str(raised.value)
+    assert "3 problem(s)" in message
+    assert "test.json: case 'row 0 (11934)': answer: empty" in message
+    assert "test.json: case 'row 1 (11935)': question: missing" in message
+    assert "answer_type: 'MAYBE' is not one of OPEN, CLOSED" in message
+
+
+def test_a_library_error_names_the_file_and_says_what_to_do(tmp_path: Path) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    shard = root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet"
+    shard.write_bytes(shard.read_bytes()[:200])  # a download cut short
+    with pytest.raises(DatasetError) as raised:
+        vqa_rad(data=str(root))
+    message = str(raised.value)
+    assert str(shard) in message and "cannot be read" in message
+    assert "Traceback" not in message
+    (tmp_path / "rows.jsonl").write_text('{"question": "q?", "answer": "yes"}\nnot json\n', "utf-8")
+    with pytest.raises(DatasetError, match=r"rows.jsonl: case '-': data: cannot be read"):
+        vqa_rad(data=str(tmp_path / "rows.jsonl"))
+
+
+def test_an_image_cell_that_does_not_decode_names_its_row(tmp_path: Path) -> None:
+    dataset = datasets.Dataset.from_dict({
+        "image": [{"bytes": b"not an image", "path": None}], "question": ["q?"], "answer": ["yes"],
+    }).cast_column("image", datasets.Image())  # fmt: skip
+    dataset.to_parquet(str(tmp_path / "test.parquet"))
+    with pytest.raises(DatasetError, match=r"test.parquet: case 'row 0': row: cannot be read"):
+        vqa_rad(data=str(tmp_path / "test.parquet"))
+
+
+def test_local_data_runs_without_the_network_and_records_no_revision(tmp_path: Path) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    task = vqa_rad(data=str(root), revision="main")
+    assert "revision" not in (task.metadata or {})["data"]
+    assert "local data is read as it is" in (task.metadata or {})["data"]["revision_ignored"]
+    [log] = eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path / "logs"),
+                 score=False)  # fmt: skip
+    assert log.status == "success"
