@@ -65,6 +65,9 @@ class HubSource:
     # On the hub, the one file of each split to read (GEMeX-VQA has no card; CMB's splits
     # differ in their columns, which ``datasets`` refuses to build as one config).
     data_files: dict[str, str] | str | None = None
+    # The archive the repository keeps its images in, and the folder it unpacks to
+    # (SLAKE: imgs.zip, imgs/; MedXpertQA: images.zip, images/).
+    image_archive: tuple[str, str] | None = None
     # The published layout, named in the message when the hub cannot be reached.
     layout: str = "the dataset's published files (JSONL, JSON or parquet)"
 
@@ -499,6 +502,30 @@ def load_rows(
             loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"
         return loaded
     return _read_hub(hub, chosen, revision)
+
+
+def hub_image_root(hub: HubSource, loaded: LoadedRows) -> Path | None:
+    """For rows read from the hub that name their images: the repository's image archive,
+    downloaded at the same commit and unpacked into the cache once; recorded in the log."""
+    if loaded.origin.get("kind") != "huggingface" or hub.image_archive is None:
+        return loaded.image_root
+    from huggingface_hub import hf_hub_download
+
+    from inspect_medreason.archives import unpack_archive
+
+    archive_name, folder = hub.image_archive
+    commit = str(loaded.origin["revision"])
+    try:
+        archive = Path(
+            hf_hub_download(hub.path, archive_name, repo_type="dataset", revision=commit)
+        )
+    except Exception as error:  # the hub's many failure types all need the same advice
+        raise DatasetError([Problem(f"{hub.path}/{archive_name}", "-", "images", (
+            f"could not be downloaded ({describe_error(error, 200)}): download it, unpack it "
+            f"and pass -T image_root=<the {folder}/ folder>"))]) from error  # fmt: skip
+    root = unpack_archive(archive, "hub_images") / folder
+    loaded.origin["images"] = {"archive": archive_name, "revision": commit, "folder": str(root)}
+    return root
 
 
 # ---------------------------------------------------------------------------------------

@@ -13,8 +13,8 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from published_schemas import MED_CMR_MCQ, MED_CMR_OPEN, med_cmr_release, med_cmr_zip
 
+from inspect_medreason.archives import unpack_archive
 from inspect_medreason.loaders import DatasetError, load_cases
-from inspect_medreason.med_cmr import dataset as release
 from inspect_medreason.med_cmr.med_cmr import med_cmr
 from inspect_medreason.med_cmr.scorer import parse_med_cmr_reply, weighted_score
 from inspect_medreason.medreason.medreason import medreason
@@ -187,7 +187,7 @@ def test_the_release_archive_is_read_and_unpacked_once(tmp_path: Path) -> None:
     assert log.samples is not None and len(log.samples) == 2
     origin = (log.eval.metadata or {})["data_origin"]
     assert origin["kind"] == "local archive" and len(origin["sha256"]) == 64
-    assert release.unpack_release(archive) == release.unpack_release(archive)
+    assert unpack_archive(archive, "med_cmr") == unpack_archive(archive, "med_cmr")
 
 
 def test_a_hostile_archive_is_refused(tmp_path: Path) -> None:

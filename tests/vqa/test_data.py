@@ -275,3 +275,35 @@ def test_local_data_runs_without_the_network_and_records_no_revision(tmp_path: P
     [log] = eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path / "logs"),
                  score=False)  # fmt: skip
     assert log.status == "success"
+
+
+def test_slake_from_the_hub_fetches_its_image_archive_at_the_same_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE", unpacked=False)
+    calls: list[tuple[str, str, str]] = []
+
+    def load_dataset(path: str, **kwargs: Any) -> datasets.Dataset:
+        calls.append((path, "load_dataset", kwargs["revision"]))
+        return datasets.Dataset.from_list(json.loads((root / "test.json").read_text("utf-8")))
+
+    def hf_hub_download(repo_id: str, filename: str, repo_type: str, revision: str) -> str:
+        calls.append((repo_id, filename, revision))
+        assert repo_type == "dataset"
+        return str(root / filename)
+
+    import huggingface_hub
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+    task = slake()
+    pinned = "a9083ce6c34ac3ffb17671a605962924d8a8f9e9"
+    assert calls == [
+        ("BoKelvin/SLAKE", "load_dataset", pinned),
+        ("BoKelvin/SLAKE", "imgs.zip", pinned),
+    ]
+    [sample] = list(task.dataset)
+    image = Path((sample.metadata or {})["image_files"][0])
+    assert image.is_file() and image.parts[-3:] == ("imgs", "xmlab2", "source.jpg")
+    images = (task.metadata or {})["data"]["images"]
+    assert images["archive"] == "imgs.zip" and images["revision"] == pinned

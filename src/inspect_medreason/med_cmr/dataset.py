@@ -12,18 +12,11 @@ cache. Each record becomes a sample exactly as a MedReason case does
 
 from __future__ import annotations
 
-import os
-import shutil
-import stat
-import tempfile
-import zipfile
-import zlib
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from inspect_medreason.errors import describe_error
+from inspect_medreason.archives import unpack_archive
 from inspect_medreason.files import file_sha256
-from inspect_medreason.images import cache_root
 from inspect_medreason.loaders import DatasetError, Problem
 
 # The paper's project page is github.com/LsmnBmnc/Med-CMR; the hub dataset holding the
@@ -34,61 +27,10 @@ MED_CMR_HUB_ID: str | None = None
 MED_CMR_ARCHIVE = "dataset.zip"
 # As the dataset card states it; the challenge's own data built on it is CC BY-NC 4.0.
 MED_CMR_LICENCE = "Apache-2.0 (as the dataset card declares)"
-# An archive that would unpack to more than this is refused (a zip bomb, or the wrong file).
-MAX_UNPACKED_BYTES = 64 * 1024**3
 
 
 def _problem(source: str, message: str) -> DatasetError:
     return DatasetError([Problem(source, "-", "data", message)])
-
-
-def unpack_release(archive: Path) -> Path:
-    """Unpack a release archive once into the cache (keyed by its content) and return the
-    folder. Members that would land outside it (absolute paths, ``..``), links and archives
-    that unpack to more than MAX_UNPACKED_BYTES are refused; an interrupted unpack leaves
-    nothing behind."""
-    digest = file_sha256(archive)
-    target = cache_root() / "med_cmr" / digest[:32]
-    if target.is_dir():
-        return target
-    try:
-        bundle = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as error:
-        raise _problem(str(archive), f"not a readable zip archive ({error})") from error
-    with bundle:
-        members = bundle.infolist()
-        unsafe = [
-            member.filename
-            for member in members
-            if PurePosixPath(member.filename).is_absolute()
-            or ".." in PurePosixPath(member.filename).parts
-            or member.filename.startswith(("\\", "/"))
-            or stat.S_ISLNK(member.external_attr >> 16)
-        ]
-        if unsafe:
-            raise _problem(str(archive), f"refused: {len(unsafe)} member(s) would be written "
-                           f"outside the folder or are links, e.g. {unsafe[0]!r}")  # fmt: skip
-        size = sum(member.file_size for member in members)
-        if size > MAX_UNPACKED_BYTES:
-            raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
-        try:
-            bundle.extractall(staging)
-            os.replace(staging, target)
-        except FileExistsError:  # another process unpacked it meanwhile
-            shutil.rmtree(staging, ignore_errors=True)
-        except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as error:
-            # A damaged member (a bad CRC, a broken deflate stream, a truncated file) is the
-            # archive's fault, named as such.
-            shutil.rmtree(staging, ignore_errors=True)
-            if not target.is_dir():
-                raise _problem(str(archive), f"could not be unpacked ({describe_error(error, 200)}): "
-                               "download it again") from error  # fmt: skip
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-    return target
 
 
 def download_release(hub_id: str | None, revision: str | None) -> tuple[Path, dict[str, Any]]:
@@ -129,8 +71,8 @@ def locate_release(
         if not path.exists():
             raise _problem(str(path), "no such file or folder")
         if path.is_file() and path.suffix.lower() == ".zip":
-            return unpack_release(path), {"kind": "local archive", "path": str(path),
+            return unpack_archive(path, "med_cmr"), {"kind": "local archive", "path": str(path),
                                           "sha256": file_sha256(path)}  # fmt: skip
         return path, {"kind": "local", "path": str(path)}
     archive, origin = download_release(hub_id, revision)
-    return unpack_release(archive), origin
+    return unpack_archive(archive, "med_cmr"), origin

@@ -17,6 +17,7 @@ MEDXPERTQA_HUB = HubSource(
     # The hub's own file tree at this commit (MM/, Text/, images.zip, the card's configs).
     revision="f4e6fe7e5a9e13d6c97d7aa2b91cdd8b80c9cc61",
     revision_source="the hub's file tree at this commit",
+    image_archive=("images.zip", "images"),
     layout="the hub snapshot (README.md with configs MM and Text; MM/dev.jsonl, MM/test.jsonl, Text/dev.jsonl, Text/test.jsonl; images.zip unpacked into images/), the MM folder, or MM/test.jsonl; rows with id, question, options {A..E}, label, images (file names), medical_task, body_system, question_type",
 )
 # Fields of the MM schema every row carries non-empty.

@@ -14,6 +14,7 @@ from inspect_medreason.extraction import EXTRACTION_MODE
 from inspect_medreason.hub import (
     collect_images,
     default_image_root,
+    hub_image_root,
     load_rows,
     missing_fields,
 )
@@ -56,6 +57,8 @@ def medxpertqa_mm(
     root = (
         Path(image_root)
         if image_root
+        else hub_image_root(MEDXPERTQA_HUB, loaded)
+        if loaded.image_root is None and show_images
         else default_image_root(loaded, lambda row: list(row["images"]), IMAGE_FOLDER)
     )
     files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)

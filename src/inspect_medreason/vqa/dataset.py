@@ -74,6 +74,7 @@ SLAKE = VqaBenchmark(
         # commit; several public loaders pin the same id.
         revision="a9083ce6c34ac3ffb17671a605962924d8a8f9e9",
         revision_source="the hub's commit history (main's head)",
+        image_archive=("imgs.zip", "imgs"),
         layout="the hub snapshot (train.json, validation.json, test.json with img_id, img_name, question, answer, q_lang, location, modality, answer_type, base_type, content_type, triple, qid; imgs.zip unpacked, its imgs/ folder as -T image_root), or one of the JSON files",
     ),
     required_fields=("img_name", "question", "answer", "q_lang", "answer_type"),

@@ -11,6 +11,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_medreason.hub import (
     collect_images,
     default_image_root,
+    hub_image_root,
     load_rows,
     missing_fields,
     unexpected_values,
@@ -56,9 +57,11 @@ def vqa_task(
         keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
     loaded = loaded.subset(keep)
     root = (
-        default_image_root(loaded, benchmark.images_of, benchmark.image_folder)
-        if image_root is None
-        else Path(image_root)
+        Path(image_root)
+        if image_root is not None
+        else hub_image_root(benchmark.hub, loaded)
+        if loaded.image_root is None and show_images
+        else default_image_root(loaded, benchmark.images_of, benchmark.image_folder)
     )
     if not loaded.rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])

@@ -1,0 +1,74 @@
+"""Unpacking a dataset's published zip archive (Med-CMR's release, SLAKE's and MedXpertQA's
+images) into the cache, once, safely: nothing lands outside its folder, no bomb fills the
+disk, a damaged member is the archive's fault, an interrupted unpack leaves nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+import zlib
+from pathlib import Path, PurePosixPath
+
+from inspect_medreason.errors import describe_error
+from inspect_medreason.files import file_sha256
+from inspect_medreason.images import cache_root
+from inspect_medreason.loaders import DatasetError, Problem
+
+# An archive that would unpack to more than this is refused (a zip bomb, or the wrong file).
+MAX_UNPACKED_BYTES = 64 * 1024**3
+
+
+def unpack_archive(archive: Path, kind: str) -> Path:
+    """Unpack a dataset's zip archive once into the cache (under ``kind``, keyed by its
+    content) and return the folder. Members that would land outside it (absolute paths,
+    ``..``), links and archives that unpack to more than MAX_UNPACKED_BYTES are refused; an
+    interrupted unpack leaves nothing behind."""
+    digest = file_sha256(archive)
+    target = cache_root() / kind / digest[:32]
+    if target.is_dir():
+        return target
+    try:
+        bundle = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise _problem(str(archive), f"not a readable zip archive ({error})") from error
+    with bundle:
+        members = bundle.infolist()
+        unsafe = [
+            member.filename
+            for member in members
+            if PurePosixPath(member.filename).is_absolute()
+            or ".." in PurePosixPath(member.filename).parts
+            or member.filename.startswith(("\\", "/"))
+            or stat.S_ISLNK(member.external_attr >> 16)
+        ]
+        if unsafe:
+            raise _problem(str(archive), f"refused: {len(unsafe)} member(s) would be written "
+                           f"outside the folder or are links, e.g. {unsafe[0]!r}")  # fmt: skip
+        size = sum(member.file_size for member in members)
+        if size > MAX_UNPACKED_BYTES:
+            raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
+        try:
+            bundle.extractall(staging)
+            os.replace(staging, target)
+        except FileExistsError:  # another process unpacked it meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
+        except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as error:
+            # A damaged member (a bad CRC, a broken deflate stream, a truncated file) is the
+            # archive's fault, named as such.
+            shutil.rmtree(staging, ignore_errors=True)
+            if not target.is_dir():
+                raise _problem(str(archive), f"could not be unpacked ({describe_error(error, 200)}): "
+                               "download it again") from error  # fmt: skip
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return target
+
+
+def _problem(source: str, message: str) -> DatasetError:
+    return DatasetError([Problem(source, "-", "data", message)])
