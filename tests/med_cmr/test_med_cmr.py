@@ -220,9 +220,9 @@ def test_the_hub_path_downloads_the_archive_at_a_resolved_commit(
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
     monkeypatch.setattr(hub, "resolve_revision", lambda repo, requested: "c0ffee" * 6 + "abcd")
     # No hub id or commit is assumed: the task asks for both before anything is fetched.
-    for arguments in ({}, {"revision": "v1"}, {"hub_id": "owner/Med-CMR"}):
+    for hub_id, revision in ((None, None), (None, "v1"), ("owner/Med-CMR", None)):
         with pytest.raises(DatasetError, match="pass -T hub_id=<owner/name> and -T revision="):
-            med_cmr(track="mcq", **arguments)
+            med_cmr(track="mcq", hub_id=hub_id, revision=revision)
     assert calls == []
     task = med_cmr(track="mcq", hub_id="owner/Med-CMR", revision="v1")
     assert calls == [("owner/Med-CMR", "dataset.zip", "dataset", "c0ffee" * 6 + "abcd")]
