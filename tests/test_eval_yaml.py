@@ -29,3 +29,35 @@ def test_task_versions_match_the_registered_tasks(path: Path) -> None:
         task = getattr(inspect_medreason, entry["name"])
         registered = registry_info(task).metadata["attribs"]["version"]
         assert entry["version"] == registered, (path, entry["name"])
+
+
+def code_pins() -> dict[str, str]:
+    """Each hub dataset's commit as the code pins it."""
+    from inspect_medreason.cmb.dataset import CMB_EXAM_HUB
+    from inspect_medreason.gemex.dataset import gemex_source
+    from inspect_medreason.medxpertqa.dataset import MEDXPERTQA_HUB
+    from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD
+
+    sources = [CMB_EXAM_HUB, gemex_source("open"), MEDXPERTQA_HUB] + [
+        benchmark.hub for benchmark in (PATH_VQA, SLAKE, VQA_RAD)
+    ]
+    return {source.path: str(source.revision) for source in sources}
+
+
+@pytest.mark.parametrize("path", EVAL_YAMLS, ids=lambda path: path.parent.name)
+def test_pinned_hub_assets_name_the_commit_the_code_reads(path: Path) -> None:
+    pins = code_pins()
+    assets: list[dict[str, Any]] = yaml.safe_load(path.read_text(encoding="utf-8"))[
+        "external_assets"
+    ]
+    for asset in assets:
+        if asset["type"] != "huggingface":
+            continue
+        if asset["state"] == "pinned":
+            assert pins[asset["source"]] in asset["comment"], (path, asset)
+        else:
+            # only a dataset whose commit the code does not pin may float
+            assert asset["source"] not in pins, (path, asset)
+    assert {a["source"] for a in assets if a["type"] == "huggingface"} <= set(pins) | {
+        a["source"] for a in assets if a["state"] == "floating"
+    }

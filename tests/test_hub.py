@@ -16,7 +16,7 @@ from PIL import Image
 
 from inspect_medreason import hub
 from inspect_medreason.vqa.dataset import VQA_RAD
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import slake, vqa_rad
 
 
 def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
@@ -61,8 +61,9 @@ def test_a_hub_dataset_without_a_verified_commit_needs_one(
         raise AssertionError("nothing is loaded without a revision")
 
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    unpinned = hub.HubSource("owner/benchmark", split="test")
     with pytest.raises(ValueError, match=r"pass -T revision=<commit id>"):
-        path_vqa()
+        hub.load_rows(None, unpinned)
 
 
 def test_benchmark_images_by_name_may_be_dicom(

@@ -55,8 +55,11 @@ PATH_VQA = VqaBenchmark(
     hub=HubSource(
         "flaviagiammarino/path-vqa",
         split="test",
-        # No commit id could be checked against the hub's own record (see the README): the
-        # user names one.
+        # Pinned alike by several independent public loaders (one re-checked it through the
+        # hub's metadata API); the test shards they checksum are the ones the hub's commit
+        # history names.
+        revision="1685832883334b5bb5beaf4e4b333fdeecaa4ad9",
+        revision_source="public loaders that pin it, matching the hub's commit history of the shards",
         layout="the hub snapshot (data/{train,validation,test}-0000N-of-0000M-<hash>.parquet: image, question, answer), one split's files, or a datasets.save_to_disk folder",
     ),
     licence="MIT",
