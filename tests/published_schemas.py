@@ -196,38 +196,49 @@ def cmb_answer_key(path: Path) -> Path:
 
 
 MED_CMR_MCQ = [
-    {"index": 0, "question": "Which lobe holds the nodule?", "image_path": "images/ct_1.png",
+    {"index": 0, "question": "Which lobe holds the nodule?", "image_path": "dataset/imgs/ct_1.png",
      "A": "A) Right upper lobe", "B": "B) Left lower lobe", "C": "C) Right middle lobe",
      "D": "D) Lingula", "E": "E) Left upper lobe", "answer": "A",
      "visual_description": "Axial chest CT with a spiculated nodule; LEAKMARK-0 no leak here.",
      "task": "Spatial Understanding", "subtype": "Localization", "question type": "MCQ",
      "modality": "CT", "organ system": "Respiratory System"},
-    {"index": 1, "question": "What is the most likely diagnosis?", "image_path": "images/mr_1.png",
+    {"index": 1, "question": "What is the most likely diagnosis?", "image_path": "dataset/imgs/mr_1.png",
      "A": "Glioblastoma", "B": "Meningioma", "C": "Abscess", "D": "Metastasis", "answer": "B",
      "visual_description": "Extra-axial dural-based mass typical of a meningioma. LEAKMARK-1",
      "task": "Long-tail Generalization", "subtype": "Diagnosis", "question type": "MCQ",
      "modality": "MRI", "organ system": "Nervous System"},
 ]  # fmt: skip
 MED_CMR_OPEN = [
-    {"index": 2, "question": "Describe the main abnormality.", "image_path": "images/xr_1.png",
+    {"index": 2, "question": "Describe the main abnormality.", "image_path": "dataset/imgs/xr_1.png",
      "answer": "Left pneumothorax", "visual_description": "Left pneumothorax. LEAKMARK-2",
      "task": "Causal Reasoning", "subtype": "Finding", "question type": "Open-ended",
      "modality": "X-ray", "organ system": "Respiratory System"},
-    {"index": 3, "question": "What will happen next?", "image_paths": ["images/ct_1.png"],
+    {"index": 3, "question": "What will happen next?", "image_paths": ["dataset/imgs/ct_1.png"],
      "answer": "Growth of the nodule", "visual_description": "Nodule, LEAKMARK-3.",
      "task": "Temporal Prediction", "subtype": "Prognosis", "question type": "Open-ended",
      "modality": "CT", "organ system": "Respiratory System"},
 ]  # fmt: skip
 
 
+# The release's two record files, as dataset.zip holds them (JSON arrays).
+MED_CMR_MCQ_FILE = "cmed.copy.mcq_cate.cleaned.json"
+MED_CMR_OPEN_FILE = "cmed.copy.open_taged.cleaned.json"
+
+
 def med_cmr_release(root: Path) -> Path:
-    """The release as unzipped: a ``dataset/`` folder holding the MCQ records as a JSON array,
-    the open ones as JSONL, and the images."""
+    """The release as unzipped: ``dataset/`` holding the MCQ and open records as JSON arrays
+    and the images in ``dataset/imgs/`` (the records' ``image_path`` is relative to the
+    folder that holds ``dataset/``), a backup file, and the ``__MACOSX/`` folder a Mac's
+    zip leaves."""
     folder = root / "dataset"
     for name in ("ct_1.png", "mr_1.png", "xr_1.png"):
-        write_png(folder / "images" / name, size=(48, 48))
-    write_json(folder / "mcq.json", MED_CMR_MCQ)
-    write_jsonl(folder / "open.jsonl", MED_CMR_OPEN)
+        write_png(folder / "imgs" / name, size=(48, 48))
+    write_json(folder / MED_CMR_MCQ_FILE, MED_CMR_MCQ)
+    write_json(folder / MED_CMR_OPEN_FILE, MED_CMR_OPEN)
+    (folder / f"{MED_CMR_MCQ_FILE}.bak").write_text("[]", encoding="utf-8")
+    apple = root / "__MACOSX" / "dataset" / f"._{MED_CMR_MCQ_FILE}"
+    apple.parent.mkdir(parents=True, exist_ok=True)
+    apple.write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
     return root
 
 

@@ -188,7 +188,9 @@ def locate_record_files(data: str | Path | None) -> list[Path]:
             return [path / CASES_FILE_NAME]
         found = _record_files_in(path)
         if not found:
-            nested = [sub for sub in sorted(path.iterdir()) if sub.is_dir() and _record_files_in(sub)]
+            nested = [
+                sub for sub in sorted(path.iterdir()) if sub.is_dir() and _record_files_in(sub)
+            ]
             if len(nested) == 1:
                 found = _record_files_in(nested[0])
         if found:
@@ -430,6 +432,32 @@ def _read_ground_truth(
     return entries, problems
 
 
+def _image_folder(record_folder: Path, data: str | Path | None, records: list[Any]) -> Path:
+    """The folder image paths are relative to: the record files' own, or, for a release
+    unpacked with its records one folder down (Med-CMR's ``dataset/...json`` naming
+    ``dataset/imgs/...png``), the folder the user named, when the first image path is found
+    there and not beside the records."""
+    named = Path(str(data)).expanduser() if data is not None and str(data).strip() else None
+    if named is None or not named.is_dir() or named == record_folder:
+        return record_folder
+    first = next(
+        (
+            str(path)
+            for record in records
+            if isinstance(record, dict)
+            for path in [
+                record.get("image_path"),
+                *(record["image_paths"] if isinstance(record.get("image_paths"), list) else []),
+            ]
+            if isinstance(path, str) and path
+        ),
+        None,
+    )
+    if first is None or (record_folder / first).exists() or not (named / first).is_file():
+        return record_folder
+    return named
+
+
 def prepare_image(
     data_dir: Path,
     relative: str,
@@ -472,7 +500,6 @@ def _load_cases(
 ) -> LoadedCases:
     record_files = locate_record_files(data)
     cases_file = record_files[0]
-    data_dir = cases_file.parent
     records: list[Any] = []
     record_file: list[str] = []  # the file each record came from, for the problems
     problems: list[Problem] = []
@@ -485,6 +512,7 @@ def _load_cases(
         # holding them all would keep every one alive (+63 MiB at 100,000 cases).
         read.clear()
 
+    data_dir = _image_folder(cases_file.parent, data, records)
     ground_truth_file: Path | None = None
     if ground_truth is not None and str(ground_truth).strip():
         ground_truth_file = Path(ground_truth).expanduser()
@@ -512,9 +540,7 @@ def _load_cases(
         # The raw record is dropped once read, so its memory holds the next cases.
         records[index] = None
         file_name = record_file[index]
-        where = (
-            (record_case_id(record) or f"#{index}") if isinstance(record, dict) else f"#{index}"
-        )
+        where = (record_case_id(record) or f"#{index}") if isinstance(record, dict) else f"#{index}"
         if not isinstance(record, dict):
             problems.append(Problem(file_name, where, "case", "expected a JSON object"))
             continue
@@ -616,8 +642,6 @@ def _load_cases(
                        record_files)  # fmt: skip
 
 
-
-
 def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMessage]:
     """The user turn a sample carries: the case's images (file paths; none in the blind
     control) and its question. The prompt around it is the solver's job."""
@@ -628,10 +652,6 @@ def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMess
     content: list[Content] = [ContentImage(image=str(path)) for path in images]
     content.append(ContentText(text=text))
     return [ChatMessageUser(id=next_message_id(), content=content)]
-
-
-
-
 
 
 __all__ = [

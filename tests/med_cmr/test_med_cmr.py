@@ -11,7 +11,14 @@ from conftest import scripted_output, user_text, write_json, write_jsonl
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
-from published_schemas import MED_CMR_MCQ, MED_CMR_OPEN, med_cmr_release, med_cmr_zip
+from published_schemas import (
+    MED_CMR_MCQ,
+    MED_CMR_MCQ_FILE,
+    MED_CMR_OPEN,
+    MED_CMR_OPEN_FILE,
+    med_cmr_release,
+    med_cmr_zip,
+)
 
 from inspect_medreason.archives import unpack_archive
 from inspect_medreason.loaders import DatasetError, load_cases
@@ -68,7 +75,9 @@ def test_release_layout_loads_as_published(tmp_path: Path) -> None:
     assert first.metadata.subtype == "Localization" and first.metadata.modality == "CT"
     assert by_id["2"].task_type == "open" and by_id["2"].reference_reasoning
     assert [p.name for p in loaded.resolved_images["3"]] == ["ct_1.png"]  # image_paths
-    assert {p.name for p in loaded.record_files} == {"mcq.json", "open.jsonl"}
+    assert {p.name for p in loaded.record_files} == {MED_CMR_MCQ_FILE, MED_CMR_OPEN_FILE}
+    # the records name their images from the release's root, which is the image folder
+    assert loaded.data_dir == tmp_path / "release"
     assert loaded.unknown_keys == {}
 
 
@@ -76,23 +85,25 @@ def test_release_layout_loads_as_published(tmp_path: Path) -> None:
 def test_one_file_in_each_container(tmp_path: Path, layout: str) -> None:
     med_cmr_release(tmp_path)
     records = MED_CMR_MCQ + MED_CMR_OPEN
-    folder = tmp_path / "dataset"
+    # one file beside dataset/, where the records' image paths start
     if layout == "jsonl":
-        path = write_jsonl(folder / "all.jsonl", records)
+        path = write_jsonl(tmp_path / "all.jsonl", records)
     else:
-        path = write_json(folder / "all.json", records if layout == "array" else {"cases": records})
+        path = write_json(
+            tmp_path / "all.json", records if layout == "array" else {"cases": records}
+        )
     assert [c.case_id for c in load_cases(path).cases] == ["0", "1", "2", "3"]
 
 
 def test_duplicate_index_and_case_id_over_index(tmp_path: Path) -> None:
     med_cmr_release(tmp_path)
     folder = tmp_path / "dataset"
-    write_jsonl(folder / "open.jsonl", [{**MED_CMR_OPEN[0], "index": "1"}])  # "1" == 1
+    write_json(folder / MED_CMR_OPEN_FILE, [{**MED_CMR_OPEN[0], "index": "1"}])  # "1" == 1
     with pytest.raises(DatasetError) as error:
         load_cases(tmp_path)
     assert {(p.case_id, p.field) for p in error.value.problems} == {("1", "case_id")}
-    assert all(p.file.endswith(("mcq.json", "open.jsonl")) for p in error.value.problems)
-    write_jsonl(folder / "open.jsonl", [{**MED_CMR_OPEN[0], "case_id": "train_7"}])
+    assert all(p.file.endswith((MED_CMR_MCQ_FILE, MED_CMR_OPEN_FILE)) for p in error.value.problems)
+    write_json(folder / MED_CMR_OPEN_FILE, [{**MED_CMR_OPEN[0], "case_id": "train_7"}])
     loaded = load_cases(tmp_path)
     assert [c.case_id for c in loaded.cases] == ["0", "1", "train_7"]
     assert loaded.cases[2].metadata.model_extra == {"index": 2}  # kept, not the id
@@ -114,8 +125,8 @@ def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
     origin = (log.eval.metadata or {})["data_origin"]
     assert origin["kind"] == "local" and "Apache-2.0" in origin["licence"]
     assert set((log.eval.metadata or {})["data"]["record_files"]) == {
-        str(tmp_path / "release" / "dataset" / "mcq.json"),
-        str(tmp_path / "release" / "dataset" / "open.jsonl"),
+        str(tmp_path / "release" / "dataset" / MED_CMR_MCQ_FILE),
+        str(tmp_path / "release" / "dataset" / MED_CMR_OPEN_FILE),
     }
 
 
@@ -272,8 +283,8 @@ def test_records_without_task_still_get_their_breakdowns(tmp_path: Path) -> None
     """Med-CMR's score is broken down by task: a release (or a user's file) whose records
     name no task must group them as 'unknown', not stop the run's metrics."""
     med_cmr_release(tmp_path)
-    write_jsonl(tmp_path / "dataset" / "open.jsonl",
-                [{k: v for k, v in record.items() if k != "task"} for record in MED_CMR_OPEN])  # fmt: skip
+    write_json(tmp_path / "dataset" / MED_CMR_OPEN_FILE,
+               [{k: v for k, v in record.items() if k != "task"} for record in MED_CMR_OPEN])  # fmt: skip
     vision = Judge(json.dumps({"consistency": 5, "coherence": 5, "visual_accuracy": 5,
                                "ground_truth_correctness": 5, "rationale": "x"}))  # fmt: skip
     log = run(med_cmr(data=str(tmp_path), track="open", open_scoring="med_cmr"),
@@ -288,7 +299,7 @@ def test_a_damaged_archive_member_is_a_message_not_a_traceback(tmp_path: Path) -
     import zipfile
 
     with zipfile.ZipFile(archive) as bundle:
-        [member] = [m for m in bundle.infolist() if m.filename.endswith("mcq.json")]
+        [member] = [m for m in bundle.infolist() if m.filename == f"dataset/{MED_CMR_MCQ_FILE}"]
     raw = bytearray(archive.read_bytes())
     start = member.header_offset
     # spoil the member's compressed bytes (after its local header, name and extra field)
