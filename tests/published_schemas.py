@@ -3,6 +3,8 @@ and the README commands (nothing is downloaded)."""
 
 from __future__ import annotations
 
+import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +35,21 @@ def vqa_rad_parquet(folder: Path) -> Path:
 
 
 def gemex_folder(root: Path) -> Path:
+    """The hub's layout: one JSONL file per question type at the root, named without a
+    split; MIMIC-CXR-style image paths under ``files/``."""
     write_png(root / "files" / "p10" / "s1" / "img.jpg", size=(16, 16))
     common = {"image_path": "files/p10/s1/img.jpg", "visual_regions": ["left lung"],
               "visual_locations": [[10, 20, 60, 120]], "ori_report": "...", "type": "abnormality"}  # fmt: skip
-    write_jsonl(root / "test_closed_ended_question.jsonl", [
+    write_jsonl(root / "closed_ended_question.jsonl", [
         {**common, "q_id": 1, "row_id": 1, "question": "Is there an effusion? (c1)", "answer": "Yes.",
          "reason": "Blunted angle.", "choices": []}])  # fmt: skip
-    write_jsonl(root / "test_single_choice_question.jsonl", [
+    write_jsonl(root / "single_choice_question.jsonl", [
         {**common, "q_id": 2, "row_id": 2, "question": "Where is the opacity? (s1)", "answer": "C",
          "reason": "Left base.", "choices": ["A: Right apex", "B: Right base", "C: Left base"]}])  # fmt: skip
-    write_jsonl(root / "test_multi_choice_question.jsonl", [
+    write_jsonl(root / "multi_choice_question.jsonl", [
         {**common, "q_id": 3, "row_id": 3, "question": "Which findings? (m1)", "answer": ["A", "C"],
          "reason": "Both visible.", "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"]}])  # fmt: skip
-    write_jsonl(root / "test_open_ended_question.jsonl", [
+    write_jsonl(root / "open_ended_question.jsonl", [
         {**common, "q_id": 4, "row_id": 4, "question": "What is the finding? (o1)",
          "answer": "Left pleural effusion.", "reason": "Meniscus sign at the left base.", "choices": []}])  # fmt: skip
     return root
@@ -244,10 +248,116 @@ def med_cmr_release(root: Path) -> Path:
 
 def med_cmr_zip(path: Path) -> Path:
     """The release archive itself, ``dataset.zip``."""
-    import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as scratch:
         release = med_cmr_release(Path(scratch) / "release")
         archive = shutil.make_archive(str(path.with_suffix("")), "zip", release)
     return Path(archive)
+
+
+# The card's header as published (features and split sizes; no configs: the hub reads the
+# splits from the file names).
+VQA_RAD_CARD = """---
+license: cc0-1.0
+task_categories:
+- visual-question-answering
+dataset_info:
+  features:
+  - name: image
+    dtype: image
+  - name: question
+    dtype: string
+  - name: answer
+    dtype: string
+  splits:
+  - name: train
+    num_examples: 1793
+  - name: test
+    num_examples: 451
+---
+# VQA-RAD
+"""
+
+
+def image_rows(split: str, count: int) -> datasets.Dataset:
+    """Rows of the image/question/answer schema, each question naming its split."""
+    return datasets.Dataset.from_dict({
+        "image": [Image.new("L", (6, 6), 20 * i) for i in range(count)],
+        "question": [f"{split} question {i}?" for i in range(count)],
+        "answer": ["yes" if i % 2 else "liver" for i in range(count)],
+    }).cast_column("image", datasets.Image())  # fmt: skip
+
+
+def vqa_rad_snapshot(root: Path) -> Path:
+    """``flaviagiammarino/vqa-rad`` at its pinned commit: the card and two parquet shards."""
+    (root / "data").mkdir(parents=True)
+    (root / "README.md").write_text(VQA_RAD_CARD, encoding="utf-8")
+    image_rows("train", 4).to_parquet(
+        str(root / "data" / "train-00000-of-00001-eb8844602202be60.parquet")
+    )
+    image_rows("test", 3).to_parquet(
+        str(root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet")
+    )
+    return root
+
+
+PATH_VQA_SHARDS = {
+    "train": ["00000-of-00002-f2d0e9ef9f022d38", "00001-of-00002-47d8e0220bf6c933"],
+    "validation": ["00000-of-00001-90a5518d26493b67"],
+    "test": [
+        "00000-of-00003-e9adadb4799f44d3",
+        "00001-of-00003-7ea98873fc919813",
+        "00002-of-00003-1628308435019820",
+    ],
+}
+
+
+def path_vqa_snapshot(root: Path) -> Path:
+    """``flaviagiammarino/path-vqa`` as published: every split in several shards."""
+    (root / "data").mkdir(parents=True)
+    (root / "README.md").write_text("---\nlicense: mit\n---\n# PathVQA\n", encoding="utf-8")
+    (root / "scripts").mkdir()
+    (root / "scripts" / "processing.py").write_text("# how the shards were made\n", "utf-8")
+    for split, shards in PATH_VQA_SHARDS.items():
+        for shard in shards:
+            image_rows(f"{split} {shard[:5]}", 2).to_parquet(
+                str(root / "data" / f"{split}-{shard}.parquet")
+            )
+    return root
+
+
+SLAKE_ROW = {
+    "img_id": 0, "img_name": "xmlab0/source.jpg", "question": "Which modality is this?",
+    "answer": "MRI", "q_lang": "en", "location": "Abdomen", "modality": "MRI",
+    "answer_type": "OPEN", "base_type": "vqa", "content_type": "Modality",
+    "triple": ["vhead", "_", "_"], "qid": 9835,
+}  # fmt: skip
+
+
+def slake_snapshot(root: Path, unpacked: bool = True) -> Path:
+    """``BoKelvin/SLAKE`` as published: three JSON files, imgs.zip (members under imgs/),
+    KG.zip and mask.txt; ``unpacked`` also leaves imgs.zip unpacked beside it."""
+    root.mkdir(parents=True)
+    splits = {"train": (0, 9835), "validation": (1, 11834), "test": (2, 11934)}
+    for split, (image, qid) in splits.items():
+        rows = [
+            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg", "qid": qid,
+             "question": f"{split}: which modality?"},
+            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg",
+             "qid": qid + 1, "q_lang": "zh", "question": f"{split}: 这是什么模态?",
+             "answer": "磁共振"},
+        ]  # fmt: skip
+        write_json(root / f"{split}.json", rows)
+        write_png(root / "imgs" / f"xmlab{image}" / "source.jpg")
+    with zipfile.ZipFile(root / "imgs.zip", "w") as archive:
+        for image_file in (root / "imgs").rglob("*.jpg"):
+            archive.write(image_file, str(image_file.relative_to(root)))
+    with zipfile.ZipFile(root / "KG.zip", "w") as archive:
+        archive.writestr("KG/en_disease.csv", "a,b\n")
+    (root / "mask.txt").write_text("1:liver\n", encoding="utf-8")
+    if not unpacked:
+        import shutil
+
+        shutil.rmtree(root / "imgs")
+    return root

@@ -26,13 +26,18 @@ import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from openai_stub import message_parts, openai_stub
 from published_schemas import (
+    cmb_answer_key,
     cmb_clin_file,
     cmb_exam_file,
+    cmb_snapshot,
     gemex_folder,
     med_cmr_release,
     med_cmr_zip,
     medxpertqa_folder,
+    path_vqa_snapshot,
+    slake_snapshot,
     vqa_rad_parquet,
+    vqa_rad_snapshot,
 )
 
 from inspect_medreason.loaders import sample_data_dir
@@ -171,6 +176,11 @@ def family_data(folder: Path) -> Path:
     shutil.copytree(sample_data_dir(), folder / "demo",
                     ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
     vqa_rad_parquet(folder / "vqa_rad")
+    vqa_rad_snapshot(folder / "vqa-rad")
+    path_vqa_snapshot(folder / "path-vqa")
+    slake_snapshot(folder / "SLAKE")
+    cmb_snapshot(folder / "CMB")
+    cmb_answer_key(folder / "CMB-test-choice-answer.json")
     gemex_folder(folder / "gemex")
     medxpertqa_folder(folder / "medxpertqa")
     cmb_exam_file(folder / "cmb_exam.json")
@@ -203,7 +213,8 @@ def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
             assert log.status == "success", raw
             assert log.samples and any(
                 not math.isnan(score.as_float()) if isinstance(score.value, int | float) else True
-                for sample in log.samples for score in (sample.scores or {}).values()
+                for sample in log.samples
+                for score in (sample.scores or {}).values()
             ), f"{raw}: nothing was scored"
             # ran on the local files, not the hub (judge_meta's probes ship in the package)
             assert log.eval.task_args.get("data") or "judge_meta" in raw, raw

@@ -20,8 +20,7 @@ TYPES = ("closed_ended_question", "single_choice_question", "multi_choice_questi
 def hub_layout(root: Path) -> Path:
     """The hub's file names: no prefix, no split in them."""
     gemex_folder(root)
-    for kind in TYPES:
-        (root / f"test_{kind}.jsonl").rename(root / f"{kind}.jsonl")
+    assert sorted(path.stem for path in root.glob("*.jsonl")) == sorted(TYPES)
     return root
 
 
