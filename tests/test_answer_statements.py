@@ -34,6 +34,8 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
     ("解答：A", SHAPES, "A"),
     ("正确答案是C", SHAPES, "C"),
     ("分析：细胞核位于中央。\n答：（C）", SHAPES, "C"),
+    ("【答案】C", SHAPES, "C"),
+    ("B选项正确", SHAPES, "B"),
     # \boxed{}, <answer> tags, "the answer is"
     ("So we get $\\boxed{D}$.", SHAPES, "D"),
     ("<answer>B</answer>", SHAPES, "B"),
@@ -80,6 +82,10 @@ REFUSED: list[tuple[str, list[tuple[str, str]], str, str]] = [
     ("<think>The answer is B, the yellow bus", SHAPES, "thinking_only", "never closes"),
     ("E. coli is the most likely organism.", GERMS, "unparsed", "no answer statement"),
     ("未见胸腔积液。", CHEST, "unparsed", "no option's text"),
+    ("不考虑胸腔积液。", CHEST, "unparsed", "no option's text"),
+    ("胸腔积液不明显，肺实变可能。", CHEST, "unparsed", "no option's text"),
+    ("A - a triangle\nB - a yellow bus\nC - the nucleus", SHAPES, "unparsed", "no answer"),
+    ("A: a triangle - no. B: a yellow bus - yes.", SHAPES, "ambiguous", "also names B"),
     ("Answer: B\nFinal answer: cannot be determined", SHAPES, "no_option", "no single option"),
 ]
 

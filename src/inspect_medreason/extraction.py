@@ -16,12 +16,13 @@ The rules (extraction mode ``robust-v5``; the same statements are read for short
 3. Otherwise the reply's answer statements: ``ANSWER: X``, "the (final/correct) answer is
    (clearly) X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``,
    "I choose X", "I think it's X", "X is correct", "Option X is the best", ``答案是X``,
-   ``正确答案是X``, ``答：X``, ``回答：X``, ``解答：X``, ``选X``, ``故选X``, ``所以选X``, a line that
-   holds nothing but a label (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``, ``(B)``), a
-   reply that opens with a label, a separator and text (``B. a yellow bus``, ``(b) the
-   nucleus``, ``D) three objects``, ``A: a triangle``, ``B。不是 A``) and a last line that is
-   a label with its option's text (``C) Consolidation``), unless such lines form a list (an
-   echo of the options). The *last* statement is authoritative: when it names no option (a
+   ``正确答案是X``, ``【答案】X``, ``答：X``, ``回答：X``, ``解答：X``, ``选X``, ``故选X``,
+   ``所以选X``, ``选项X正确``, ``X选项正确``, a line that holds nothing but a label
+   (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``, ``(B)``), a reply that opens with a
+   label, a separator and text (``B. a yellow bus``, ``(b) the nucleus``, ``D) three
+   objects``, ``A: a triangle``, ``B。不是 A``) and a last line that is a label with its
+   option's text (``C) Consolidation``), unless such lines form a list (an echo of the
+   options). The *last* statement is authoritative: when it names no option (a
    label the question does not have, "unknown", an empty ``\\boxed{}``, "A or B"), the
    result is no answer, never an earlier statement. Nested or broken ``<answer>`` tags
    (``<answer>A <answer>B</answer>``, ``B</answer>`` with no opening, ``<answer>B</answr>``)
@@ -104,13 +105,16 @@ _VERB_MARKER = re.compile(
 # The reply is read NFKC-normalised, so the full-width colon of ``答：C`` is ``:`` here.
 # ``回答:``/``解答:``/``答:`` need the colon: ``答`` alone is part of many words.
 _CHINESE_ANSWER_MARKER = re.compile(
-    r"(?:最终答案|正确答案|正确选项|答案)\s*(?:应该是|应该为|应为|是|为|选)?\s*:?\s*"
+    r"(?:最终答案|正确答案|正确选项|答案)\s*】?\s*(?:应该是|应该为|应为|是|为|选)?\s*:?\s*"
     r"|(?:回答|解答|答)\s*:\s*"
 )
 _CHINESE_CHOICE_MARKER = re.compile(
     r"(?:我|应|故|所以|因此|因而|则|宜)?选(?:择)?\s*:?\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"
 )
-_CHINESE_LABEL_IS_CORRECT = re.compile(r"选项\s*(?P<letter>[A-Za-z])\s*(?:是|为)?\s*(?:正确|对)")
+# "选项C正确", "B选项正确"
+_CHINESE_LABEL_IS_CORRECT = re.compile(
+    r"(?:选项\s*(?P<letter>[A-Za-z])|(?<![A-Za-z])(?P<before>[A-Z])\s*选项)\s*(?:是|为)?\s*(?:正确|对)"
+)
 # "I think it's C", "I believe it is (B)": a hedged statement. It counts only when what
 # follows is a label or an option's text ("I think it's a small effusion" states nothing).
 _HEDGED_PHRASE = re.compile(
@@ -328,8 +332,10 @@ def _unwrap(segment: str) -> str:
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Chinese negations just before or after an option's text deny it: 未见胸腔积液, 没有气胸,
 # 排除肺炎, 胸腔积液不明显, 肺炎可除外.
-_CJK_NEGATION_BEFORE = re.compile(r"(?:无|没有|未见|未|不是|不|非|排除|否认|并非|除外)\s*$")
-_CJK_NEGATION_AFTER = re.compile(r"^\s*(?:不|未|可排除|可除外|除外|排除|阴性)")
+# A negation anywhere in the few characters before counts (不考虑胸腔积液, 无明显胸腔积液), at
+# the cost of refusing the rare affirmation that holds one (非常明显的胸腔积液): no guess.
+_CJK_NEGATION_BEFORE = re.compile(r"无|没|未|不|非|否|排除|除外")
+_CJK_NEGATION_AFTER = re.compile(r"不|未|无|排除|除外|阴性")
 # How many characters either side of a Chinese option text are checked for a negation.
 _CJK_NEGATION_WINDOW = 4
 
@@ -628,7 +634,8 @@ def _statements(text: str) -> list[Statement]:
     for match in _CHINESE_CHOICE_MARKER.finditer(text):
         found.append(Statement(match.start(), "chinese_statement", start=match.end()))
     for match in _CHINESE_LABEL_IS_CORRECT.finditer(text):
-        found.append(Statement(match.start(), "chinese_statement", content=match.group("letter")))
+        letter = match.group("letter") or match.group("before")
+        found.append(Statement(match.start(), "chinese_statement", content=letter))
     for match in _CHOICE_PHRASE.finditer(text):
         found.append(Statement(match.start(), "choice_phrase", start=match.end()))
     for match in _HEDGED_PHRASE.finditer(text):
@@ -646,8 +653,6 @@ def _statements(text: str) -> list[Statement]:
 # ``\*\*`` and ``\*`` would let a run of asterisks split in exponentially many ways, and a
 # line of 40 of them took 9 s to refuse.
 _LABEL_ONLY_LINE = re.compile(r"[ \t]*[*_'`$\"(\[]*[A-Za-z][*_'`$\")\].]*[ \t]*")
-# A line of an echoed option list: a label, a separator, then the option's text.
-_LIST_LINE = re.compile(r"\s*[(\[]?[A-Za-z][.)\]:]")
 
 
 def _label_lines(text: str) -> list[Statement]:
@@ -681,7 +686,8 @@ def _label_lines(text: str) -> list[Statement]:
             continue
         if index == len(lines) - 1:
             found.append(Statement(start, "final_line", content=line, kind="bare_line"))
-        if index == 0 and not (len(lines) > 1 and _LIST_LINE.match(_unwrap(lines[1][1]))):
+        # an opening followed by another line of the same form is an echoed option list
+        if index == 0 and not (len(lines) > 1 and _OPENING.match(_unwrap(lines[1][1]))):
             found.append(Statement(start, "opening_label", content=line, kind="opening"))
     return found
 
@@ -793,7 +799,7 @@ _NEGATED_LABEL = re.compile(r"(?:\bnot|不是|非|而非)\s*[(\[]?[A-Z](?![A-Za-
 # Another label named in the opening's text ("A. this, or B. that"): "(B)", "B." or "B)"
 # standing alone, "option B".
 _OTHER_LABEL = re.compile(
-    r"(?:^|(?<=[\s(\[,;。，；:]))(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.)](?=\s|$)"
+    r"(?:^|(?<=[\s(\[,;。，；:]))(?:\((?P<a>[A-Z])\)|(?P<b>[A-Z])[.):](?=\s|$)"
     r"|(?i:option|choice)\s+\(?(?P<c>[A-Za-z])(?![A-Za-z]))"
 )
 
