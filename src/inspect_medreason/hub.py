@@ -43,6 +43,7 @@ DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", 
 # Files a snapshot holds beside the data that are never rows.
 NOT_DATA_FILES = frozenset({"dataset_info.json", "dataset_dict.json", "state.json"})
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+MAX_CARD_CHARS = 1_000_000
 # A file name's words, for telling which split a single file holds.
 _NAME_WORDS = re.compile(r"[A-Za-z]+")
 
@@ -136,7 +137,9 @@ def card_configs(folder: Path) -> tuple[dict[str, dict[str, list[str]]], list[Pr
     card = folder / "README.md"
     if not card.is_file():
         return {}, []
-    text = card.read_text(encoding="utf-8", errors="replace")
+    # The header is at the top: a card is read no further than MAX_CARD_CHARS.
+    with card.open(encoding="utf-8", errors="replace") as handle:
+        text = handle.read(MAX_CARD_CHARS)
     if not text.startswith("---"):
         return {}, []
     header = text[3:].split("\n---", 1)[0]
@@ -183,10 +186,15 @@ def _data_files(folder: Path, patterns: Iterable[str], exclude: Sequence[str]) -
         except FileNotFoundError:
             continue
         found.update(Path(match) for match in matches)
+    inside = Path(os.path.normpath(folder.absolute()))
     return sorted(
         path
         for path in found
-        if path.suffix.lower() in DATA_FILE_SUFFIXES
+        # A card's pattern may not reach outside the folder (``../``), and only regular
+        # files are read (a FIFO would block the load for ever).
+        if Path(os.path.normpath(path.absolute())).is_relative_to(inside)
+        and path.is_file()
+        and path.suffix.lower() in DATA_FILE_SUFFIXES
         and path.name not in NOT_DATA_FILES
         and not any(fnmatch.fnmatch(path.name, pattern) for pattern in exclude)
     )
@@ -497,6 +505,9 @@ def load_rows(
         path = Path(os.path.abspath(Path(str(data)).expanduser()))
         if not path.exists():
             raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
+        if not (path.is_dir() or path.is_file()):
+            raise DatasetError([Problem(str(path), "-", "data", (
+                "not a regular file or folder (a pipe or a device is never read)"))])  # fmt: skip
         loaded = _read_local(path, hub, chosen)
         if revision:
             loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"

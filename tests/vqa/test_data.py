@@ -14,6 +14,7 @@ from conftest import write_json
 from inspect_ai import eval
 from published_schemas import (
     PATH_VQA_SHARDS,
+    VQA_RAD_CARD,
     image_rows,
     path_vqa_snapshot,
     slake_snapshot,
@@ -206,3 +207,20 @@ def test_slake_from_the_hub_fetches_its_image_archive_at_the_same_commit(
     assert image.is_file() and image.parts[-3:] == ("imgs", "xmlab2", "source.jpg")
     images = (task.metadata or {})["data"]["images"]
     assert images["archive"] == "imgs.zip" and images["revision"] == pinned
+
+
+def test_a_card_cannot_point_outside_the_folder_and_pipes_are_never_read(tmp_path: Path) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    image_rows("secret", 1).to_parquet(str(tmp_path / "secret-test.parquet"))
+    card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: ../secret-test.parquet\n---\n"
+    (root / "README.md").write_text(card, encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"no such file is here"):
+        vqa_rad(data=str(root))
+    import os
+
+    os.mkfifo(tmp_path / "test.parquet")
+    with pytest.raises(DatasetError, match=r"not a regular file or folder"):
+        vqa_rad(data=str(tmp_path / "test.parquet"))
+    (root / "README.md").write_text(VQA_RAD_CARD, encoding="utf-8")
+    os.mkfifo(root / "data" / "test-00001-of-00002-fifo.parquet")
+    assert len(vqa_rad(data=str(root)).dataset) == 3  # the pipe is not a data file
