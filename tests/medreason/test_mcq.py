@@ -100,6 +100,35 @@ def test_an_official_container_that_guesses_right_is_counted_right(tmp_path: Pat
     assert "no answer extracted" in (score.explanation or "")
 
 
+def test_a_thinking_models_reasoning_content_is_never_its_answer(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    """Inspect keeps reasoning content (ContentReasoning) out of the completion, and a
+    ``<think>`` block in the text is set aside: q1's trace says A, its answer C (wrong);
+    q2's only statement is inside an unclosed ``<think>``: no answer, and the reason."""
+    from inspect_ai.model import ContentReasoning, ContentText, ModelUsage
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        text = user_text(messages)
+        if "(q1)" in text:
+            content: Any = [ContentReasoning(reasoning="ANSWER: A"), ContentText(text="ANSWER: C")]
+        elif "(q2)" in text:
+            content = "<think>The plane is coronal, so ANSWER: C"
+        else:
+            content = "<think>Cortex intact.</think>\nANSWER: B"
+        output = ModelOutput.from_content(model="mockllm", content=content)
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+    log = run(mcq(data=str(official_dataset)), get_model("mockllm/model", custom_outputs=respond),
+              log_dir=str(tmp_path / "logs"))  # fmt: skip
+    assert log.samples is not None
+    scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
+    assert scores["q1"].answer == "C" and scores["q1"].value == 0.0
+    assert scores["q2"].answer == "" and "never closes" in (scores["q2"].explanation or "")
+    assert scores["q3"].answer == "B" and scores["q3"].value == 1.0
+
+
 def test_prompt_carries_images_options_context_and_is_logged(
     official_dataset: Path, tmp_path: Path
 ) -> None:
