@@ -422,3 +422,18 @@ def test_unknown_ground_truth_keys_are_reported_not_ignored(
         loaded = load_cases(official_dataset)
     assert loaded.unknown_keys == {"ground_truth.explanation": 1}
     assert any("'ground_truth.explanation' (1 cases)" in r.getMessage() for r in caplog.records)
+
+
+def test_a_folder_of_several_splits_is_refused_not_read_as_one(tmp_path: Path) -> None:
+    case = {"case_id": "c1", "task_type": "open", "question": "What is shown?"}
+    write_json(tmp_path / "train.json", [case])
+    write_json(tmp_path / "validation.json", [{**case, "case_id": "c2"}])
+    with pytest.raises(
+        DatasetError, match=r"several splits \(train: train.json; validation: validation.json\)"
+    ):
+        load_cases(tmp_path, check_images=False)
+    # an MCQ and an open file of one split are read together
+    (tmp_path / "train.json").unlink()
+    write_json(tmp_path / "validation_open.json", [{**case, "case_id": "c3"}])
+    loaded = load_cases(tmp_path, check_images=False)
+    assert sorted(case.case_id for case in loaded.cases) == ["c2", "c3"]

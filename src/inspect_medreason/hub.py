@@ -38,14 +38,13 @@ from PIL import Image
 from inspect_medreason.errors import describe_error, first_few
 from inspect_medreason.images import ImagePathError, cache_root, check_image_decodes
 from inspect_medreason.loaders import DatasetError, Problem, prepare_image
+from inspect_medreason.splits import canonical_split, split_named_by
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
 # Files a snapshot holds beside the data that are never rows.
 NOT_DATA_FILES = frozenset({"dataset_info.json", "dataset_dict.json", "state.json"})
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 MAX_CARD_CHARS = 1_000_000
-# A file name's words, for telling which split a single file holds.
-_NAME_WORDS = re.compile(r"[A-Za-z]+")
 
 
 @dataclass(frozen=True)
@@ -106,29 +105,6 @@ class LoadedRows:
 
 # ---------------------------------------------------------------------------------------
 # Splits: the names, and which files hold which
-
-
-def _split_keywords() -> dict[str, list[str]]:
-    from datasets.data_files import SPLIT_KEYWORDS
-
-    return {str(split): list(words) for split, words in SPLIT_KEYWORDS.items()}
-
-
-def canonical_split(split: str) -> str:
-    """The ``datasets`` name of a split (``dev``, ``val`` and ``valid`` are
-    ``validation``); a name ``datasets`` does not know is kept as it is."""
-    wanted = split.strip().lower()
-    for name, words in _split_keywords().items():
-        if wanted == name or wanted in words:
-            return name
-    return split.strip()
-
-
-def split_named_by(file_name: str) -> set[str]:
-    """The splits a file's name (or folder's name) names by ``datasets``' keywords:
-    ``train-00000-of-00001.parquet`` names train, ``CMB-val-merge.json`` validation."""
-    words = {word.lower() for word in _NAME_WORDS.findall(file_name)}
-    return {name for name, keywords in _split_keywords().items() if words & set(keywords)}
 
 
 def card_configs(folder: Path) -> tuple[dict[str, dict[str, list[str]]], list[Problem]]:

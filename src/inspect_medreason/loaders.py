@@ -37,6 +37,7 @@ from inspect_medreason.schema import (
     Case,
     GroundTruthEntry,
 )
+from inspect_medreason.splits import split_named_by
 
 logger = logging.getLogger(__name__)
 
@@ -194,6 +195,7 @@ def locate_record_files(data: str | Path | None) -> list[Path]:
             if len(nested) == 1:
                 found = _record_files_in(nested[0])
         if found:
+            _refuse_mixed_splits(found, path)
             return found
         raise DatasetError([Problem(str(path), "-", "data",
                                     f"folder holds no {CASES_FILE_NAME} and no .json/.jsonl record "
@@ -201,6 +203,23 @@ def locate_record_files(data: str | Path | None) -> list[Path]:
     if not path.is_file():
         raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
     return [path]
+
+
+def _refuse_mixed_splits(files: list[Path], folder: Path) -> None:
+    """Record files read together must be one split's (an MCQ and an open file): a folder
+    whose files' names name different splits (``train.json`` beside ``validation.json``) is
+    refused with the files named, never evaluated as one."""
+    named = {path: split_named_by(path.name) for path in files}
+    splits = {split for found in named.values() for split in found}
+    if len(splits) < 2:
+        return
+    listed = "; ".join(
+        f"{split}: {', '.join(p.name for p, found in named.items() if split in found)}"
+        for split in sorted(splits)
+    )
+    raise DatasetError([Problem(str(folder), "-", "data", (
+        f"the folder holds files of several splits ({listed}); pass the file (or a folder) "
+        "of the one split to evaluate"))])  # fmt: skip
 
 
 def locate_cases_file(data: str | Path | None) -> Path:

@@ -12,16 +12,11 @@ from typing import Any, cast
 from inspect_ai.dataset import Sample
 
 from inspect_medreason.extraction import extract_label
-from inspect_medreason.hub import (
-    HubSource,
-    LoadedRows,
-    canonical_split,
-    load_rows,
-    split_named_by,
-)
+from inspect_medreason.hub import HubSource, LoadedRows, load_rows
 from inspect_medreason.loaders import RAW_OPTION_PREFIX, Problem, build_sample
 from inspect_medreason.prompts import PromptTemplate
 from inspect_medreason.short_answers import yes_no
+from inspect_medreason.splits import canonical_split, split_named_by
 
 _STANDALONE_LABEL = re.compile(r"(?<![A-Za-z])([A-H])(?![A-Za-z])")
 
