@@ -132,3 +132,17 @@ def test_cmb_option_forms() -> None:
     )
     assert exam_options({"option": "{'A': '甲', 'B': '乙'}"}) == expected
     assert exam_options({"option": '{"A": "甲", "B": "乙"}'}) == expected
+
+
+def test_an_image_pillow_cannot_store_is_a_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise OSError("cannot write mode CMYK as PNG")
+
+    image = Image.new("RGB", (2, 2))
+    monkeypatch.setattr(image, "save", refuse)
+    with pytest.raises(hub.ImagePathError, match=r"could not be stored as a file.*CMYK"):
+        hub.image_file(image, None)

@@ -597,14 +597,22 @@ def _cache_file(data: bytes, suffix: str) -> Path:
 
 def image_file(value: Any, image_root: Path | None, frame: object = None) -> Path:
     """A file for an image cell: decoded image, ``{"bytes"|"path"}`` record, or file name."""
-    if isinstance(value, Image.Image):
-        buffer = io.BytesIO()
-        value.save(buffer, format="PNG")
-        return _cache_file(buffer.getvalue(), ".png")
-    if isinstance(value, dict) and value.get("bytes"):
-        path = _cache_file(bytes(value["bytes"]), ".img")
-        check_image_decodes(path)
-        return path
+    try:
+        if isinstance(value, Image.Image):
+            buffer = io.BytesIO()
+            value.save(buffer, format="PNG")
+            return _cache_file(buffer.getvalue(), ".png")
+        if isinstance(value, dict) and value.get("bytes"):
+            path = _cache_file(bytes(value["bytes"]), ".img")
+            check_image_decodes(path)
+            return path
+    except ImagePathError:
+        raise
+    except Exception as error:  # Pillow's encoder (a mode PNG cannot hold), a full cache disk
+        raise ImagePathError(
+            f"the image could not be stored as a file in {cache_root()} "
+            f"({describe_error(error, 200)})"
+        ) from error
     if isinstance(value, dict) and value.get("path"):
         value = value["path"]
     if isinstance(value, str) and value:
