@@ -35,7 +35,7 @@ from typing import Any
 import yaml
 from PIL import Image
 
-from inspect_medreason.errors import describe_error, first_few
+from inspect_medreason.errors import TaskArgumentError, describe_error, first_few
 from inspect_medreason.images import ImagePathError, cache_root, check_image_decodes
 from inspect_medreason.loaders import DatasetError, Problem, prepare_image
 from inspect_medreason.splits import canonical_split, split_named_by
@@ -55,6 +55,8 @@ class HubSource:
 
     path: str
     split: str
+    # The splits the dataset publishes (its card's names); another is refused up front.
+    splits: tuple[str, ...] = ("train", "validation", "test")
     name: str | None = None
     revision: str | None = None
     # Where the pinned commit id was checked, named in the docs and the log.
@@ -475,7 +477,12 @@ def load_rows(
     """One split of the benchmark (``split``, default the one it reports) from ``data``
     (local, any published layout) or the hub at a pinned commit, with where every row came
     from."""
-    chosen = str(split or hub.split)
+    chosen = str(split or hub.split).strip()
+    if canonical_split(chosen) not in {canonical_split(name) for name in hub.splits}:
+        raise TaskArgumentError(
+            f"-T split={chosen!r}: {hub.path}{f' ({hub.name})' if hub.name else ''} publishes "
+            f"{', '.join(hub.splits)}"
+        )
     if data is not None and str(data).strip():
         # Absolute (links kept): the hub's pattern matching returns absolute paths.
         path = Path(os.path.abspath(Path(str(data)).expanduser()))

@@ -75,3 +75,10 @@ def test_empty_fields_and_options_are_refused_with_file_and_row(tmp_path: Path) 
         rows[1]["label"] = "A"
         path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
         medxpertqa_mm(data=str(root))
+
+
+def test_a_split_the_dataset_does_not_publish_is_refused_before_reading(tmp_path: Path) -> None:
+    with pytest.raises(
+        ValueError, match=r"-T split='train': TsinghuaC3I/MedXpertQA \(MM\) publishes dev, test"
+    ):
+        medxpertqa_mm(data=str(tmp_path / "nothing-read"), split="train")

@@ -39,8 +39,13 @@ def test_a_hub_snapshot_is_read_for_the_test_split_only(tmp_path: Path) -> None:
     assert data["rows"] == 3
     train = vqa_rad(data=str(root), split="train")
     assert questions(train) == [f"train question {i}?" for i in range(4)]
-    with pytest.raises(DatasetError, match=r"no file of the 'validation' split.*test: data/test-"):
+    with pytest.raises(
+        ValueError, match=r"-T split='validation': flaviagiammarino/vqa-rad publishes train, test"
+    ):
         vqa_rad(data=str(root), split="validation")
+    (root / "data" / "train-00000-of-00001-eb8844602202be60.parquet").unlink()
+    with pytest.raises(DatasetError, match=r"no file of the 'train' split.*test: data/test-"):
+        vqa_rad(data=str(root), split="train")
 
 
 def test_the_snapshot_eval_logs_the_split_and_every_file_read(tmp_path: Path) -> None:
@@ -79,7 +84,7 @@ def test_a_saved_dataset_dict_gives_its_requested_split(tmp_path: Path) -> None:
     saved.save_to_disk(str(tmp_path / "saved"))
     assert questions(vqa_rad(data=str(tmp_path / "saved"))) == ["test question 0?"]
     with pytest.raises(DatasetError, match=r"no split 'validation' \(it has train, test\)"):
-        vqa_rad(data=str(tmp_path / "saved"), split="validation")
+        path_vqa(data=str(tmp_path / "saved"), split="validation")
 
 
 def test_a_single_file_is_taken_unless_its_name_names_another_split(tmp_path: Path) -> None:

@@ -55,6 +55,7 @@ def gemex_source(kind: str) -> HubSource:
     return HubSource(
         GEMEX_HUB_ID,
         split=GEMEX_SPLIT,
+        splits=(GEMEX_SPLIT,),
         revision=GEMEX_REVISION,
         revision_source="the hub's commit history and dataset viewer",
         data_files=f"{QUESTION_TYPES[kind]}.jsonl",

@@ -14,6 +14,7 @@ MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",
     name="MM",
     split="test",
+    splits=("dev", "test"),
     # The hub's own file tree at this commit (MM/, Text/, images.zip, the card's configs).
     revision="f4e6fe7e5a9e13d6c97d7aa2b91cdd8b80c9cc61",
     revision_source="the hub's file tree at this commit",

@@ -40,6 +40,7 @@ VQA_RAD = VqaBenchmark(
     hub=HubSource(
         "flaviagiammarino/vqa-rad",
         split="test",
+        splits=("train", "test"),
         revision="bcf91e7654fb9d51c8ab6a5b82cacf3fafd2fae9",
         revision_source="inspect_evals src/inspect_evals/vqa_rad/dataset.py (VQA_RAD_DATASET_REVISION)",
         layout="the hub snapshot (data/train-00000-of-00001-<hash>.parquet and data/test-00000-of-00001-<hash>.parquet: image, question, answer), one of those files, or a datasets.save_to_disk folder",
