@@ -229,3 +229,16 @@ def test_a_card_cannot_point_outside_the_folder_and_pipes_are_never_read(tmp_pat
     (root / "README.md").write_text(VQA_RAD_CARD, encoding="utf-8")
     os.mkfifo(root / "data" / "test-00001-of-00002-fifo.parquet")
     assert len(vqa_rad(data=str(root)).dataset) == 3  # the pipe is not a data file
+
+
+def test_the_hubs_parquet_conversion_layout_is_read_by_its_folder_names(tmp_path: Path) -> None:
+    """The hub's own parquet export (the refs/convert/parquet branch): <config>/<split>/N.parquet."""
+    root = tmp_path / "vqa-rad-parquet"
+    for split, count in (("train", 2), ("test", 3)):
+        (root / "default" / split).mkdir(parents=True)
+        image_rows(split, count).to_parquet(str(root / "default" / split / "0000.parquet"))
+    task = vqa_rad(data=str(root))
+    assert questions(task) == [f"test question {i}?" for i in range(3)]
+    assert (task.metadata or {})["data"]["files"] == [
+        str(root / "default" / "test" / "0000.parquet")
+    ]
