@@ -24,6 +24,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import io
+import logging
 import os
 import re
 import tempfile
@@ -44,6 +45,7 @@ DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", 
 # Files a snapshot holds beside the data that are never rows.
 NOT_DATA_FILES = frozenset({"dataset_info.json", "dataset_dict.json", "state.json"})
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
+logger = logging.getLogger(__name__)
 MAX_CARD_CHARS = 1_000_000
 
 
@@ -280,6 +282,10 @@ def _files_by_name(
     unnamed = [path for path in every if path not in named]
     if unnamed:
         how["not_read"] = _relative(unnamed, base)
+        logger.warning(
+            "%s: read the %s split's files; not read, as their names name no split: %s",
+            base, split, first_few(how["not_read"], 8),
+        )  # fmt: skip
     return by_split[matching[0]], how
 
 

@@ -242,3 +242,14 @@ def test_the_hubs_parquet_conversion_layout_is_read_by_its_folder_names(tmp_path
     assert (task.metadata or {})["data"]["files"] == [
         str(root / "default" / "test" / "0000.parquet")
     ]
+
+
+def test_files_beside_the_split_that_name_none_are_left_out_and_said(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = vqa_rad_snapshot(tmp_path / "vqa-rad")
+    image_rows("notes", 1).to_parquet(str(root / "data" / "extra.parquet"))
+    task = vqa_rad(data=str(root))
+    assert len(task.dataset) == 3
+    assert (task.metadata or {})["data"]["not_read"] == ["data/extra.parquet"]
+    assert "not read, as their names name no split: data/extra.parquet" in caplog.text
