@@ -147,9 +147,32 @@ YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
     # (inspect_evals) score them by exact match, so true/false are not yes/no.
     "vqa_rad": YesNoVocabulary("vqa_rad", frozenset({"yes"}), frozenset({"no"}), _ENGLISH_ONLY),
     "path_vqa": YesNoVocabulary("path_vqa", frozenset({"yes"}), frozenset({"no"}), _ENGLISH_ONLY),
-    # SLAKE is bilingual (是/否 references) and its synonyms count: the broad table.
+    # SLAKE is bilingual (是/否 references); its public scorers (lmms-eval's
+    # tasks/slake/utils.py EN_YES/EN_NO/ZH_YES/ZH_NO, evalscope's alike) count these synonyms.
     "slake": YesNoVocabulary(
-        "slake", _BROAD_YES, _BROAD_NO, "English and Chinese yes/no synonyms, true/false included"
+        "slake",
+        frozenset(
+            {"yes", "yeah", "yep", "true", "是", "是的", "有", "包含", "可以", "能", "会", "正常"}
+        ),
+        frozenset(
+            {
+                "no",
+                "nope",
+                "false",
+                "否",
+                "不是",
+                "没有",
+                "无",
+                "不包含",
+                "不能",
+                "不会",
+                "不可以",
+                "不正常",
+                "异常",
+            }
+        ),
+        "SLAKE's public scorers' synonym table (lmms-eval tasks/slake/utils.py): yes/yeah/yep/"
+        "true, no/nope/false, and their Chinese synonyms",
     ),
 }
 

@@ -30,7 +30,7 @@ from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.prompts import load_template
 
-CMB_TASK_VERSION = "1.2.0"
+CMB_TASK_VERSION = "1.3.0"
 
 
 @task(version=CMB_TASK_VERSION)

@@ -27,7 +27,7 @@ from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerc
 from inspect_medreason.prompts import load_template
 from inspect_medreason.solvers import template_prompt
 
-GEMEX_TASK_VERSION = "1.2.0"
+GEMEX_TASK_VERSION = "1.3.0"
 
 
 @task(version=GEMEX_TASK_VERSION)

@@ -12,7 +12,7 @@ from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, l
 from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
 from inspect_medreason.medreason.medreason import medreason_task
 
-MED_CMR_TASK_VERSION = "1.1.0"
+MED_CMR_TASK_VERSION = "1.2.0"
 TRACKS = {"both": {"mcq", "open"}, "mcq": {"mcq"}, "open": {"open"}}
 OPEN_SCORINGS = ("challenge", "med_cmr")
 

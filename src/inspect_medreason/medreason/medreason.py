@@ -34,13 +34,13 @@ from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerc
 from inspect_medreason.prompts import PromptTemplate
 from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
-MCQ_TASK_VERSION = "1.3.0"
+MCQ_TASK_VERSION = "1.4.0"
 
 
 OPEN_ENDED_TASK_VERSION = "1.2.0"
 
 
-MEDREASON_TASK_VERSION = "1.5.0"
+MEDREASON_TASK_VERSION = "1.6.0"
 
 
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}

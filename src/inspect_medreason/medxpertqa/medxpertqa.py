@@ -30,7 +30,7 @@ from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accurac
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
-MEDXPERTQA_TASK_VERSION = "1.2.0"
+MEDXPERTQA_TASK_VERSION = "1.3.0"
 
 
 @task(version=MEDXPERTQA_TASK_VERSION)

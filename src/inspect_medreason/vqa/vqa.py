@@ -20,12 +20,13 @@ from inspect_medreason.judges import judge_arguments, require_judge_roles
 from inspect_medreason.loaders import DatasetError, Problem
 from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.prompts import load_template
+from inspect_medreason.short_answers import yes_no_vocabulary
 from inspect_medreason.solvers import template_prompt
 from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark, record_to_sample
 from inspect_medreason.vqa.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.vqa.scorer import vqa_metrics, vqa_scorer
 
-VQA_TASK_VERSION = "1.2.0"
+VQA_TASK_VERSION = "1.3.0"
 
 
 def vqa_task(
@@ -74,7 +75,7 @@ def vqa_task(
     return Task(
         dataset=MemoryDataset(samples, name=benchmark.name, location=source),
         solver=template_prompt(),
-        scorer=vqa_scorer(**judge_args),
+        scorer=vqa_scorer(yes_no_vocabulary=benchmark.name, **judge_args),
         metrics=vqa_metrics(list(benchmark.group_fields)),
         config=DEFAULT_GENERATE_CONFIG,
         version=VQA_TASK_VERSION,
@@ -87,6 +88,7 @@ def vqa_task(
             "images": show_images,
             "prompts": {t.name: t.log_record() for t in (system, user)},
             "scoring": SCORING_RULES,
+            "yes_no_vocabulary": yes_no_vocabulary(benchmark.name).as_record(),
         },
     )
 
