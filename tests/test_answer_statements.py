@@ -42,6 +42,13 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
     ("The answer is clearly (C).", SHAPES, "C"),
     ("The answer is most likely D because three objects are shown.", SHAPES, "D"),
     ("I think it's C", SHAPES, "C"),
+    # a line that concludes with nothing but a label, and "I'd say"
+    ("It is B.", SHAPES, "B"),
+    ("Looking at the image.\nTherefore, **D**", SHAPES, "D"),
+    ("So it's (C)", SHAPES, "C"),
+    ("I'd say B", SHAPES, "B"),
+    ("I would say a triangle.", SHAPES, "A"),
+    ("B would be my answer.", SHAPES, "B"),
     ("I believe it is (B).", SHAPES, "B"),
     ("I think it's the nucleus.", SHAPES, "C"),
     # a thinking model: the trace is never the answer
@@ -67,6 +74,8 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
 # (reply, options, method, words the reason must hold)
 REFUSED: list[tuple[str, list[tuple[str, str]], str, str]] = [
     ("B\nD", SHAPES, "ambiguous", "several lines"),
+    ("It is not B.", SHAPES, "unparsed", "no answer statement"),
+    ("It is B or C.", SHAPES, "unparsed", "no answer statement"),
     ("Answer: A or B", SHAPES, "ambiguous", "no single option"),
     ("A, B, and C", SHAPES, "ambiguous", "several labels"),
     ("A. a triangle, or B. a yellow bus", SHAPES, "ambiguous", "also names B"),

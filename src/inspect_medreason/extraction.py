@@ -15,7 +15,8 @@ The rules (extraction mode ``robust-v5``; the same statements are read for short
    field that is not a label, an option's text or an answer statement is *no answer*.
 3. Otherwise the reply's answer statements: ``ANSWER: X``, "the (final/correct) answer is
    (clearly) X", ``<answer>X</answer>`` (an unclosed ``<answer> X`` too), ``\\boxed{X}``,
-   "I choose X", "I think it's X", "X is correct", "Option X is the best", ``答案是X``,
+   "I choose X", "I think it's X", "I'd say X", "X is correct", "X would be my answer",
+   "Option X is the best", a line "It is X." / "Therefore, X." holding nothing else, ``答案是X``,
    ``正确答案是X``, ``【答案】X``, ``答：X``, ``回答：X``, ``解答：X``, ``选X``, ``故选X``,
    ``所以选X``, ``选项X正确``, ``X选项正确``, a line that holds nothing but a label
    (``**B**``, ``*B*``, ``_B_``, ``'B'``, ``$B$``, ``(B)``), a reply that opens with a
@@ -117,10 +118,19 @@ _CHINESE_LABEL_IS_CORRECT = re.compile(
 )
 # "I think it's C", "I believe it is (B)": a hedged statement. It counts only when what
 # follows is a label or an option's text ("I think it's a small effusion" states nothing).
+_IT_IS = r"it\s*(?:'s|’s|\s+is|\s+would\s+be|\s+should\s+be|\s+must\s+be)"
 _HEDGED_PHRASE = re.compile(
-    r"\bI\s+(?:think|believe|guess|reckon|would\s+say|'d\s+say)\s+(?:that\s+)?"
-    r"it\s*(?:'s|’s|\s+is|\s+would\s+be|\s+should\s+be|\s+must\s+be)\s+",
+    rf"\bI\s+(?:think|believe|guess|reckon)\s+(?:that\s+)?{_IT_IS}\s+"
+    # "I would say B", "I'd say it is B"
+    rf"|\bI(?:\s+would|\s*['’]d)\s+say\s+(?:that\s+)?(?:{_IT_IS}\s+)?",
     re.IGNORECASE,
+)
+# A line that concludes with nothing but a label: "It is B.", "It's B", "Therefore, B.",
+# "So it's (C)". Upper case only, the whole line: "It is a triangle" is read elsewhere.
+_CONCLUDING_LABEL_LINE = re.compile(
+    rf"^[ \t]*(?:(?:so|therefore|thus|hence)[,:]?[ \t]+(?:{_IT_IS}[ \t]+)?|{_IT_IS}[ \t]+)"
+    r"[*_]*\(?(?P<letter>(?-i:[A-Z]))\)?[*_]*[ \t]*[.!]?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
 )
 # Adverbs between an answer phrase and the answer: "the answer is clearly (C)".
 _LEADING_ADVERBS = re.compile(
@@ -136,7 +146,7 @@ _CHOICE_PHRASE = re.compile(
 _LABEL_IS_CORRECT = re.compile(
     r"(?:(?i:\b(?:option|choice|answer))\s+\(?(?P<lower>[A-Za-z])\)?|\(?\b(?P<upper>[A-Z]))\)?\s+"
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
-    r"|is\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
+    r"|(?:is|would\s+be)\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
 )
 _ANSWER_TAG = re.compile(r"<(?P<close>/?)answer>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
@@ -644,6 +654,8 @@ def _statements(text: str) -> list[Statement]:
     for match in _LABEL_IS_CORRECT.finditer(text):
         letter = match.group("lower") or match.group("upper")
         found.append(Statement(match.start(), "label_is_correct", content=letter))
+    for match in _CONCLUDING_LABEL_LINE.finditer(text):
+        found.append(Statement(match.start(), "concluding_line", content=match.group("letter")))
     found.extend(_label_lines(text))
     # stable: of two statements at one place, the one appended later is read first
     return sorted(found, key=lambda statement: statement.position)
