@@ -16,20 +16,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
-import numpy as np
-from PIL import Image
+import harness
 
-from inspect_medreason.files import write_text_atomically
-
-RESULTS = Path(__file__).parent / "results" / "cli.json"
+RESULTS = harness.RESULTS / "cli.json"
 # Runs the CLI in this process and prints its peak RSS (KiB) after it returns.
 CHILD = (
     "import resource, sys\n"
@@ -41,25 +36,34 @@ CHILD = (
 
 
 def make_dataset(folder: Path, count: int, images: int = 50) -> None:
-    rng = np.random.default_rng(0)
-    (folder / "images").mkdir(parents=True, exist_ok=True)
-    for index in range(images):
-        pixels = rng.integers(0, 256, size=(64, 64, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / "images" / f"img_{index:03d}.png")
+    """Half MCQ, half open cases on ``images`` shared 64-pixel PNGs, answers apart."""
+    harness.noise_images(folder, images)
     cases, truth = [], []
     for index in range(count):
         case_id = f"case_{index:05d}"
-        image = f"images/img_{index % images:03d}.png"
+        image = f"images/img_{index % images:04d}.png"
         if index % 2:
-            cases.append({"case_id": case_id, "task_type": "mcq", "image_path": image,
-                          "question": f"Which finding? ({case_id})",
-                          "options": ["first", "second", "third", "fourth"],
-                          "metadata": {"modality": "CT"}})  # fmt: skip
+            cases.append(
+                {
+                    "case_id": case_id,
+                    "task_type": "mcq",
+                    "image_path": image,
+                    "question": f"Which finding? ({case_id})",
+                    "options": ["first", "second", "third", "fourth"],
+                    "metadata": {"modality": "CT"},
+                }
+            )
             truth.append({"case_id": case_id, "task_type": "mcq", "answer": "ABCD"[index % 4]})
         else:
-            cases.append({"case_id": case_id, "task_type": "open", "image_path": image,
-                          "question": f"Describe the finding. ({case_id})",
-                          "metadata": {"modality": "MRI"}})  # fmt: skip
+            cases.append(
+                {
+                    "case_id": case_id,
+                    "task_type": "open",
+                    "image_path": image,
+                    "question": f"Describe the finding. ({case_id})",
+                    "metadata": {"modality": "MRI"},
+                }
+            )
             truth.append({"case_id": case_id, "task_type": "open", "answer": "A small nodule."})
     (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
     (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}), encoding="utf-8")
@@ -67,26 +71,49 @@ def make_dataset(folder: Path, count: int, images: int = 50) -> None:
 
 def make_log(folder: Path, log_dir: Path) -> Path:
     subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "inspect_medreason/medreason",
-         "--model", "medreason/pipeline-check",
-         "--model-role", "grader=medreason/pipeline-check",
-         "--model-role", "vision_grader=medreason/pipeline-check",
-         "-T", f"data={folder}", "--no-log-images", "--log-dir", str(log_dir),
-         "--max-connections", "50", "--display", "none"],
-        check=True, env={**os.environ, "INSPECT_DISPLAY": "none"},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "inspect_medreason/medreason",
+            "--model",
+            "medreason/pipeline-check",
+            "--model-role",
+            "grader=medreason/pipeline-check",
+            "--model-role",
+            "vision_grader=medreason/pipeline-check",
+            "-T",
+            f"data={folder}",
+            "--no-log-images",
+            "--log-dir",
+            str(log_dir),
+            "--max-connections",
+            "50",
+            "--display",
+            "none",
+        ],
+        check=True,
+        env={**os.environ, "INSPECT_DISPLAY": "none"},
+    )
     [log] = sorted(log_dir.glob("*.eval"))
+    from inspect_ai.log import read_eval_log
+
+    harness.require_success("inspect_medreason/medreason", read_eval_log(log, header_only=True))
     return log
 
 
 def timed(argv: list[str], cwd: Path) -> dict[str, float]:
     start = time.perf_counter()
-    run = subprocess.run([sys.executable, "-c", CHILD, *argv], cwd=cwd, capture_output=True,
-                         text=True, check=False)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD, *argv], cwd=cwd, capture_output=True, text=True, check=False
+    )
     seconds = time.perf_counter() - start
     if run.returncode != 0:
         raise SystemExit(f"medreason {' '.join(argv)} failed:\n{run.stderr[-2000:]}")
-    peak = next(int(line.split()[1]) for line in run.stderr.splitlines() if line.startswith("PEAK_KIB"))
+    peak = next(
+        int(line.split()[1]) for line in run.stderr.splitlines() if line.startswith("PEAK_KIB")
+    )
     return {"seconds": round(seconds, 3), "peak_rss_mib": round(peak / 1024, 1)}
 
 
@@ -107,30 +134,68 @@ def main() -> None:
         commands = {
             "export": ["export", str(log), "--output", "results.json", "--force"],
             "judge-scores": ["judge-scores", str(log), "--output", "judge_scores.json", "--force"],
-            "score": ["score", "--predictions", "results.json", "--ground-truth",
-                      str(data / "ground_truth.json"), "--judge-scores", "judge_scores.json",
-                      "--output", "metrics.json", "--force"],
-            "leaderboard": ["leaderboard", str(logs), "--format", "json", "--output",
-                            "board.json", "--force"],
+            "score": [
+                "score",
+                "--predictions",
+                "results.json",
+                "--ground-truth",
+                str(data / "ground_truth.json"),
+                "--judge-scores",
+                "judge_scores.json",
+                "--output",
+                "metrics.json",
+                "--force",
+            ],
+            "leaderboard": [
+                "leaderboard",
+                str(logs),
+                "--format",
+                "json",
+                "--output",
+                "board.json",
+                "--force",
+            ],
             # every sample of both runs (the log against itself: the reading is the work)
-            "compare": ["compare", str(log), str(log), "--format", "json", "--output",
-                        "compare.json", "--force"],
+            "compare": [
+                "compare",
+                str(log),
+                str(log),
+                "--format",
+                "json",
+                "--output",
+                "compare.json",
+                "--force",
+            ],
             # the judges against the judge scores written above, as a reference rater
-            "agreement": ["agreement", str(log), "--reference", "judge_scores.json",
-                          "--format", "json", "--output", "agreement.json", "--force"],
-        }  # fmt: skip
+            "agreement": [
+                "agreement",
+                str(log),
+                "--reference",
+                "judge_scores.json",
+                "--format",
+                "json",
+                "--output",
+                "agreement.json",
+                "--force",
+            ],
+        }
         measured = {name: timed(argv, work) for name, argv in commands.items()}
         log_mib = log.stat().st_size / 1024**2
     results = {
-        "machine": platform.platform(), "date": date.today().isoformat(), "cases": args.cases,
-        "log_mib": round(log_mib, 1), "commands": measured,
-        "worst_seconds": max(m["seconds"] for m in measured.values()), "target_seconds": 5.0,
-    }  # fmt: skip
+        **harness.stamp(),
+        "cases": args.cases,
+        "log_mib": round(log_mib, 1),
+        "commands": measured,
+        "worst_seconds": max(m["seconds"] for m in measured.values()),
+        "target_seconds": 5.0,
+    }
     for name, values in measured.items():
         print(f"{name:>13}: {values['seconds']:.2f} s, peak {values['peak_rss_mib']:.0f} MiB")
-    print(f"log {log_mib:.1f} MiB for {args.cases} cases; worst/target = "
-          f"{results['worst_seconds'] / 5.0:.2f}")  # fmt: skip
-    write_text_atomically(args.output, json.dumps(results, indent=2) + "\n", force=True)
+    print(
+        f"log {log_mib:.1f} MiB for {args.cases} cases; worst/target = "
+        f"{results['worst_seconds'] / 5.0:.2f}"
+    )
+    harness.write_result(args.output, results)
 
 
 if __name__ == "__main__":

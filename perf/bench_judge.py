@@ -25,7 +25,7 @@ results in ``perf/results/judge.json``.
 
 ``--instructions`` runs the unscored eval, the bare scorer and the plugin once each under
 valgrind's callgrind and counts the instructions each executes (``perf/results/
-judge_instructions.json``, see ``instructions.py``): unlike wall or CPU time, the count does
+judge_instructions.json``, see ``harness.py``): unlike wall or CPU time, the count does
 not move with the machine's speed, so it can show a 5-10% difference that the timings'
 15-30% spread hides. Counted runs go without the score display (its passes are spaced in
 time, and valgrind's slowdown would change how many there are). Valgrind makes a run about 30
@@ -45,7 +45,6 @@ import functools
 import json
 import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -54,17 +53,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import alternating
-import instructions
-from collections_time import collections_timed
-
-from inspect_medreason.files import write_text_atomically
+import harness
 
 VARIANTS = ["plugin", "plugin_cache", "bare", "no_score"]
 JUDGE_REPLY = '{"score": 3, "rationale": "The answer matches the image."}'
 MODEL_REPLY = '{"reasoning_trace": "A round opacity in the left lobe.", "answer": "A nodule."}'
-RESULTS = Path(__file__).parent / "results" / "judge.json"
-INSTRUCTION_RESULTS = Path(__file__).parent / "results" / "judge_instructions.json"
+RESULTS = harness.RESULTS / "judge.json"
+INSTRUCTION_RESULTS = harness.RESULTS / "judge_instructions.json"
 COUNTED_VARIANTS = ["no_score", "bare", "plugin"]
 
 
@@ -77,12 +72,22 @@ def serve(latency: float) -> None:
     async def chat(request: web.Request) -> web.Response:
         await request.read()  # not parsed: the judge's CPU must not compete with the eval's
         await asyncio.sleep(latency)
-        return web.json_response({
-            "id": "judge", "object": "chat.completion", "created": 0, "model": "judge",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": JUDGE_REPLY}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        })  # fmt: skip
+        return web.json_response(
+            {
+                "id": "judge",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "judge",
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": JUDGE_REPLY},
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            }
+        )
 
     async def run() -> None:
         app = web.Application(client_max_size=64 * 1024 * 1024)
@@ -99,10 +104,8 @@ def serve(latency: float) -> None:
 
 
 def make_dataset(folder: Path, count: int, side: int) -> None:
-    """Open-ended cases, each on its own noise PNG (the MCQ bench's generator)."""
-    from bench_mcq import make_dataset as make_cases
-
-    make_cases(folder, count, side, task_type="open")
+    """Open-ended cases, each on its own noise PNG."""
+    harness.make_image_cases(folder, count, side, task_type="open")
 
 
 def bare_scorer() -> Any:
@@ -112,8 +115,8 @@ def bare_scorer() -> Any:
     from inspect_ai.solver import TaskState
     from inspect_ai.util import collect
 
-    from inspect_medreason.extraction import parse_open_reply
-    from inspect_medreason.judges import JudgeSettings, JudgeTemplates, judge_messages
+    from inspect_medreason.core.extraction import parse_open_reply
+    from inspect_medreason.core.judges import JudgeSettings, JudgeTemplates, judge_messages
     from inspect_medreason.medreason.scorer import case_image_uris
 
     templates = JudgeTemplates.load()
@@ -127,18 +130,34 @@ def bare_scorer() -> Any:
             question = str(state.metadata["question"])
             reference = state.metadata.get("reference_answer")
             requests = [
-                ("grader", judge_messages("gt", templates, question, None, reply.answer,
-                                          reference, images)),
-                ("vision_grader", judge_messages("va", templates, question, None,
-                                                 reply.answer, reference, images)),
-                ("vision_grader", judge_messages("rvf", templates, question, None,
-                                                 reply.reasoning_trace, reference, images)),
-            ]  # fmt: skip
+                (
+                    "grader",
+                    judge_messages(
+                        "gt", templates, question, None, reply.answer, reference, images
+                    ),
+                ),
+                (
+                    "vision_grader",
+                    judge_messages(
+                        "va", templates, question, None, reply.answer, reference, images
+                    ),
+                ),
+                (
+                    "vision_grader",
+                    judge_messages(
+                        "rvf", templates, question, None, reply.reasoning_trace, reference, images
+                    ),
+                ),
+            ]
             outputs = await collect(
-                *(get_model(role=role).generate(messages, config=config) for role, messages in requests)
+                *(
+                    get_model(role=role).generate(messages, config=config)
+                    for role, messages in requests
+                )
             )
-            return Score(value=statistics.mean(
-                json.loads(output.completion)["score"] for output in outputs))  # fmt: skip
+            return Score(
+                value=statistics.mean(json.loads(output.completion)["score"] for output in outputs)
+            )
 
         return score
 
@@ -147,26 +166,21 @@ def bare_scorer() -> Any:
 
 def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> dict[str, float]:
     from inspect_ai import Task, eval
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.model import get_model
 
     from inspect_medreason.medreason.medreason import open_ended
-
-    def respond(*_: Any) -> ModelOutput:
-        output = ModelOutput.from_content(model="mockllm", content=MODEL_REPLY)
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
 
     judge = get_model("openai-api/bench/judge", base_url=base_url, api_key="bench")
     with tempfile.TemporaryDirectory() as logs:
         logs = os.environ.get("BENCH_JUDGE_KEEP_LOGS", logs)
         started, cpu_started = time.perf_counter(), time.process_time()
-        with collections_timed() as collections:
+        with harness.collections_timed() as collections:
             task = open_ended(data=str(folder), judge_cache=variant == "plugin_cache")
             if variant.startswith("bare"):
                 task = Task(dataset=task.dataset, solver=task.solver, scorer=bare_scorer())
             [log] = eval(
                 task,
-                model=get_model("mockllm/model", custom_outputs=respond),
+                model=harness.scripted_model(MODEL_REPLY),
                 model_roles={"grader": judge, "vision_grader": judge},
                 max_connections=connections,
                 score=variant != "no_score",
@@ -177,12 +191,15 @@ def run_variant(variant: str, folder: Path, base_url: str, connections: int) -> 
             )
         elapsed = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
-        if log.status != "success":
-            raise SystemExit(f"{variant} run failed: {log.error}")
+        harness.require_success(variant, log)
         log_bytes = Path(log.location).stat().st_size  # this run's log (a kept folder holds more)
         samples = log.eval.dataset.samples or 1
-        result = {"seconds": elapsed, "cpu_seconds": cpu, "log_bytes_per_sample": log_bytes / samples,
-                  **collections.as_result()}
+        result = {
+            "seconds": elapsed,
+            "cpu_seconds": cpu,
+            "log_bytes_per_sample": log_bytes / samples,
+            **collections.as_result(),
+        }
         if variant != "no_score":
             check_scores(variant, log)
             result["metrics_pass_seconds"] = metrics_pass_seconds(log)
@@ -211,7 +228,9 @@ def check_scores(variant: str, log: Any) -> None:
     [score] = log.results.scores
     if score.name == "open_ended_scorer":
         metrics = score.metrics
-        if any(metrics[f"{name}_unscored"].value for name in ("gt_final", "va_answer", "rvf_trace")):
+        if any(
+            metrics[f"{name}_unscored"].value for name in ("gt_final", "va_answer", "rvf_trace")
+        ):
             raise SystemExit(f"{variant}: judge components went unscored")
         if metrics["gt_final"].value != 3:
             raise SystemExit(f"{variant}: unexpected judge scores")
@@ -221,18 +240,28 @@ def check_scores(variant: str, log: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="open-ended judging vs the latency floor")
-    parser.add_argument("--cases", type=int, nargs="+",
-                        help="case counts (default 300 1000; 10 100 with --instructions)")
+    parser.add_argument(
+        "--cases",
+        type=int,
+        nargs="+",
+        help="case counts (default 300 1000; 10 100 with --instructions)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--latency", type=float, default=0.2, help="judge latency, seconds")
     parser.add_argument("--max-connections", type=int, default=30)
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
     parser.add_argument("--profile", choices=VARIANTS, help="profile one run of a variant")
-    parser.add_argument("--no-score-display", action="store_true",
-                        help="run every variant with score_display=False (no metrics passes "
-                             "for Inspect's progress display)")  # fmt: skip
-    parser.add_argument("--instructions", action="store_true",
-                        help="count each variant's instructions under valgrind (one run each)")
+    parser.add_argument(
+        "--no-score-display",
+        action="store_true",
+        help="run every variant with score_display=False (no metrics passes "
+        "for Inspect's progress display)",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each variant's instructions under valgrind (one run each)",
+    )
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -243,7 +272,7 @@ def main() -> None:
         args.cases = [10, 100] if args.instructions else [300, 1000]
     if args.output is None:
         args.output = INSTRUCTION_RESULTS if args.instructions else RESULTS
-    if args.instructions and not instructions.valgrind_available():
+    if args.instructions and not harness.valgrind_available():
         parser.error("--instructions needs valgrind (apt install valgrind)")
 
     # Counted runs go without the display: its passes are spaced in time, and valgrind's
@@ -255,8 +284,7 @@ def main() -> None:
         serve(args.latency)
         return
     if args.child:
-        print(json.dumps(run_variant(args.child, args.folder, args.base_url,
-                                     args.max_connections)))  # fmt: skip
+        print(json.dumps(run_variant(args.child, args.folder, args.base_url, args.max_connections)))
         return
 
     server = subprocess.Popen(
@@ -267,13 +295,14 @@ def main() -> None:
     try:
         assert server.stdout is not None
         base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
-        result = count_instructions(args, base_url) if args.instructions else measure(args, base_url)
+        result = (
+            count_instructions(args, base_url) if args.instructions else measure(args, base_url)
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)
     if result is not None:
-        write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
-        print(json.dumps(result, indent=2))
+        harness.write_result(args.output, result)
 
 
 def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
@@ -285,15 +314,25 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
             if args.profile:
                 profile(args.profile, folder, base_url, args.max_connections, Path(tmp))
                 return None
-            run = functools.partial(child, folder=folder, base_url=base_url, args=args,
-                                    tmp=Path(tmp))  # fmt: skip
-            runs = alternating.alternating_runs(VARIANTS, run, args.repeats, label=count)
-        medians = alternating.medians(runs, ("seconds", "cpu_seconds", "log_bytes_per_sample",
-                                        "metrics_pass_seconds", "gc_seconds",
-                                        "gc_full_collections"))  # fmt: skip
-        floor = medians["no_score"]["seconds"] + math.ceil(
-            3 * count / args.max_connections
-        ) * args.latency
+            run = functools.partial(
+                child, folder=folder, base_url=base_url, args=args, tmp=Path(tmp)
+            )
+            runs = harness.alternating_runs(VARIANTS, run, args.repeats, label=count)
+        medians = harness.medians(
+            runs,
+            (
+                "seconds",
+                "cpu_seconds",
+                "log_bytes_per_sample",
+                "metrics_pass_seconds",
+                "gc_seconds",
+                "gc_full_collections",
+            ),
+        )
+        floor = (
+            medians["no_score"]["seconds"]
+            + math.ceil(3 * count / args.max_connections) * args.latency
+        )
         by_size[str(count)] = {
             **medians,
             "floor_seconds": round(floor, 3),
@@ -312,9 +351,8 @@ def measure(args: argparse.Namespace, base_url: str) -> dict[str, Any] | None:
         "repeats": args.repeats,
         "score_display": not args.no_score_display,
         "statistic": "median",
-        "machine": platform.platform(),
+        **harness.stamp(),
         "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
         "cases": by_size,
     }
 
@@ -351,10 +389,9 @@ def count_instructions(args: argparse.Namespace, base_url: str) -> dict[str, Any
         "max_connections": args.max_connections,
         "image_side": args.side,
         "score_display": not args.no_score_display,
-        "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
-        "machine": platform.platform(),
+        "tool": harness.CALLGRIND,
+        **harness.stamp(),
         "cpus": os.cpu_count(),
-        "date": time.strftime("%Y-%m-%d"),
         "cases": by_size,
     }
     if len(args.cases) >= 2:
@@ -391,16 +428,23 @@ def child(
 ) -> dict[str, float]:
     # A fresh judge cache per run: a repeat must not be served from the previous one.
     cache = tempfile.mkdtemp(dir=tmp)
-    command = [sys.executable, __file__, "--child", variant, "--folder", str(folder),
-               "--base-url", base_url, "--max-connections", str(args.max_connections)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        variant,
+        "--folder",
+        str(folder),
+        "--base-url",
+        base_url,
+        "--max-connections",
+        str(args.max_connections),
+    ]
     env = {**os.environ, "INSPECT_CACHE_DIR": cache, "INSPECT_DISPLAY": "none"}
     if counted:
-        stdout, count = instructions.run_counted(variant, command, tmp, env)
+        stdout, count = harness.run_counted(variant, command, tmp, env)
         return {**json.loads(stdout.strip().splitlines()[-1]), "instructions": count}
-    out = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-    if out.returncode != 0:
-        raise SystemExit(f"{variant} failed:\n{out.stderr[-3000:]}")
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return harness.run_child(variant, command, env)
 
 
 def profile(variant: str, folder: Path, base_url: str, connections: int, tmp: Path) -> None:

@@ -16,49 +16,48 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
-import subprocess
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
-import numpy as np
-from PIL import Image
+import harness
 
-from inspect_medreason.files import write_text_atomically
-
-RESULTS = Path(__file__).parent / "results" / "load.json"
+RESULTS = harness.RESULTS / "load.json"
 
 
 def make_dataset(folder: Path, count: int, images: int) -> None:
-    rng = np.random.default_rng(0)
-    (folder / "images").mkdir(parents=True, exist_ok=True)
-    for index in range(images):
-        pixels = rng.integers(0, 256, size=(64, 64, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / "images" / f"img_{index:04d}.png")
+    """Half MCQ, half open cases (two images each) on ``images`` shared 64-pixel PNGs."""
+    harness.noise_images(folder, images)
     cases = []
     for index in range(count):
         case_id = f"case_{index:06d}"
         if index % 2:
             case = {
-                "case_id": case_id, "task_type": "mcq",
+                "case_id": case_id,
+                "task_type": "mcq",
                 "question": f"Which finding is shown? ({case_id})",
                 "image_path": f"images/img_{index % images:04d}.png",
-                "options": ["first", "second", "third", "fourth"], "answer": "ABCD"[index % 4],
-                "metadata": {"modality": ["CT", "MRI", "X-ray"][index % 3], "organ_system": "Chest"},
-            }  # fmt: skip
+                "options": ["first", "second", "third", "fourth"],
+                "answer": "ABCD"[index % 4],
+                "metadata": {
+                    "modality": ["CT", "MRI", "X-ray"][index % 3],
+                    "organ_system": "Chest",
+                },
+            }
         else:
             case = {
-                "case_id": case_id, "task_type": "open",
+                "case_id": case_id,
+                "task_type": "open",
                 "question": f"Describe the finding. ({case_id})",
-                "image_paths": [f"images/img_{index % images:04d}.png",
-                                f"images/img_{(index + 1) % images:04d}.png"],
+                "image_paths": [
+                    f"images/img_{index % images:04d}.png",
+                    f"images/img_{(index + 1) % images:04d}.png",
+                ],
                 "answer": "A small nodule in the right upper lobe.",
                 "metadata": {"modality": "CT", "organ_system": "Chest"},
-            }  # fmt: skip
+            }
         cases.append(case)
     (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
 
@@ -76,8 +75,16 @@ def child(folder: Path) -> None:
     start = time.perf_counter()
     ids = sum(1 for sample in dataset if sample.id is not None)
     read_seconds = time.perf_counter() - start
-    print(json.dumps({"seconds": seconds, "peak_growth_mib": (after - before) / 1024,
-                      "samples": ids, "read_all_seconds": read_seconds}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_growth_mib": (after - before) / 1024,
+                "samples": ids,
+                "read_all_seconds": read_seconds,
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -91,26 +98,26 @@ def main() -> None:
         child(args.child)
         return
     sizes: dict[str, dict[str, float]] = {}
-    results: dict[str, object] = {"machine": platform.platform(), "date": date.today().isoformat(),
-                                  "images": args.images, "sizes": sizes}  # fmt: skip
+    results: dict[str, object] = {**harness.stamp(), "images": args.images, "sizes": sizes}
     with tempfile.TemporaryDirectory() as scratch:
         for size in args.sizes:
             folder = Path(scratch) / f"n{size}"
             make_dataset(folder, size, args.images)
             env = {**os.environ, "INSPECT_MEDREASON_CACHE_DIR": str(Path(scratch) / f"c{size}")}
-            run = subprocess.run([sys.executable, __file__, "--child", str(folder)], env=env,
-                                 capture_output=True, text=True, check=True)  # fmt: skip
-            measured = json.loads(run.stdout.strip().splitlines()[-1])
+            command = [sys.executable, __file__, "--child", str(folder)]
+            measured = harness.run_child(f"{size} cases", command, env)
             sizes[str(size)] = measured
-            print(f"{size:>7} cases: load {measured['seconds']:.2f} s, "
-                  f"+{measured['peak_growth_mib']:.0f} MiB peak; one read of every sample "
-                  f"{measured['read_all_seconds']:.2f} s")  # fmt: skip
+            print(
+                f"{size:>7} cases: load {measured['seconds']:.2f} s, "
+                f"+{measured['peak_growth_mib']:.0f} MiB peak; one read of every sample "
+                f"{measured['read_all_seconds']:.2f} s"
+            )
     ordered = sorted(args.sizes)
     small, large = str(ordered[-2] if len(ordered) > 1 else ordered[0]), str(ordered[-1])
     per_case = {k: sizes[k]["seconds"] / int(k) for k in (small, large)}
     results["linearity_ratio"] = round(per_case[large] / per_case[small], 3)
     print(f"time per case at {large} / at {small}: {results['linearity_ratio']}")
-    write_text_atomically(args.output, json.dumps(results, indent=2) + "\n", force=True)
+    harness.write_result(args.output, results)
 
 
 if __name__ == "__main__":

@@ -16,25 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import harness
 import zstandard
-
-sys.path.insert(0, str(Path(__file__).parent))
 from bench_judge import make_dataset
 
-from inspect_medreason.files import write_text_atomically
-
-RESULTS = Path(__file__).parent / "results" / "log_bytes.json"
+RESULTS = harness.RESULTS / "log_bytes.json"
 VARIANTS = {"plugin": "plugin", "bare": "bare"}
 COMPRESSOR = zstandard.ZstdCompressor(level=3)
 
@@ -92,10 +87,10 @@ def main() -> None:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     bench = Path(__file__).parent / "bench_judge.py"
-    server = subprocess.Popen([sys.executable, str(bench), "--serve", "--latency", "0"],
-                              stdout=subprocess.PIPE, text=True)  # fmt: skip
-    result: dict[str, Any] = {"cases": args.cases, "machine": platform.platform(),
-                              "date": time.strftime("%Y-%m-%d")}  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, str(bench), "--serve", "--latency", "0"], stdout=subprocess.PIPE, text=True
+    )
+    result: dict[str, Any] = {"cases": args.cases, **harness.stamp()}
     try:
         assert server.stdout is not None
         base_url = f"http://127.0.0.1:{server.stdout.readline().strip()}/v1"
@@ -104,19 +99,22 @@ def main() -> None:
             make_dataset(folder, args.cases, args.side)
             for variant in VARIANTS:
                 logs = Path(tmp) / f"logs_{variant}"
-                subprocess.run(
-                    [sys.executable, str(bench), "--child", variant, "--folder", str(folder),
-                     "--base-url", base_url],
-                    check=True, capture_output=True, text=True,
-                    env={**os.environ, "BENCH_JUDGE_KEEP_LOGS": str(logs),
-                         "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp)},
-                )  # fmt: skip
+                command = [sys.executable, str(bench), "--child", variant]
+                command += ["--folder", str(folder), "--base-url", base_url]
+                env = {
+                    **os.environ,
+                    "BENCH_JUDGE_KEEP_LOGS": str(logs),
+                    "INSPECT_CACHE_DIR": tempfile.mkdtemp(dir=tmp),
+                }
+                harness.run_child(variant, command, env)  # the run checks its log's status
                 [log] = logs.glob("*.eval")
                 entries, archive = sample_entries(log)
                 typical = sorted(entries, key=lambda i: i.compress_size)[len(entries) // 2]
                 result[variant] = {
                     "log_bytes_per_sample": round(log.stat().st_size / len(entries)),
-                    "sample_entry_bytes": round(sum(i.compress_size for i in entries) / len(entries)),
+                    "sample_entry_bytes": round(
+                        sum(i.compress_size for i in entries) / len(entries)
+                    ),
                     "typical_sample_parts": breakdown(read_entry(archive, typical)),
                 }
     finally:
@@ -125,8 +123,7 @@ def main() -> None:
     result["plugin_vs_bare"] = round(
         result["plugin"]["log_bytes_per_sample"] / result["bare"]["log_bytes_per_sample"], 3
     )
-    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
-    print(json.dumps(result, indent=2))
+    harness.write_result(args.output, result)
 
 
 if __name__ == "__main__":

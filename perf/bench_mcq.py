@@ -24,12 +24,12 @@ the wall time within 1% (the runs are CPU-bound), which shows that the 15% sprea
 identical runs on a shared machine is the machine's speed, not waiting. Medians over the
 repeats, after one untimed plugin run that decodes every image in full once (every run
 after a folder's first skips it; ``--instructions`` counts both). Each run also reports
-the time spent in the garbage collector's collections (``collections_time.py``): a part of
+the time spent in the garbage collector's collections (``harness.py``): a part of
 every variant's wall time that no plugin code runs in, and that grows with what a run keeps
 in memory.
 
 ``--instructions`` runs each variant once under valgrind's callgrind and counts the
-instructions it executes (``perf/results/mcq_instructions.json``, see ``instructions.py``):
+instructions it executes (``perf/results/mcq_instructions.json``, see ``harness.py``):
 the count does not move with the machine's speed, so it resolves the 5% the bar is about.
 The plugin is counted twice on the same folder: its first run decodes every image in full
 (once per folder and file version, kept in the decode record), later runs do not; the
@@ -48,64 +48,31 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import instructions
-import numpy as np
-from alternating import alternating_runs, medians
-from collections_time import collections_timed
-from PIL import Image
-
-from inspect_medreason.files import write_text_atomically
+import harness
 
 REPLY = '{"reasoning_trace": "benchmark", "answer": "A"}'
 VARIANTS = ["bare", "multiple_choice", "load_time_prompt", "plugin"]
-MEASURES = ("seconds", "cpu_seconds", "peak_rss_mib", "log_bytes_per_sample", "gc_seconds",
-            "gc_full_collections")
+MEASURES = (
+    "seconds",
+    "cpu_seconds",
+    "peak_rss_mib",
+    "log_bytes_per_sample",
+    "gc_seconds",
+    "gc_full_collections",
+)
 SMALL_CASES = 10  # the counted runs' second size: per case = difference / difference in cases
-
-
-def make_dataset(folder: Path, count: int, side: int, task_type: str = "mcq") -> None:
-    """``count`` cases of the given track, each on its own ``side``-pixel noise PNG."""
-    rng = np.random.default_rng(0)
-    (folder / "images").mkdir(parents=True, exist_ok=True)
-    cases, truth = [], []
-    for index in range(count):
-        name = f"images/case_{index:05d}.png"
-        pixels = rng.integers(0, 256, size=(side, side, 3), dtype=np.uint8)
-        Image.fromarray(pixels).save(folder / name)
-        case_id = f"case_{index:05d}"
-        case: dict[str, Any] = {"case_id": case_id, "task_type": task_type, "image_path": name,
-                                "metadata": {"modality": ["CT", "MR", "X-ray"][index % 3]}}  # fmt: skip
-        if task_type == "mcq":
-            case.update(question=f"Which option? ({case_id})",
-                        options=["first", "second", "third", "fourth"])  # fmt: skip
-            answer = "ABCD"[index % 4]
-        else:
-            case["question"] = f"Describe the main finding. ({case_id})"
-            answer = "A small nodule."
-        cases.append(case)
-        truth.append({"case_id": case_id, "task_type": task_type, "answer": answer})
-    (folder / "cases.json").write_text(json.dumps({"cases": cases}), encoding="utf-8")
-    (folder / "ground_truth.json").write_text(json.dumps({"cases": truth}), encoding="utf-8")
+make_dataset = harness.make_image_cases
 
 
 def scripted_model() -> Any:
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-
-    def respond(*_: Any) -> ModelOutput:
-        output = ModelOutput.from_content(model="mockllm", content=REPLY)
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
-
-    return get_model("mockllm/model", custom_outputs=respond)
+    return harness.scripted_model(REPLY)
 
 
 def bare_task(folder: Path, with_choices: bool = False) -> Any:
@@ -152,8 +119,8 @@ def load_time_prompt_task(folder: Path) -> Any:
     from inspect_ai.model import ChatMessageSystem, ContentText
     from inspect_ai.solver import generate
 
+    from inspect_medreason.core.solvers import TrackPrompts, render_case_prompt
     from inspect_medreason.medreason.medreason import mcq
-    from inspect_medreason.solvers import TrackPrompts, render_case_prompt
 
     task = mcq(data=str(folder))
     prompts = TrackPrompts.load("mcq")
@@ -176,7 +143,7 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
     from inspect_ai import eval
 
     started, cpu_started = time.perf_counter(), time.process_time()
-    with collections_timed() as collections:
+    with harness.collections_timed() as collections:
         if variant in ("bare", "multiple_choice"):
             task: Any = bare_task(folder, with_choices=variant == "multiple_choice")
         elif variant == "load_time_prompt":
@@ -185,12 +152,12 @@ def run_variant(variant: str, folder: Path, log_dir: Path) -> dict[str, float]:
             from inspect_medreason.medreason.medreason import mcq
 
             task = mcq(data=str(folder))
-        [log] = eval(task, model=scripted_model(), display="none", log_dir=str(log_dir),
-                     log_images=False)  # fmt: skip
+        [log] = eval(
+            task, model=scripted_model(), display="none", log_dir=str(log_dir), log_images=False
+        )
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
-    if log.status != "success":
-        raise SystemExit(f"{variant} run failed: {log.error}")
+    harness.require_success(variant, log)
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     log_bytes = sum(p.stat().st_size for p in log_dir.glob("*.eval"))
     samples = len(log.samples or [])
@@ -220,7 +187,7 @@ def count_instructions(args: argparse.Namespace) -> dict[str, Any]:
             for variant in ["bare", "multiple_choice", "plugin", "plugin", "load_time_prompt"]:
                 name = "plugin_again" if variant in counts[size] else variant
                 command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
-                _, counts[size][name] = instructions.run_counted(name, command, Path(tmp))
+                _, counts[size][name] = harness.run_counted(name, command, Path(tmp))
                 print(size, name, counts[size][name], flush=True)
     full, small = counts["full"], counts["small"]
     per_case = {
@@ -230,9 +197,8 @@ def count_instructions(args: argparse.Namespace) -> dict[str, Any]:
         "cases": args.cases,
         "small_cases": SMALL_CASES,
         "image_side": args.side,
-        "tool": "valgrind --tool=callgrind (instructions executed by the eval's process)",
-        "machine": platform.platform(),
-        "date": time.strftime("%Y-%m-%d"),
+        "tool": harness.CALLGRIND,
+        **harness.stamp(),
         "instructions": full,
         "instructions_small": small,
         "per_case": per_case,
@@ -254,18 +220,22 @@ def main() -> None:
     parser.add_argument("--cases", type=int, help="cases (default 2000; 300 with --instructions)")
     parser.add_argument("--side", type=int, default=256, help="image side in pixels")
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--instructions", action="store_true",
-                        help="count each variant's instructions under valgrind (one run each)")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each variant's instructions under valgrind (one run each)",
+    )
     parser.add_argument("--child", choices=VARIANTS, help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
-    results = Path(__file__).parent / "results"
     if args.cases is None:
         args.cases = 300 if args.instructions else 2000
     if args.output is None:
-        args.output = results / ("mcq_instructions.json" if args.instructions else "mcq.json")
-    if args.instructions and not instructions.valgrind_available():
+        args.output = harness.RESULTS / (
+            "mcq_instructions.json" if args.instructions else "mcq.json"
+        )
+    if args.instructions and not harness.valgrind_available():
         parser.error("--instructions needs valgrind (apt install valgrind)")
 
     if args.child:
@@ -274,9 +244,7 @@ def main() -> None:
         return
 
     if args.instructions:
-        counted = count_instructions(args)
-        write_text_atomically(args.output, json.dumps(counted, indent=2) + "\n", force=True)
-        print(json.dumps(counted, indent=2))
+        harness.write_result(args.output, count_instructions(args))
         return
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -285,19 +253,14 @@ def main() -> None:
         image_bytes = sum(p.stat().st_size for p in (folder / "images").iterdir())
 
         def child(variant: str) -> dict[str, float]:
-            out = subprocess.run(
-                [sys.executable, __file__, "--child", variant, "--folder", str(folder)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+            command = [sys.executable, __file__, "--child", variant, "--folder", str(folder)]
+            return harness.run_child(variant, command)
 
         # An uncounted first run decodes every image in full once (kept in the decode
         # record), as any run after a folder's first: no timed run of the two variants that
         # load through the plugin pays it.
         child("plugin")
-        runs = alternating_runs(VARIANTS, child, args.repeats)
+        runs = harness.alternating_runs(VARIANTS, child, args.repeats)
 
     result: dict[str, Any] = {
         "cases": args.cases,
@@ -305,9 +268,8 @@ def main() -> None:
         "mean_image_kib": round(image_bytes / args.cases / 1024, 1),
         "repeats": args.repeats,
         "statistic": "median",
-        "machine": platform.platform(),
-        "date": time.strftime("%Y-%m-%d"),
-        **medians(runs, MEASURES),
+        **harness.stamp(),
+        **harness.medians(runs, MEASURES),
     }
     plugin = result["plugin"]
     for baseline in ("bare", "multiple_choice", "load_time_prompt"):
@@ -319,8 +281,7 @@ def main() -> None:
             ("gc_seconds", "gc"),
         ):
             result[f"{name}_ratio_vs_{baseline}"] = round(plugin[key] / result[baseline][key], 3)
-    write_text_atomically(args.output, json.dumps(result, indent=2) + "\n", force=True)
-    print(json.dumps(result, indent=2))
+    harness.write_result(args.output, result)
 
 
 if __name__ == "__main__":
