@@ -1,9 +1,9 @@
-"""Regenerate the README's performance tables from ``perf/results/*.json``.
+"""Regenerate perf/README.md's tables from ``perf/results/*.json``.
 
-Each table sits between ``<!-- perf:NAME -->`` and ``<!-- /perf:NAME -->`` in README.md and
-is rendered from ``perf/results/NAME.json`` (with the machine and date of the measurement).
-``--check`` exits 1 when a table differs from what its results file gives, so the README
-cannot drift from the measurements (a test runs it).
+Each table sits between ``<!-- perf:NAME -->`` and ``<!-- /perf:NAME -->`` in perf/README.md
+and is rendered from ``perf/results/NAME.json`` (with the machine and date of the
+measurement). ``--check`` exits 1 when a table differs from what its results file gives, or
+a results file has no table, so the page cannot drift from the measurements (a test runs it).
 
 Usage: python perf/report.py [--check]
 """
@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.files import write_text_atomically
+from inspect_medreason.core.files import write_text_atomically
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "perf" / "results"
+README = ROOT / "perf" / "README.md"
 
 
 def measured_on(result: dict[str, Any]) -> str:
@@ -30,12 +31,19 @@ def measured_on(result: dict[str, Any]) -> str:
 
 def mcq_table(result: dict[str, Any]) -> str:
     variants = ["bare", "multiple_choice", "load_time_prompt", "plugin"]
-    names = ["bare Inspect", "`multiple_choice()`", "prompt at load time",
-             "`inspect_medreason/mcq`"]  # fmt: skip
+    names = [
+        "bare Inspect",
+        "`multiple_choice()`",
+        "prompt at load time",
+        "`inspect_medreason/mcq`",
+    ]
     if "load_time_prompt" not in result:  # recorded before the variant existed
         del variants[2], names[2]
-    baselines = [("bare", "bare"), ("multiple_choice", "`multiple_choice()`"),
-                 ("load_time_prompt", "prompt at load time")]  # fmt: skip
+    baselines = [
+        ("bare", "bare"),
+        ("multiple_choice", "`multiple_choice()`"),
+        ("load_time_prompt", "prompt at load time"),
+    ]
     baselines = [(key, name) for key, name in baselines if key in variants]
     rows = [
         ("wall time", "seconds", "{:.1f} s", "time"),
@@ -46,8 +54,11 @@ def mcq_table(result: dict[str, Any]) -> str:
     ]
     rows = [row for row in rows if row[1] in result["plugin"]]
     lines = [
-        f"| median of {result['repeats']}, {result['cases']:,} cases | " + " | ".join(names)
-        + " | " + " | ".join(f"plugin / {name}" for _, name in baselines) + " |",
+        f"| median of {result['repeats']}, {result['cases']:,} cases | "
+        + " | ".join(names)
+        + " | "
+        + " | ".join(f"plugin / {name}" for _, name in baselines)
+        + " |",
         "|---" * (1 + len(variants) + len(baselines)) + "|",
     ]
     for label, key, form, ratio in rows:
@@ -58,32 +69,67 @@ def mcq_table(result: dict[str, Any]) -> str:
 
 
 def mcq_instructions_table(result: dict[str, Any]) -> str:
-    counts, small, per_case = result["instructions"], result["instructions_small"], result["per_case"]
+    counts, small, per_case = (
+        result["instructions"],
+        result["instructions_small"],
+        result["per_case"],
+    )
 
     def row(name: str, values: dict[str, int], scale: float, unit: str, note: str = "") -> str:
         cells = [f"{values[v] / scale:.2f} {unit}" for v in ("bare", "multiple_choice", name)]
-        return (f"| {note} | {' | '.join(cells)} | **{values[name] / values['bare']:.3f}×** | "
-                f"**{values[name] / values['multiple_choice']:.3f}×** |")
+        return (
+            f"| {note} | {' | '.join(cells)} | **{values[name] / values['bare']:.3f}×** | "
+            f"**{values[name] / values['multiple_choice']:.3f}×** |"
+        )
 
-    return "\n".join([
-        "| instructions executed (valgrind callgrind, one run each) | bare Inspect | "
-        "`multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | "
-        "plugin / `multiple_choice()` |",
-        "|---|---|---|---|---|---|",
-        row("plugin", counts, 1e9, "G", f"whole run, {result['cases']:,} cases, first run on the "
-            "folder (every image decoded in full)"),
-        row("plugin_again", counts, 1e9, "G", "whole run, the same folder again"),
-        row("plugin_again", small, 1e9, "G", f"whole run, {result['small_cases']} cases "
-            "(start-up)"),
-        row("plugin_again", per_case, 1e6, "M", "one case (difference over the difference in "
-            "cases), later runs"),
-        row("plugin", per_case, 1e6, "M", "one case, first run on the folder"),
-        *([row("load_time_prompt", per_case, 1e6, "M", "one case, the task with its prompt "
-               "rendered at load time instead of by the solver, later runs")]
-          if "load_time_prompt" in per_case else []),
-        "",
-        measured_on(result),
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "| instructions executed (valgrind callgrind, one run each) | bare Inspect | "
+            "`multiple_choice()` | `inspect_medreason/mcq` | plugin / bare | "
+            "plugin / `multiple_choice()` |",
+            "|---|---|---|---|---|---|",
+            row(
+                "plugin",
+                counts,
+                1e9,
+                "G",
+                f"whole run, {result['cases']:,} cases, first run on the "
+                "folder (every image decoded in full)",
+            ),
+            row("plugin_again", counts, 1e9, "G", "whole run, the same folder again"),
+            row(
+                "plugin_again",
+                small,
+                1e9,
+                "G",
+                f"whole run, {result['small_cases']} cases (start-up)",
+            ),
+            row(
+                "plugin_again",
+                per_case,
+                1e6,
+                "M",
+                "one case (difference over the difference in cases), later runs",
+            ),
+            row("plugin", per_case, 1e6, "M", "one case, first run on the folder"),
+            *(
+                [
+                    row(
+                        "load_time_prompt",
+                        per_case,
+                        1e6,
+                        "M",
+                        "one case, the task with its prompt "
+                        "rendered at load time instead of by the solver, later runs",
+                    )
+                ]
+                if "load_time_prompt" in per_case
+                else []
+            ),
+            "",
+            measured_on(result),
+        ]
+    )
 
 
 def load_table(result: dict[str, Any]) -> str:
@@ -132,17 +178,24 @@ def judge_table(result: dict[str, Any]) -> str:
             f"{row['bare_vs_floor']:.2f}× |"
         )
     lines += per_size_sentence(
-        result, "metrics_pass_seconds", "One metrics pass over all of a run's scores (Inspect's "
+        result,
+        "metrics_pass_seconds",
+        "One metrics pass over all of a run's scores (Inspect's "
         "`recompute_metrics`, the cost of each progress-display pass at the run's end): ",
-        lambda row: f"plugin {row['plugin']['metrics_pass_seconds']:.3f} s, bare "
-                    f"{row['bare']['metrics_pass_seconds']:.4f} s",
-    )  # fmt: skip
+        lambda row: (
+            f"plugin {row['plugin']['metrics_pass_seconds']:.3f} s, bare "
+            f"{row['bare']['metrics_pass_seconds']:.4f} s"
+        ),
+    )
     lines += per_size_sentence(
-        result, "gc_seconds", "Time in the garbage collector's collections "
-        "(`perf/collections_time.py`): ",
-        lambda row: f"plugin {row['plugin']['gc_seconds']:.1f} s, bare "
-                    f"{row['bare']['gc_seconds']:.1f} s, no scoring {row['no_score']['gc_seconds']:.1f} s",
-    )  # fmt: skip
+        result,
+        "gc_seconds",
+        "Time in the garbage collector's collections (`perf/harness.py`): ",
+        lambda row: (
+            f"plugin {row['plugin']['gc_seconds']:.1f} s, bare "
+            f"{row['bare']['gc_seconds']:.1f} s, no scoring {row['no_score']['gc_seconds']:.1f} s"
+        ),
+    )
     return "\n".join([*lines, "", measured_on(result)])
 
 
@@ -151,8 +204,11 @@ def per_size_sentence(
 ) -> list[str]:
     """A paragraph after the judge table giving one measure for each run size, when the
     results file holds it (older files do not): ``intro`` then "300 cases: ...; 1,000 ..."."""
-    parts = [f"{int(size):,} cases: {figures(row)}" for size, row in result["cases"].items()
-             if key in row["plugin"]]  # fmt: skip
+    parts = [
+        f"{int(size):,} cases: {figures(row)}"
+        for size, row in result["cases"].items()
+        if key in row["plugin"]
+    ]
     return ["", intro + "; ".join(parts) + "."] if parts else []
 
 
@@ -212,132 +268,6 @@ def log_bytes_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
-MCQ_PARTS = {
-    "no_system_prompt": "the system prompt (sent as `system_message`)",
-    "lean_sample": "sample metadata beyond `task_type`, `question`, `option_labels` and the "
-    "breakdown fields",
-    "lean_score": "score metadata beyond `parsed` and `strict_correct`",
-    "accuracy_only": "metrics beyond `accuracy()` (stderr, Wilson interval, strict and parsed "
-    "accuracy, breakdowns)",
-    "all_out": "all four at once",
-}
-JUDGE_PARTS = {
-    "lean_score": "the score's metadata and explanation (the judges' records, cost, models)",
-    "mean_only": "metrics beyond `mean()` (stderr, bootstrap intervals, breakdowns)",
-    "lean_score_mean_only": "both",
-}
-
-
-def mcq_ablation_table(result: dict[str, Any]) -> str:
-    counts, cases = result["instructions"], result["cases"]
-    over_bare = result["plugin_over_bare_per_case"]
-    lines = [
-        f"| the MCQ task without … ({cases} cases, later runs) | whole run | saved per case "
-        "| share of the plugin's extra over bare |",
-        "|---|---|---|---|",
-        f"| nothing (as shipped) | {counts['plugin'] / 1e9:.2f} G | — | — |",
-    ]
-    for variant, part in MCQ_PARTS.items():
-        if variant not in result["saved_per_case"]:
-            continue  # a results file from before the variant was counted
-        saved = result["saved_per_case"][variant]
-        lines.append(f"| {part} | {counts[variant] / 1e9:.2f} G | {saved / 1e6:.2f} M | "
-                     f"{saved / over_bare:.0%} |")  # fmt: skip
-    lines.append(f"| (bare Inspect) | {counts['bare'] / 1e9:.2f} G | {over_bare / 1e6:.2f} M "
-                 "| 100% |")  # fmt: skip
-    return "\n".join([*lines, "", measured_on(result)])
-
-
-def judge_ablation_table(result: dict[str, Any]) -> str:
-    judging, ratio = result["judging_per_case"], result["judging_vs_bare"]
-    sizes = result["cases"] if isinstance(result["cases"], list) else [result["cases"]]
-    counted = (f"between runs of {sizes[0]:,} and {sizes[-1]:,} cases" if len(sizes) > 1
-               else f"{sizes[0]:,} cases")  # fmt: skip
-    lines = [
-        f"| the judged scorer without … (one case, {counted}) | judging one case | / bare "
-        "three-call scorer |",
-        "|---|---|---|",
-        f"| nothing (as shipped) | {judging['plugin'] / 1e6:.1f} M | {ratio['plugin']:.3f}× |",
-    ]
-    for variant, part in JUDGE_PARTS.items():
-        lines.append(f"| {part} | {judging[variant] / 1e6:.1f} M | {ratio[variant]:.3f}× |")
-    lines.append(f"| (bare three-call scorer) | {judging['bare'] / 1e6:.1f} M | 1.000× |")
-    return "\n".join([*lines, "", measured_on(result)])
-
-
-def parsers_table(result: dict[str, Any]) -> str:
-    lines = [
-        f"| parser ({result['replies']} hostile replies of {result['reply_chars']:,} characters) "
-        "| slowest reply | its time | growth over 4× the size | failures |",
-        "|---|---|---|---|---|",
-    ]
-    for name, row in result["parsers"].items():
-        growth = "—" if row["growth_4x_size"] is None else f"{row['growth_4x_size']:.1f}×"
-        failures = len(row["failures"])
-        reply = row["worst_reply"].replace("`", "\\`").replace("|", "\\|")  # literal in Markdown
-        lines.append(
-            f"| {name} | {reply} | {row['worst_seconds'] * 1000:.0f} ms | {growth} | "
-            f"{'**' + str(failures) + '**' if failures else 0} |"
-        )
-    return "\n".join([*lines, "", measured_on(result)])
-
-
-SYSTEM_PROMPT_VARIANTS = {
-    "no_system": "no system prompt",
-    "system_config": "`system_message=` in the generate config",
-    "system_solver": "Inspect's `system_message()` solver",
-}
-SAMPLE_METADATA_VARIANTS = {
-    "no_metadata": "no metadata",
-    "six_keys": "the plugin's six keys (short strings)",
-    "six_numbers": "the six keys holding integers",
-}
-
-
-def reproduction_table(names: dict[str, str]) -> Callable[[dict[str, Any]], str]:
-    """A reproduction's table (``perf/reproduction.py``): one column per variant, named by
-    ``names`` (the first is the baseline the others are divided by); a row per measure that
-    was run."""
-    variants = list(names)
-    baseline = variants[0]
-
-    def table(result: dict[str, Any]) -> str:
-        lines = [
-            "| measure | " + " | ".join(names.values()) + " |",
-            "|---" * (len(variants) + 1) + "|",
-        ]
-        footers = []
-        timings = result.get("timings")
-        if timings:
-            ratios = timings[f"ratio_vs_{baseline}"]
-            rows = [("wall time", "seconds", "{:.2f} s"), ("CPU time", "cpu_seconds", "{:.2f} s"),
-                    ("log bytes per sample", "log_bytes_per_sample", "{:,.0f}")]  # fmt: skip
-            for label, key, form in rows:
-                cells = [form.format(timings[baseline][key])] + [
-                    f"{form.format(timings[v][key])} ({ratios[v][key]:.2f}×)" for v in variants[1:]
-                ]
-                where = f"{timings['samples']:,} samples, median of {timings['repeats']}"
-                lines.append(f"| {label} ({where}) | " + " | ".join(cells) + " |")
-            footers.append(measured_on(timings))
-        counted = result.get("instructions")
-        if counted:
-            per, ratios = counted["per_sample"], counted[f"per_sample_vs_{baseline}"]
-            cells = [f"{per[baseline] / 1e6:.2f} M"] + [
-                f"{per[v] / 1e6:.2f} M ({ratios[v]:.3f}×)" for v in variants[1:]
-            ]
-            lines.append(f"| instructions per sample (callgrind, {counted['samples']:,} vs "
-                         f"{counted['small_samples']} samples) | " + " | ".join(cells) + " |")  # fmt: skip
-            if measured_on(counted) not in footers:
-                footers.append(measured_on(counted))
-        return "\n".join([*lines, "", " ".join(footers)])
-
-    return table
-
-
-repro_system_prompt_table = reproduction_table(SYSTEM_PROMPT_VARIANTS)
-repro_sample_metadata_table = reproduction_table(SAMPLE_METADATA_VARIANTS)
-
-
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
@@ -346,11 +276,6 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "judge": judge_table,
     "judge_instructions": judge_instructions_table,
     "log_bytes": log_bytes_table,
-    "mcq_ablation": mcq_ablation_table,
-    "judge_ablation": judge_ablation_table,
-    "parsers": parsers_table,
-    "repro_system_prompt": repro_system_prompt_table,
-    "repro_sample_metadata": repro_sample_metadata_table,
 }
 
 
@@ -364,23 +289,41 @@ def render(readme: str, results: Path = RESULTS) -> str:
     for name, table in TABLES.items():
         path = results / f"{name}.json"
         if path.is_file():
-            readme = replace_block(readme, name, table(json.loads(path.read_text(encoding="utf-8"))))
+            readme = replace_block(
+                readme, name, table(json.loads(path.read_text(encoding="utf-8")))
+            )
     return readme
+
+
+def problems(readme: str, results: Path = RESULTS) -> list[str]:
+    """What keeps ``readme`` from showing every measurement as its results file gives it: a
+    results file no table renders, a table without its place in the page, a stale table."""
+    found = [
+        f"perf/results/{path.name} has no table in report.py"
+        for path in sorted(results.glob("*.json"))
+        if path.stem not in TABLES
+    ]
+    found += [
+        f"perf/README.md has no <!-- perf:{name} --> block for perf/results/{name}.json"
+        for name in TABLES
+        if (results / f"{name}.json").is_file() and f"<!-- perf:{name} -->\n" not in readme
+    ]
+    if render(readme, results) != readme:
+        found.append("perf/README.md's tables differ from perf/results: run perf/report.py")
+    return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")
     args = parser.parse_args()
-    readme_path = ROOT / "README.md"
-    readme = readme_path.read_text(encoding="utf-8")
-    fresh = render(readme)
+    readme = README.read_text(encoding="utf-8")
     if args.check:
-        if fresh != readme:
-            print("README.md performance tables differ from perf/results: run perf/report.py")
-            return 1
-        return 0
-    write_text_atomically(readme_path, fresh, force=True)
+        found = problems(readme)
+        for problem in found:
+            print(problem)
+        return 1 if found else 0
+    write_text_atomically(README, render(readme), force=True)
     return 0
 
 
