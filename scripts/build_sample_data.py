@@ -6,7 +6,7 @@ Sources (all installed from PyPI with ``pip install -e ".[sample-data]"``):
   Siemens abdominal MR with a marked liver lesion;
 - scikit-image's CC0 ``retina``, ``microaneurysms`` and ``immunohistochemistry`` images.
 
-DICOM is converted by the package's own reader (inspect_medreason.dicom: the file's VOI LUT
+DICOM is converted by the package's own reader (inspect_medreason.core.dicom: the file's VOI LUT
 or window tags after the modality LUT, MONOCHROME1 inverted, 8-bit) and reduced to at most
 512 px on the long side. The cases and ground truth are hand-written in ``sample_data/`` and not touched here.
 
@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from PIL import Image
 from pydicom.data import get_testdata_file
 
-from inspect_medreason.dicom import dicom_to_image
+from inspect_medreason.core.dicom import dicom_to_image
 
 MAX_SIDE = 512
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[1] / "src/inspect_medreason/sample_data/images"

@@ -100,8 +100,13 @@ def run_with_grader(task: Any, respond: Any, tmp_path: Path, grade: Any = None) 
         if grade
         else None
     )
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=respond), model_roles=roles,
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=respond),
+        model_roles=roles,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     return log
 
@@ -167,7 +172,9 @@ def official_dataset(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def edit_log_entry(source: Path, target: Path, entry: str, edit: Callable[[Any], Any] | bytes) -> Path:
+def edit_log_entry(
+    source: Path, target: Path, entry: str, edit: Callable[[Any], Any] | bytes
+) -> Path:
     """Copy an .eval zip with one entry changed, as a hand edit would: ``edit`` changes the
     entry's parsed JSON in place, or bytes replace the entry whole."""
     with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w") as new:

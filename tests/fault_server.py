@@ -58,12 +58,25 @@ def fault_server(plan: FaultPlan, good_score: int = 3) -> Iterator[str]:
             self.wfile.write(payload)
 
         def _reply(self, body: dict[str, Any], content: str) -> None:
-            self._send_raw(200, json.dumps({
-                "id": "fault", "object": "chat.completion", "created": 0, "model": body.get("model", "judge"),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            }).encode())  # fmt: skip
+            self._send_raw(
+                200,
+                json.dumps(
+                    {
+                        "id": "fault",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body.get("model", "judge"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": content},
+                            }
+                        ],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                    }
+                ).encode(),
+            )
 
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))

@@ -32,9 +32,19 @@ def openai_stub(model_name: str, respond: Responder) -> Iterator[tuple[str, list
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
-                self._send({"object": "list", "data": [
-                    {"id": model_name, "object": "model", "owned_by": "stub",
-                     "max_model_len": 32768}]})  # fmt: skip
+                self._send(
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": model_name,
+                                "object": "model",
+                                "owned_by": "stub",
+                                "max_model_len": 32768,
+                            }
+                        ],
+                    }
+                )
             else:
                 self._send({"error": {"message": "not found"}}, 404)
 
@@ -47,13 +57,22 @@ def openai_stub(model_name: str, respond: Responder) -> Iterator[tuple[str, list
             with lock:
                 requests.append(body)
             content = respond(body)
-            self._send({
-                "id": f"stub-{len(requests)}", "object": "chat.completion", "created": 0,
-                "model": body.get("model", model_name),
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })  # fmt: skip
+            self._send(
+                {
+                    "id": f"stub-{len(requests)}",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": body.get("model", model_name),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": content},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
+            )
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -24,11 +24,13 @@ VQA_RAD_ROWS = [
 def vqa_rad_parquet(folder: Path) -> Path:
     """The HF layout: parquet with an Image feature (bytes inside)."""
     images = [Image.new("L", (8, 8), 30 * i) for i in range(len(VQA_RAD_ROWS))]
-    dataset = datasets.Dataset.from_dict({
-        "image": images,
-        "question": [q for q, _, _ in VQA_RAD_ROWS],
-        "answer": [a for _, a, _ in VQA_RAD_ROWS],
-    }).cast_column("image", datasets.Image())  # fmt: skip
+    dataset = datasets.Dataset.from_dict(
+        {
+            "image": images,
+            "question": [q for q, _, _ in VQA_RAD_ROWS],
+            "answer": [a for _, a, _ in VQA_RAD_ROWS],
+        }
+    ).cast_column("image", datasets.Image())
     folder.mkdir(parents=True, exist_ok=True)
     dataset.to_parquet(str(folder / "test-00000-of-00001.parquet"))
     return folder
@@ -38,36 +40,93 @@ def gemex_folder(root: Path) -> Path:
     """The hub's layout: one JSONL file per question type at the root, named without a
     split; MIMIC-CXR-style image paths under ``files/``."""
     write_png(root / "files" / "p10" / "s1" / "img.jpg", size=(16, 16))
-    common = {"image_path": "files/p10/s1/img.jpg", "visual_regions": ["left lung"],
-              "visual_locations": [[10, 20, 60, 120]], "ori_report": "...", "type": "abnormality"}  # fmt: skip
-    write_jsonl(root / "closed_ended_question.jsonl", [
-        {**common, "q_id": 1, "row_id": 1, "question": "Is there an effusion? (c1)", "answer": "Yes.",
-         "reason": "Blunted angle.", "choices": []}])  # fmt: skip
-    write_jsonl(root / "single_choice_question.jsonl", [
-        {**common, "q_id": 2, "row_id": 2, "question": "Where is the opacity? (s1)", "answer": "C",
-         "reason": "Left base.", "choices": ["A: Right apex", "B: Right base", "C: Left base"]}])  # fmt: skip
-    write_jsonl(root / "multi_choice_question.jsonl", [
-        {**common, "q_id": 3, "row_id": 3, "question": "Which findings? (m1)", "answer": ["A", "C"],
-         "reason": "Both visible.", "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"]}])  # fmt: skip
-    write_jsonl(root / "open_ended_question.jsonl", [
-        {**common, "q_id": 4, "row_id": 4, "question": "What is the finding? (o1)",
-         "answer": "Left pleural effusion.", "reason": "Meniscus sign at the left base.", "choices": []}])  # fmt: skip
+    common = {
+        "image_path": "files/p10/s1/img.jpg",
+        "visual_regions": ["left lung"],
+        "visual_locations": [[10, 20, 60, 120]],
+        "ori_report": "...",
+        "type": "abnormality",
+    }
+    write_jsonl(
+        root / "closed_ended_question.jsonl",
+        [
+            {
+                **common,
+                "q_id": 1,
+                "row_id": 1,
+                "question": "Is there an effusion? (c1)",
+                "answer": "Yes.",
+                "reason": "Blunted angle.",
+                "choices": [],
+            }
+        ],
+    )
+    write_jsonl(
+        root / "single_choice_question.jsonl",
+        [
+            {
+                **common,
+                "q_id": 2,
+                "row_id": 2,
+                "question": "Where is the opacity? (s1)",
+                "answer": "C",
+                "reason": "Left base.",
+                "choices": ["A: Right apex", "B: Right base", "C: Left base"],
+            }
+        ],
+    )
+    write_jsonl(
+        root / "multi_choice_question.jsonl",
+        [
+            {
+                **common,
+                "q_id": 3,
+                "row_id": 3,
+                "question": "Which findings? (m1)",
+                "answer": ["A", "C"],
+                "reason": "Both visible.",
+                "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"],
+            }
+        ],
+    )
+    write_jsonl(
+        root / "open_ended_question.jsonl",
+        [
+            {
+                **common,
+                "q_id": 4,
+                "row_id": 4,
+                "question": "What is the finding? (o1)",
+                "answer": "Left pleural effusion.",
+                "reason": "Meniscus sign at the left base.",
+                "choices": [],
+            }
+        ],
+    )
     return root
 
 
-OPTIONS = [("A", "小叶型肺炎"), ("B", "浸润性肺结核"), ("C", "继发性肺结核"), ("D", "原发性肺结核"),
-           ("E", "粟粒型肺结核")]  # fmt: skip
+OPTIONS = [
+    ("A", "小叶型肺炎"),
+    ("B", "浸润性肺结核"),
+    ("C", "继发性肺结核"),
+    ("D", "原发性肺结核"),
+    ("E", "粟粒型肺结核"),
+]
 
 
 def exam_row(
     n: int, exam_type: str, exam_class: str, answer: str, multi: bool = False
 ) -> dict[str, Any]:
     return {
-        "exam_type": exam_type, "exam_class": exam_class, "exam_subject": "口腔执业医师",
-        "question": f"第{n}题：此男孩可能患", "answer": answer,
+        "exam_type": exam_type,
+        "exam_class": exam_class,
+        "exam_subject": "口腔执业医师",
+        "question": f"第{n}题：此男孩可能患",
+        "answer": answer,
         "question_type": "多项选择题" if multi else "单项选择题",
         "option": {label: text for label, text in OPTIONS},
-    }  # fmt: skip
+    }
 
 
 MEDXPERTQA_CARD = """---
@@ -98,43 +157,80 @@ def medxpertqa_folder(folder: Path) -> Path:
         write_png(folder / "images" / name)
     (folder / "README.md").write_text(MEDXPERTQA_CARD, encoding="utf-8")
     rows = [
-        {"id": "MM-1", "question": "Which diagnosis? Answer Choices: (A) a (B) b (C) c (D) d (E) e",
-         "options": {"A": "Gout", "B": "Pseudogout", "C": "Septic arthritis", "D": "RA", "E": "OA"},
-         "label": "C", "images": ["MM-1-a.jpeg", "MM-1-b.jpeg"],
-         "medical_task": "Diagnosis", "body_system": "Skeletal", "question_type": "Reasoning"},
-        {"id": "MM-2", "question": "Next step?",
-         "options": {"A": "CT", "B": "MRI", "C": "Biopsy", "D": "Wait", "E": "Surgery"},
-         "label": "A", "images": ["MM-2-a.jpeg"],
-         "medical_task": "Treatment", "body_system": "Nervous", "question_type": "Understanding"},
-    ]  # fmt: skip
+        {
+            "id": "MM-1",
+            "question": "Which diagnosis? Answer Choices: (A) a (B) b (C) c (D) d (E) e",
+            "options": {
+                "A": "Gout",
+                "B": "Pseudogout",
+                "C": "Septic arthritis",
+                "D": "RA",
+                "E": "OA",
+            },
+            "label": "C",
+            "images": ["MM-1-a.jpeg", "MM-1-b.jpeg"],
+            "medical_task": "Diagnosis",
+            "body_system": "Skeletal",
+            "question_type": "Reasoning",
+        },
+        {
+            "id": "MM-2",
+            "question": "Next step?",
+            "options": {"A": "CT", "B": "MRI", "C": "Biopsy", "D": "Wait", "E": "Surgery"},
+            "label": "A",
+            "images": ["MM-2-a.jpeg"],
+            "medical_task": "Treatment",
+            "body_system": "Nervous",
+            "question_type": "Understanding",
+        },
+    ]
     write_jsonl(folder / "MM" / "test.jsonl", rows)
-    write_jsonl(folder / "MM" / "dev.jsonl", [
-        {**rows[1], "id": "MM-9", "images": ["MM-9-a.png"], "question": "Dev question?"}])  # fmt: skip
+    write_jsonl(
+        folder / "MM" / "dev.jsonl",
+        [{**rows[1], "id": "MM-9", "images": ["MM-9-a.png"], "question": "Dev question?"}],
+    )
     text_options = {label: f"option {label}" for label in "ABCDEFGHIJ"}
     for split in ("dev", "test"):
-        write_jsonl(folder / "Text" / f"{split}.jsonl", [
-            {"id": f"Text-{split}", "question": "Text only?", "options": text_options,
-             "label": "J", "medical_task": "Diagnosis", "body_system": "Skeletal",
-             "question_type": "Reasoning"}])  # fmt: skip
+        write_jsonl(
+            folder / "Text" / f"{split}.jsonl",
+            [
+                {
+                    "id": f"Text-{split}",
+                    "question": "Text only?",
+                    "options": text_options,
+                    "label": "J",
+                    "medical_task": "Diagnosis",
+                    "body_system": "Skeletal",
+                    "question_type": "Reasoning",
+                }
+            ],
+        )
     return folder
 
 
 def cmb_exam_file(path: Path) -> Path:
     """A CMB-Exam test file: two single-answer questions and one multi-answer question."""
-    return write_json(path, [
-        exam_row(1, "医师考试", "口腔执业医师", "D"),
-        exam_row(2, "医师考试", "临床执业医师", "B"),
-        exam_row(3, "护理考试", "护士执业资格", "AC", multi=True),
-    ])  # fmt: skip
+    return write_json(
+        path,
+        [
+            exam_row(1, "医师考试", "口腔执业医师", "D"),
+            exam_row(2, "医师考试", "临床执业医师", "B"),
+            exam_row(3, "护理考试", "护士执业资格", "AC", multi=True),
+        ],
+    )
 
 
 # As the published CMB-Clin-qa.json holds it: the reference under ``answer`` (the README's
 # example says ``solution``).
 CMB_CLIN_CASE: dict[str, Any] = {
-    "id": 0, "title": "案例分析-腹外疝", "description": "病人,男,49岁,右下腹痛3小时。",
-    "QA_pairs": [{"question": "简述诊断。", "answer": "嵌顿性腹股沟斜疝。"},
-                 {"question": "简述治疗原则。", "answer": "紧急手术。"}],
-}  # fmt: skip
+    "id": 0,
+    "title": "案例分析-腹外疝",
+    "description": "病人,男,49岁,右下腹痛3小时。",
+    "QA_pairs": [
+        {"question": "简述诊断。", "answer": "嵌顿性腹股沟斜疝。"},
+        {"question": "简述治疗原则。", "answer": "紧急手术。"},
+    ],
+}
 
 
 def cmb_clin_file(path: Path) -> Path:
@@ -168,13 +264,18 @@ def cmb_snapshot(root: Path) -> Path:
     (root).mkdir(parents=True, exist_ok=True)
     (root / "README.md").write_text(CMB_CARD, encoding="utf-8")
     exam = root / "CMB-Exam"
-    questions = [{k: v for k, v in exam_row(n, t, c, a, multi=len(a) > 1).items() if k != "answer"}
-                 | {"id": str(n)} for n, t, c, a in CMB_TEST_ANSWERS]  # fmt: skip
+    questions = [
+        {k: v for k, v in exam_row(n, t, c, a, multi=len(a) > 1).items() if k != "answer"}
+        | {"id": str(n)}
+        for n, t, c, a in CMB_TEST_ANSWERS
+    ]
     write_json(exam / "CMB-test" / "CMB-test-choice-question-merge.json", questions)
     val = [exam_row(9, "医师考试", "口腔执业医师", "D") | {"explanation": "因为D。"}]
     write_json(exam / "CMB-val" / "CMB-val-merge.json", val)
-    write_json(exam / "CMB-train" / "CMB-train-merge.json",
-               [exam_row(99, "医师考试", "口腔执业医师", "A") | {"explanation": "因为A。"}])  # fmt: skip
+    write_json(
+        exam / "CMB-train" / "CMB-train-merge.json",
+        [exam_row(99, "医师考试", "口腔执业医师", "A") | {"explanation": "因为A。"}],
+    )
     for split in ("test", "val", "train"):
         write_json(
             exam / f"CMB-{split}" / f"CMB-{split}-choice-hierarchy.json",
@@ -187,41 +288,92 @@ def cmb_snapshot(root: Path) -> Path:
 
 
 # (id, exam_type, exam_class, answer) of the snapshot's test questions.
-CMB_TEST_ANSWERS = [(1, "医师考试", "口腔执业医师", "D"), (2, "医师考试", "临床执业医师", "B"),
-                    (3, "护理考试", "护士执业资格", "AC")]  # fmt: skip
+CMB_TEST_ANSWERS = [
+    (1, "医师考试", "口腔执业医师", "D"),
+    (2, "医师考试", "临床执业医师", "B"),
+    (3, "护理考试", "护士执业资格", "AC"),
+]
 
 
 def cmb_answer_key(path: Path) -> Path:
     """The test answer key as the GitHub repository publishes it (integer ids)."""
-    return write_json(path, [
-        {"id": n, "exam_type": t, "exam_class": c, "exam_subject": "口腔执业医师",
-         "question_type": "多项选择题" if len(a) > 1 else "单项选择题", "answer": a}
-        for n, t, c, a in CMB_TEST_ANSWERS])  # fmt: skip
+    return write_json(
+        path,
+        [
+            {
+                "id": n,
+                "exam_type": t,
+                "exam_class": c,
+                "exam_subject": "口腔执业医师",
+                "question_type": "多项选择题" if len(a) > 1 else "单项选择题",
+                "answer": a,
+            }
+            for n, t, c, a in CMB_TEST_ANSWERS
+        ],
+    )
 
 
 MED_CMR_MCQ = [
-    {"index": 0, "question": "Which lobe holds the nodule?", "image_path": "dataset/imgs/ct_1.png",
-     "A": "A) Right upper lobe", "B": "B) Left lower lobe", "C": "C) Right middle lobe",
-     "D": "D) Lingula", "E": "E) Left upper lobe", "answer": "A",
-     "visual_description": "Axial chest CT with a spiculated nodule; LEAKMARK-0 no leak here.",
-     "task": "Spatial Understanding", "subtype": "Localization", "question type": "MCQ",
-     "modality": "CT", "organ system": "Respiratory System"},
-    {"index": 1, "question": "What is the most likely diagnosis?", "image_path": "dataset/imgs/mr_1.png",
-     "A": "Glioblastoma", "B": "Meningioma", "C": "Abscess", "D": "Metastasis", "answer": "B",
-     "visual_description": "Extra-axial dural-based mass typical of a meningioma. LEAKMARK-1",
-     "task": "Long-tail Generalization", "subtype": "Diagnosis", "question type": "MCQ",
-     "modality": "MRI", "organ system": "Nervous System"},
-]  # fmt: skip
+    {
+        "index": 0,
+        "question": "Which lobe holds the nodule?",
+        "image_path": "dataset/imgs/ct_1.png",
+        "A": "A) Right upper lobe",
+        "B": "B) Left lower lobe",
+        "C": "C) Right middle lobe",
+        "D": "D) Lingula",
+        "E": "E) Left upper lobe",
+        "answer": "A",
+        "visual_description": "Axial chest CT with a spiculated nodule; LEAKMARK-0 no leak here.",
+        "task": "Spatial Understanding",
+        "subtype": "Localization",
+        "question type": "MCQ",
+        "modality": "CT",
+        "organ system": "Respiratory System",
+    },
+    {
+        "index": 1,
+        "question": "What is the most likely diagnosis?",
+        "image_path": "dataset/imgs/mr_1.png",
+        "A": "Glioblastoma",
+        "B": "Meningioma",
+        "C": "Abscess",
+        "D": "Metastasis",
+        "answer": "B",
+        "visual_description": "Extra-axial dural-based mass typical of a meningioma. LEAKMARK-1",
+        "task": "Long-tail Generalization",
+        "subtype": "Diagnosis",
+        "question type": "MCQ",
+        "modality": "MRI",
+        "organ system": "Nervous System",
+    },
+]
 MED_CMR_OPEN = [
-    {"index": 2, "question": "Describe the main abnormality.", "image_path": "dataset/imgs/xr_1.png",
-     "answer": "Left pneumothorax", "visual_description": "Left pneumothorax. LEAKMARK-2",
-     "task": "Causal Reasoning", "subtype": "Finding", "question type": "Open-ended",
-     "modality": "X-ray", "organ system": "Respiratory System"},
-    {"index": 3, "question": "What will happen next?", "image_paths": ["dataset/imgs/ct_1.png"],
-     "answer": "Growth of the nodule", "visual_description": "Nodule, LEAKMARK-3.",
-     "task": "Temporal Prediction", "subtype": "Prognosis", "question type": "Open-ended",
-     "modality": "CT", "organ system": "Respiratory System"},
-]  # fmt: skip
+    {
+        "index": 2,
+        "question": "Describe the main abnormality.",
+        "image_path": "dataset/imgs/xr_1.png",
+        "answer": "Left pneumothorax",
+        "visual_description": "Left pneumothorax. LEAKMARK-2",
+        "task": "Causal Reasoning",
+        "subtype": "Finding",
+        "question type": "Open-ended",
+        "modality": "X-ray",
+        "organ system": "Respiratory System",
+    },
+    {
+        "index": 3,
+        "question": "What will happen next?",
+        "image_paths": ["dataset/imgs/ct_1.png"],
+        "answer": "Growth of the nodule",
+        "visual_description": "Nodule, LEAKMARK-3.",
+        "task": "Temporal Prediction",
+        "subtype": "Prognosis",
+        "question type": "Open-ended",
+        "modality": "CT",
+        "organ system": "Respiratory System",
+    },
+]
 
 
 # The release's two record files, as dataset.zip holds them (JSON arrays).
@@ -282,11 +434,13 @@ dataset_info:
 
 def image_rows(split: str, count: int) -> datasets.Dataset:
     """Rows of the image/question/answer schema, each question naming its split."""
-    return datasets.Dataset.from_dict({
-        "image": [Image.new("L", (6, 6), 20 * i) for i in range(count)],
-        "question": [f"{split} question {i}?" for i in range(count)],
-        "answer": ["yes" if i % 2 else "liver" for i in range(count)],
-    }).cast_column("image", datasets.Image())  # fmt: skip
+    return datasets.Dataset.from_dict(
+        {
+            "image": [Image.new("L", (6, 6), 20 * i) for i in range(count)],
+            "question": [f"{split} question {i}?" for i in range(count)],
+            "answer": ["yes" if i % 2 else "liver" for i in range(count)],
+        }
+    ).cast_column("image", datasets.Image())
 
 
 def vqa_rad_snapshot(root: Path) -> Path:
@@ -328,11 +482,19 @@ def path_vqa_snapshot(root: Path) -> Path:
 
 
 SLAKE_ROW = {
-    "img_id": 0, "img_name": "xmlab0/source.jpg", "question": "Which modality is this?",
-    "answer": "MRI", "q_lang": "en", "location": "Abdomen", "modality": "MRI",
-    "answer_type": "OPEN", "base_type": "vqa", "content_type": "Modality",
-    "triple": ["vhead", "_", "_"], "qid": 9835,
-}  # fmt: skip
+    "img_id": 0,
+    "img_name": "xmlab0/source.jpg",
+    "question": "Which modality is this?",
+    "answer": "MRI",
+    "q_lang": "en",
+    "location": "Abdomen",
+    "modality": "MRI",
+    "answer_type": "OPEN",
+    "base_type": "vqa",
+    "content_type": "Modality",
+    "triple": ["vhead", "_", "_"],
+    "qid": 9835,
+}
 
 
 def slake_snapshot(root: Path, unpacked: bool = True) -> Path:
@@ -342,12 +504,23 @@ def slake_snapshot(root: Path, unpacked: bool = True) -> Path:
     splits = {"train": (0, 9835), "validation": (1, 11834), "test": (2, 11934)}
     for split, (image, qid) in splits.items():
         rows = [
-            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg", "qid": qid,
-             "question": f"{split}: which modality?"},
-            {**SLAKE_ROW, "img_id": image, "img_name": f"xmlab{image}/source.jpg",
-             "qid": qid + 1, "q_lang": "zh", "question": f"{split}: 这是什么模态?",
-             "answer": "磁共振"},
-        ]  # fmt: skip
+            {
+                **SLAKE_ROW,
+                "img_id": image,
+                "img_name": f"xmlab{image}/source.jpg",
+                "qid": qid,
+                "question": f"{split}: which modality?",
+            },
+            {
+                **SLAKE_ROW,
+                "img_id": image,
+                "img_name": f"xmlab{image}/source.jpg",
+                "qid": qid + 1,
+                "q_lang": "zh",
+                "question": f"{split}: 这是什么模态?",
+                "answer": "磁共振",
+            },
+        ]
         write_json(root / f"{split}.json", rows)
         write_png(root / "imgs" / f"xmlab{image}" / "source.jpg")
     with zipfile.ZipFile(root / "imgs.zip", "w") as archive:

@@ -16,7 +16,8 @@ from inspect_ai import eval
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
-from inspect_medreason.agreement import (
+from inspect_medreason.cli import main
+from inspect_medreason.cli.agreement import (
     icc_two_way,
     krippendorff_alpha,
     quadratic_kappa,
@@ -24,7 +25,6 @@ from inspect_medreason.agreement import (
     score_confusion,
     score_counts,
 )
-from inspect_medreason.cli import main
 from inspect_medreason.medreason.medreason import open_ended
 
 
@@ -61,7 +61,10 @@ def test_weighted_kappa_and_confusion_equal_scikit_learns_on_random_raters() -> 
             warnings.simplefilter("ignore")
             expected = cohen_kappa_score(a, b, labels=[0, 1, 2, 3, 4], weights="quadratic")
         ours = quadratic_kappa(a.tolist(), b.tolist())
-        assert score_confusion(a, b).tolist() == confusion_matrix(a, b, labels=[0, 1, 2, 3, 4]).tolist()
+        assert (
+            score_confusion(a, b).tolist()
+            == confusion_matrix(a, b, labels=[0, 1, 2, 3, 4]).tolist()
+        )
         if np.isnan(expected):
             undefined += 1
             assert np.isnan(ours), (a, b)
@@ -73,7 +76,7 @@ def test_weighted_kappa_and_confusion_equal_scikit_learns_on_random_raters() -> 
 def test_alpha_of_resampled_score_counts_equals_alpha_of_the_matrix() -> None:
     """The bootstrap resamples rows of per-case score counts; each resample must give the
     alpha of the same cases' ratings matrix (gaps, unrated cases, one-value resamples)."""
-    from inspect_medreason.agreement import _ordinal_alpha_of_rows
+    from inspect_medreason.cli.agreement import _ordinal_alpha_of_rows
 
     rng = np.random.default_rng(3)
     for _ in range(200):
@@ -87,8 +90,10 @@ def test_alpha_of_resampled_score_counts_equals_alpha_of_the_matrix() -> None:
 
 
 def test_icc_matches_shrout_and_fleiss() -> None:
-    ratings = np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9],
-                        [6, 2, 4, 7]], dtype=float)  # fmt: skip
+    ratings = np.array(
+        [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]],
+        dtype=float,
+    )
     icc = icc_two_way(ratings)
     assert icc.value == pytest.approx(0.29, abs=0.005)
     assert icc.interval.lower < icc.value < icc.interval.upper
@@ -96,12 +101,14 @@ def test_icc_matches_shrout_and_fleiss() -> None:
 
 def test_krippendorff_alpha_matches_the_published_example() -> None:
     nan = math.nan
-    data = np.array([
-        [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
-        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
-        [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
-        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
-    ])  # fmt: skip
+    data = np.array(
+        [
+            [1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
+            [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
+            [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
+            [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
+        ]
+    )
     assert krippendorff_alpha(data, "nominal") == pytest.approx(0.743, abs=0.001)
     assert krippendorff_alpha(data, "interval") == pytest.approx(0.849, abs=0.001)
 
@@ -112,11 +119,24 @@ CASES = {f"c{i}": score for i, score in enumerate([0, 1, 2, 3, 4, 2, 3, 1])}
 @pytest.fixture
 def panel_log(tmp_path: Path) -> Path:
     write_png(tmp_path / "data" / "img.png")
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
-        {"case_id": c, "task_type": "open", "question": f"What? [{c}]", "image_path": "img.png"}
-        for c in CASES]})  # fmt: skip
-    write_json(tmp_path / "data" / "ground_truth.json", {"cases": [
-        {"case_id": c, "task_type": "open", "answer": "a nodule"} for c in CASES]})  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": c,
+                    "task_type": "open",
+                    "question": f"What? [{c}]",
+                    "image_path": "img.png",
+                }
+                for c in CASES
+            ]
+        },
+    )
+    write_json(
+        tmp_path / "data" / "ground_truth.json",
+        {"cases": [{"case_id": c, "task_type": "open", "answer": "a nodule"} for c in CASES]},
+    )
 
     def judge(shift: int) -> Any:
         def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
@@ -128,10 +148,13 @@ def panel_log(tmp_path: Path) -> Path:
         return get_model("mockllm/model", custom_outputs=respond, memoize=False)
 
     reply = scripted_output(json.dumps({"reasoning_trace": "A density.", "answer": "A nodule."}))
-    [log] = eval(open_ended(data=str(tmp_path / "data")),
-                 model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
-                 model_roles={"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)},
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        open_ended(data=str(tmp_path / "data")),
+        model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
+        model_roles={"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)},
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     return Path(log.location)
 
@@ -139,11 +162,31 @@ def panel_log(tmp_path: Path) -> Path:
 def test_agreement_of_a_panel_and_a_reference(
     panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    reference = write_json(tmp_path / "human.json", {"scores": [
-        {"case_id": c, "gt_final": s, "va_answer": s, "rvf_trace": 4} for c, s in CASES.items()]})  # fmt: skip
+    reference = write_json(
+        tmp_path / "human.json",
+        {
+            "scores": [
+                {"case_id": c, "gt_final": s, "va_answer": s, "rvf_trace": 4}
+                for c, s in CASES.items()
+            ]
+        },
+    )
     plot = tmp_path / "agreement.png"
-    assert main(["agreement", str(panel_log), "--reference", str(reference), "--format", "json",
-                 "--plot", str(plot)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "agreement",
+                str(panel_log),
+                "--reference",
+                str(reference),
+                "--format",
+                "json",
+                "--plot",
+                str(plot),
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     gt = next(c for c in report["components"] if c["component"] == "gt_final")
     pairs = {(p["first"].split("=")[0], p["second"].split("=")[0]): p for p in gt["pairs"]}
@@ -160,7 +203,13 @@ def test_agreement_of_a_panel_and_a_reference(
     assert same["spearman"]["value"] == pytest.approx(1.0)
     assert gt["icc_cases"] == len(CASES)
     assert gt["krippendorff_alpha_ordinal"]["lower"] <= gt["krippendorff_alpha_ordinal"]["value"]
-    assert gt["distributions"][next(r for r in gt["raters"] if r.startswith("grader_2"))] == [0, 1, 2, 2, 3]
+    assert gt["distributions"][next(r for r in gt["raters"] if r.startswith("grader_2"))] == [
+        0,
+        1,
+        2,
+        2,
+        3,
+    ]
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["agreement", str(panel_log), "--format", "md"]) == 0
     assert "Krippendorff's α" in capsys.readouterr().out
@@ -214,18 +263,27 @@ def test_an_edited_logs_unreadable_judge_records_are_left_out_and_named(
     cases = {str(s.id) for s in log.samples}
     # Every other judge's score is still read, the one-judge vision grader's included.
     vision = next(r for r in ratings["va_answer"] if r.startswith("vision_grader="))
-    assert set(ratings["va_answer"][vision]) == cases - {str(log.samples[0].id), str(log.samples[1].id)}
+    assert set(ratings["va_answer"][vision]) == cases - {
+        str(log.samples[0].id),
+        str(log.samples[1].id),
+    }
     assert str(log.samples[2].id) not in next(
-        scores for rater, scores in ratings["gt_final"].items() if rater.startswith("grader_2="))
+        scores for rater, scores in ratings["gt_final"].items() if rater.startswith("grader_2=")
+    )
 
 
 def test_an_unreadable_sample_is_named_and_the_other_cases_rated(
     panel_log: Path, tmp_path: Path
 ) -> None:
-    edited = edit_log_entry(panel_log, tmp_path / "edited.eval", "samples/c2_epoch_1.json",
-                            lambda sample: sample.update(metadata=[1, 2]))  # fmt: skip
+    edited = edit_log_entry(
+        panel_log,
+        tmp_path / "edited.eval",
+        "samples/c2_epoch_1.json",
+        lambda sample: sample.update(metadata=[1, 2]),
+    )
     ratings, notes = read_ratings([edited])
-    assert any("case 'c2' (epoch 1): its logged field 'metadata' cannot be read" in note
-               for note in notes)  # fmt: skip
+    assert any(
+        "case 'c2' (epoch 1): its logged field 'metadata' cannot be read" in note for note in notes
+    )
     rated = {case for scores in ratings["gt_final"].values() for case in scores}
     assert rated == set(CASES) - {"c2"}

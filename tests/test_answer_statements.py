@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, strip_thinking
-from inspect_medreason.short_answers import (
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, strip_thinking
+from inspect_medreason.core.short_answers import (
     YES_NO_VOCABULARIES,
     read_short_answer,
     read_yes_no,
@@ -19,8 +19,13 @@ from inspect_medreason.short_answers import (
 
 SHAPES = [("A", "a triangle"), ("B", "a yellow bus"), ("C", "the nucleus"), ("D", "three objects")]
 CHEST = [("A", "气胸"), ("B", "胸腔积液"), ("C", "肺实变"), ("D", "肺结节")]
-GERMS = [("A", "Streptococcus"), ("B", "Staphylococcus"), ("C", "Klebsiella"),
-         ("D", "Pseudomonas"), ("E", "Enterococcus")]  # fmt: skip
+GERMS = [
+    ("A", "Streptococcus"),
+    ("B", "Staphylococcus"),
+    ("C", "Klebsiella"),
+    ("D", "Pseudomonas"),
+    ("E", "Enterococcus"),
+]
 
 # (reply, options, label read)
 READ: list[tuple[str, list[tuple[str, str]], str]] = [
@@ -124,8 +129,11 @@ def test_the_label_readings_name_no_wrong_option() -> None:
     name an option, so they are not among these.)"""
     for reply, options, expected in READ:
         assert extract_label(reply, options).label in {expected}
-    statements = [(reply, options) for reply, options, method, _ in REFUSED
-                  if method in {"broken_tag", "no_option"} or reply in {"B\nD", "Answer: A or B"}]  # fmt: skip
+    statements = [
+        (reply, options)
+        for reply, options, method, _ in REFUSED
+        if method in {"broken_tag", "no_option"} or reply in {"B\nD", "Answer: A or B"}
+    ]
     assert len(statements) >= 6
     for reply, options in statements:
         assert extract_label(f"Answer: A\n{reply}", options).label is None, reply

@@ -14,7 +14,7 @@ import pytest
 from conftest import write_json
 
 from inspect_medreason.cli import main
-from inspect_medreason.files import write_text_atomically
+from inspect_medreason.core.files import write_text_atomically
 
 # Runs `medreason score` with fsync slowed down, so the kill lands after the new bytes are
 # written to the temporary file and before the rename.
@@ -51,9 +51,19 @@ def test_a_kill_mid_write_leaves_the_old_file_intact(tmp_path: Path, kill: signa
     output = tmp_path / "metrics.json"
     output.write_text("the previous result\n")
     process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_WRITER, *_score_inputs(tmp_path), "--output", str(output), "--force"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            SLOW_WRITER,
+            *_score_inputs(tmp_path),
+            "--output",
+            str(output),
+            "--force",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stdout is not None
     deadline = time.monotonic() + 60
     while process.stdout.readline().strip() != "writing":

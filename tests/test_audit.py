@@ -11,14 +11,22 @@ import pytest
 from conftest import write_json, write_png
 from published_schemas import med_cmr_release
 
-from inspect_medreason.audit import audit_data, leaks_answer, render
 from inspect_medreason.cli import main
-from inspect_medreason.schema import Case
+from inspect_medreason.cli.audit import audit_data, leaks_answer, render
+from inspect_medreason.core.schema import Case
 
 
 def case(answer: str, reasoning: str, task_type: str = "open", **extra: object) -> Case:
-    return Case.model_validate({"case_id": "c", "task_type": task_type, "question": "Q?",
-                                "answer": answer, "reference_reasoning": reasoning, **extra})  # fmt: skip
+    return Case.model_validate(
+        {
+            "case_id": "c",
+            "task_type": task_type,
+            "question": "Q?",
+            "answer": answer,
+            "reference_reasoning": reasoning,
+            **extra,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -48,29 +56,88 @@ def audit_folder(tmp_path: Path) -> Path:
     write_png(folder / "b.png", size=(64, 64), colour=200)
     write_png(folder / "tiny.png", size=(8, 8))
     (folder / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\n not an image")
-    mcq = [{"label": label, "text": text} for label, text in zip("ABCD", ["w", "x", "y", "z"], strict=True)]
+    mcq = [
+        {"label": label, "text": text}
+        for label, text in zip("ABCD", ["w", "x", "y", "z"], strict=True)
+    ]
     cases = [
-        {"case_id": "m1", "task_type": "mcq", "question": "Which?", "image_path": "a.png",
-         "options": mcq, "answer": "A", "visual_description": "Clearly w."},  # leaks "w"
-        {"case_id": "m2", "task_type": "mcq", "question": "Which?", "image_path": "a_again.png",
-         "options": mcq, "answer": "B"},  # same image content and question, another answer
-        {"case_id": "m3", "task_type": "mcq", "question": "Other?", "image_path": "b.png",
-         "options": mcq, "answer": "A"},
-        {"case_id": "m4", "task_type": "mcq", "question": "Third?", "image_path": "b.png",
-         "options": mcq, "answer": "A"},
-        {"case_id": "o1", "task_type": "open", "question": "What?", "image_path": "b.png",
-         "answer": "a cyst", "metadata": {"modality": "MR"}},
-        {"case_id": "o2", "task_type": "open", "question": "  what? ", "image_path": "b.png",
-         "answer": "A cyst."},  # a duplicate of o1 once normalised
-        {"case_id": "o3", "task_type": "open", "question": "Tiny?", "image_path": "tiny.png",
-         "answer": "x"},
-        {"case_id": "o4", "task_type": "open", "question": "Broken?", "image_path": "broken.png",
-         "answer": "x"},
-        {"case_id": "o5", "task_type": "open", "question": "Gone?", "image_path": "missing.png",
-         "answer": "x"},
-        {"case_id": "o6", "task_type": "open", "question": "Out?", "image_path": "../a.png",
-         "answer": "x"},
-    ]  # fmt: skip
+        {
+            "case_id": "m1",
+            "task_type": "mcq",
+            "question": "Which?",
+            "image_path": "a.png",
+            "options": mcq,
+            "answer": "A",
+            "visual_description": "Clearly w.",
+        },  # leaks "w"
+        {
+            "case_id": "m2",
+            "task_type": "mcq",
+            "question": "Which?",
+            "image_path": "a_again.png",
+            "options": mcq,
+            "answer": "B",
+        },  # same image content and question, another answer
+        {
+            "case_id": "m3",
+            "task_type": "mcq",
+            "question": "Other?",
+            "image_path": "b.png",
+            "options": mcq,
+            "answer": "A",
+        },
+        {
+            "case_id": "m4",
+            "task_type": "mcq",
+            "question": "Third?",
+            "image_path": "b.png",
+            "options": mcq,
+            "answer": "A",
+        },
+        {
+            "case_id": "o1",
+            "task_type": "open",
+            "question": "What?",
+            "image_path": "b.png",
+            "answer": "a cyst",
+            "metadata": {"modality": "MR"},
+        },
+        {
+            "case_id": "o2",
+            "task_type": "open",
+            "question": "  what? ",
+            "image_path": "b.png",
+            "answer": "A cyst.",
+        },  # a duplicate of o1 once normalised
+        {
+            "case_id": "o3",
+            "task_type": "open",
+            "question": "Tiny?",
+            "image_path": "tiny.png",
+            "answer": "x",
+        },
+        {
+            "case_id": "o4",
+            "task_type": "open",
+            "question": "Broken?",
+            "image_path": "broken.png",
+            "answer": "x",
+        },
+        {
+            "case_id": "o5",
+            "task_type": "open",
+            "question": "Gone?",
+            "image_path": "missing.png",
+            "answer": "x",
+        },
+        {
+            "case_id": "o6",
+            "task_type": "open",
+            "question": "Out?",
+            "image_path": "../a.png",
+            "answer": "x",
+        },
+    ]
     write_json(folder / "cases.json", {"cases": cases})
     return folder
 
@@ -104,8 +171,20 @@ def test_check_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr()
     assert "# Data audit" in out.out and "answer leakage in" in out.err
     # the release fixture leaks in cases 1 ("meningioma") and 2 ("left pneumothorax")
-    assert main(["check-data", str(release), "--strict", "--format", "json",
-                 "--output", str(tmp_path / "audit.json")]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "check-data",
+                str(release),
+                "--strict",
+                "--format",
+                "json",
+                "--output",
+                str(tmp_path / "audit.json"),
+            ]
+        )
+        == 1
+    )
     document = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
     assert sorted(row["case_id"] for row in document["leakage"]) == ["1", "2"]
     assert document["clean"] is False
@@ -115,9 +194,15 @@ def test_check_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_check_data_refuses_unreadable_data_with_a_message(tmp_path: Path) -> None:
-    write_json(tmp_path / "cases.json", {"cases": [{"case_id": "x", "task_type": "mcq",
-                                                   "question": "Q", "options": ["a"]}]})  # fmt: skip
-    result = subprocess.run([sys.executable, "-m", "inspect_medreason.cli", "check-data",
-                             str(tmp_path)], capture_output=True, text=True, check=False)  # fmt: skip
+    write_json(
+        tmp_path / "cases.json",
+        {"cases": [{"case_id": "x", "task_type": "mcq", "question": "Q", "options": ["a"]}]},
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "inspect_medreason.cli", "check-data", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "case 'x': options: an MCQ case needs at least two options" in result.stderr

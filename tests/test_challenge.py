@@ -8,16 +8,20 @@ from typing import Any
 import pytest
 from conftest import write_json
 
-from inspect_medreason.challenge import (
+from inspect_medreason.cli import main
+from inspect_medreason.cli.challenge import (
     CaseSpec,
     submission_problems,
 )
-from inspect_medreason.cli import main
 
 
 def predictions(*answers: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "t", "type": "Medical visual reasoning", "answers": list(answers),
-            "version": {"major": 1, "minor": 0}}  # fmt: skip
+    return {
+        "name": "t",
+        "type": "Medical visual reasoning",
+        "answers": list(answers),
+        "version": {"major": 1, "minor": 0},
+    }
 
 
 def mcq(case_id: str, answer: str) -> dict[str, Any]:
@@ -45,9 +49,15 @@ def test_every_submission_problem_is_listed() -> None:
     )
     document["version"] = {"major": 2, "minor": 0}
     problems = "\n".join(submission_problems(document, [*CASES, CaseSpec("m2", "mcq", ("A", "B"))]))
-    for expected in ["version", "2 answers for one case", "'b' is not exactly one of the option labels",
-                     "reasoning_trace: required", "'ghost': case_id: not a case", "non-empty string",
-                     "'m2': no answer"]:  # fmt: skip
+    for expected in [
+        "version",
+        "2 answers for one case",
+        "'b' is not exactly one of the option labels",
+        "reasoning_trace: required",
+        "'ghost': case_id: not a case",
+        "non-empty string",
+        "'m2': no answer",
+    ]:
         assert expected in problems, expected
     wrong_type = submission_problems(predictions(open_answer("m1"), open_answer("o1")), CASES)
     assert any("task_type: 'open' but the case is 'mcq'" in p for p in wrong_type)
@@ -58,8 +68,10 @@ def test_every_submission_problem_is_listed() -> None:
 def test_validate_cli(
     official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    good = write_json(tmp_path / "r.json", predictions(
-        mcq("q1", "A"), mcq("q2", "C"), mcq("q3", "B"), open_answer("o1")))  # fmt: skip
+    good = write_json(
+        tmp_path / "r.json",
+        predictions(mcq("q1", "A"), mcq("q2", "C"), mcq("q3", "B"), open_answer("o1")),
+    )
     cases = str(official_dataset / "cases.json")
     assert main(["validate", str(good), "--cases", cases]) == 0
     assert "valid against the cases file: 4 answers" in capsys.readouterr().out

@@ -17,15 +17,21 @@ from inspect_ai.log import EvalLog, EvalMetric, EvalScore, read_eval_log, write_
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from scipy import stats
 
-from inspect_medreason.challenge import export_results
 from inspect_medreason.cli import main
-from inspect_medreason.leaderboard import ModelRow, rank_rows, run_settings
-from inspect_medreason.loaders import sample_data_dir
+from inspect_medreason.cli.challenge import export_results
+from inspect_medreason.cli.leaderboard import ModelRow, rank_rows, run_settings
+from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
 
 
-def judged_log(data: Path, log_dir: Path, mcq_reply: str, model: str = "mockllm/model",
-               vision_score: int = 3, text_score: int | str = 4) -> EvalLog:  # fmt: skip
+def judged_log(
+    data: Path,
+    log_dir: Path,
+    mcq_reply: str,
+    model: str = "mockllm/model",
+    vision_score: int = 3,
+    text_score: int | str = 4,
+) -> EvalLog:
     def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         if "Options:" in user_text(messages):
             return scripted_output(mcq_reply)
@@ -61,13 +67,31 @@ def test_round_trip_export_validate_score(
     log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
     results, archive, judges = tmp_path / "results.json", tmp_path / "sub.zip", tmp_path / "j.json"
     cases = str(official_dataset / "cases.json")
-    assert main(["export", log.location, "--output", str(results), "--zip", str(archive),
-                 "--cases", cases, "--name", "my team"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "export",
+                log.location,
+                "--output",
+                str(results),
+                "--zip",
+                str(archive),
+                "--cases",
+                cases,
+                "--name",
+                "my team",
+            ]
+        )
+        == 0
+    )
     document = json.loads(results.read_text())
     assert document["name"] == "my team" and document["version"] == {"major": 1, "minor": 0}
     answers = {a["case_id"]: a for a in document["answers"]}
     assert {k: a["answer"] for k, a in answers.items() if a["task_type"] == "mcq"} == {
-        "q1": "A", "q2": "A", "q3": "A"}  # fmt: skip
+        "q1": "A",
+        "q2": "A",
+        "q3": "A",
+    }
     assert answers["o1"]["answer"] == "nodule"
     assert answers["o1"]["reasoning_trace"] == "A dense nodule is seen."
     assert all(a["reasoning_trace"] for a in answers.values())
@@ -75,11 +99,24 @@ def test_round_trip_export_validate_score(
         assert opened.namelist() == ["results.json"]
     assert main(["validate", str(archive), "--cases", cases]) == 0
     assert main(["judge-scores", log.location, "--output", str(judges)]) == 0
-    assert json.loads(judges.read_text()) == {"scores": [
-        {"case_id": "o1", "gt_final": 4.0, "va_answer": 3.0, "rvf_trace": 3.0}]}  # fmt: skip
+    assert json.loads(judges.read_text()) == {
+        "scores": [{"case_id": "o1", "gt_final": 4.0, "va_answer": 3.0, "rvf_trace": 3.0}]
+    }
     capsys.readouterr()
-    assert main(["score", "--predictions", str(results), "--judge-scores", str(judges),
-                 "--ground-truth", str(official_dataset / "ground_truth.json")]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "score",
+                "--predictions",
+                str(results),
+                "--judge-scores",
+                str(judges),
+                "--ground-truth",
+                str(official_dataset / "ground_truth.json"),
+            ]
+        )
+        == 0
+    )
     scored = json.loads(capsys.readouterr().out)
     # The official scorer on the export agrees with the Inspect log.
     assert log.results is not None
@@ -145,17 +182,21 @@ def test_judge_scores_leave_out_unscored(
     assert "o1: unscored gt_final" in err and "invalid judge output" in err
 
 
-def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            official_dataset: Path) -> None:  # fmt: skip
-    judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", model="mockllm/alpha",
-               vision_score=4)  # fmt: skip
-    judged_log(official_dataset, tmp_path / "logs", "ANSWER: C", model="mockllm/beta",
-               vision_score=2)  # fmt: skip
+def test_leaderboard_ranks_ties_and_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], official_dataset: Path
+) -> None:
+    judged_log(
+        official_dataset, tmp_path / "logs", "ANSWER: A", model="mockllm/alpha", vision_score=4
+    )
+    judged_log(
+        official_dataset, tmp_path / "logs", "ANSWER: C", model="mockllm/beta", vision_score=2
+    )
     [mcq_only] = eval(
         mcq(data=str(official_dataset)),
         model=get_model("mockllm/gamma", custom_outputs=lambda *_: scripted_output("ANSWER: B")),
-        display="none", log_dir=str(tmp_path / "logs"),
-    )  # fmt: skip
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert mcq_only.status == "success"
     plot = tmp_path / "board.png"
     assert (
@@ -168,7 +209,9 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     # Each accuracy carries its Wilson 95% interval, as scipy computes it for 1 of 3.
     expected = stats.binomtest(1, 3).proportion_ci(method="wilson")
     interval = by_model["mockllm/alpha"]["intervals"]["MCQ Accuracy"]
-    assert interval["lower"] == pytest.approx(expected.low) and interval["upper"] == pytest.approx(expected.high)
+    assert interval["lower"] == pytest.approx(expected.low) and interval["upper"] == pytest.approx(
+        expected.high
+    )
     assert by_model["mockllm/alpha"]["ranks"]["Open-ended VA"] == 1.0
     assert by_model["mockllm/beta"]["ranks"]["Open-ended VA"] == 2.0
     assert by_model["mockllm/gamma"]["ranks"]["Open-ended GT"] == 3.0  # missing: last
@@ -179,9 +222,14 @@ def test_leaderboard_ranks_ties_and_missing(tmp_path: Path, capsys: pytest.Captu
     markdown = capsys.readouterr().out
     assert "| 1 | mockllm/alpha |" in markdown and "modality:CT" in markdown
     assert "(n=3)" in markdown  # every metric shows its number of cases
-    for fmt, marker in (("csv", "dataset,position,model,partial,MCQ Accuracy,"
-                                "MCQ Accuracy 95% lower,MCQ Accuracy 95% upper,n MCQ Accuracy"),
-                        ("html", "<table")):  # fmt: skip
+    for fmt, marker in (
+        (
+            "csv",
+            "dataset,position,model,partial,MCQ Accuracy,"
+            "MCQ Accuracy 95% lower,MCQ Accuracy 95% upper,n MCQ Accuracy",
+        ),
+        ("html", "<table"),
+    ):
         assert main(["leaderboard", str(tmp_path / "logs"), "--format", fmt]) == 0
         assert marker in capsys.readouterr().out
 
@@ -200,17 +248,29 @@ def legacy_results(log: EvalLog) -> EvalLog:
         metrics = {
             "mean": EvalMetric(name="mean", value=flat.metrics[key].value),
             "stderr": EvalMetric(name="stderr", value=flat.metrics[f"{key}_stderr"].value),
-            "bootstrap_ci_lower": EvalMetric(name="lower", group="bootstrap_ci",
-                                             value=flat.metrics[f"{key}_lower"].value),
-            "bootstrap_ci_upper": EvalMetric(name="upper", group="bootstrap_ci",
-                                             value=flat.metrics[f"{key}_upper"].value),
-            **{f"grouped_{name.removeprefix(f'{key} by ')}": EvalMetric(
-                name=name.removeprefix(f"{key} by "), group="grouped", value=m.value)
-               for name, m in flat.metrics.items() if name.startswith(f"{key} by ")},
-        }  # fmt: skip
-        scores.append(EvalScore(name=key, scorer="open_ended_scorer", metrics=metrics,
-                                scored_samples=(flat.scored_samples or 0) - unscored,
-                                unscored_samples=(flat.unscored_samples or 0) + unscored))  # fmt: skip
+            "bootstrap_ci_lower": EvalMetric(
+                name="lower", group="bootstrap_ci", value=flat.metrics[f"{key}_lower"].value
+            ),
+            "bootstrap_ci_upper": EvalMetric(
+                name="upper", group="bootstrap_ci", value=flat.metrics[f"{key}_upper"].value
+            ),
+            **{
+                f"grouped_{name.removeprefix(f'{key} by ')}": EvalMetric(
+                    name=name.removeprefix(f"{key} by "), group="grouped", value=m.value
+                )
+                for name, m in flat.metrics.items()
+                if name.startswith(f"{key} by ")
+            },
+        }
+        scores.append(
+            EvalScore(
+                name=key,
+                scorer="open_ended_scorer",
+                metrics=metrics,
+                scored_samples=(flat.scored_samples or 0) - unscored,
+                unscored_samples=(flat.unscored_samples or 0) + unscored,
+            )
+        )
     legacy.results.scores = scores
     return legacy
 
@@ -264,11 +324,19 @@ def test_sample_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 def test_console_script_help_for_every_subcommand() -> None:
     for command in ("export", "judge-scores", "score", "validate", "leaderboard", "sample-data"):
-        result = subprocess.run([sys.executable, "-m", "inspect_medreason.cli", command, "--help"],
-                                capture_output=True, text=True, check=False)  # fmt: skip
+        result = subprocess.run(
+            [sys.executable, "-m", "inspect_medreason.cli", command, "--help"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert result.returncode == 0 and "usage: medreason" in result.stdout
-    missing = subprocess.run([sys.executable, "-m", "inspect_medreason.cli", "export"],
-                             capture_output=True, text=True, check=False)  # fmt: skip
+    missing = subprocess.run(
+        [sys.executable, "-m", "inspect_medreason.cli", "export"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert missing.returncode == 2 and "required" in missing.stderr
 
 
@@ -279,8 +347,13 @@ def test_official_docker_test_round_trip(
     """The official smoke data: run (no scoring), export and validate, as a participant would;
     the result has the same shape as the official baseline's expected output."""
     folder = SHARED_OFFICIAL / "docker-test"
-    [log] = eval(medreason(data=str(folder)), model="medreason/pipeline-check", score=False,
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        medreason(data=str(folder)),
+        model="medreason/pipeline-check",
+        score=False,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success"
     output = tmp_path / "results.json"
     assert (
@@ -304,14 +377,20 @@ def test_leaderboard_keeps_variants_apart(
     # With the images, answer A (right for q1 only); blind, answer nothing usable.
     for images, reply in ((True, "ANSWER: A"), (False, "I cannot tell without the image.")):
         model = get_model("mockllm/model", custom_outputs=lambda *_, r=reply: scripted_output(r))
-        [log] = eval(mcq(data=str(official_dataset), images=images), model=model,
-                     display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+        [log] = eval(
+            mcq(data=str(official_dataset), images=images),
+            model=model,
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
         assert log.status == "success"
     assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     apart = {row["model"]: row["metrics"]["MCQ Accuracy"] for row in rows}
-    assert apart == {"mockllm/model [images=true]": pytest.approx(1 / 3),
-                     "mockllm/model [images=false]": 0.0}  # fmt: skip
+    assert apart == {
+        "mockllm/model [images=true]": pytest.approx(1 / 3),
+        "mockllm/model [images=false]": 0.0,
+    }
     assert (
         main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--label-arg", "images"])
         == 0
@@ -323,8 +402,13 @@ def test_leaderboard_keeps_variants_apart(
 def _mcq_log(data: Path, log_dir: Path, reply: str, **eval_args: Any) -> EvalLog:
     task_args = eval_args.pop("task_args", {})
     model = get_model("mockllm/model", custom_outputs=lambda *_: scripted_output(reply))
-    [log] = eval(mcq(data=str(data), **task_args), model=model, display="none",
-                 log_dir=str(log_dir), **eval_args)  # fmt: skip
+    [log] = eval(
+        mcq(data=str(data), **task_args),
+        model=model,
+        display="none",
+        log_dir=str(log_dir),
+        **eval_args,
+    )
     assert log.status == "success"
     return log
 
@@ -363,8 +447,10 @@ def test_leaderboard_says_which_of_two_identical_runs_it_used(
     assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
     [row] = json.loads(capsys.readouterr().out)["rows"]
     assert row["sources"]["MCQ Accuracy"] == newer.location
-    assert row["notes"] == [f"MCQ Accuracy: used {newer.location} (the newest run of this "
-                            f"configuration), not {older.location}"]  # fmt: skip
+    assert row["notes"] == [
+        f"MCQ Accuracy: used {newer.location} (the newest run of this "
+        f"configuration), not {older.location}"
+    ]
 
 
 def test_leaderboard_ranks_only_within_one_dataset(
@@ -413,8 +499,19 @@ def test_leaderboard_refusal_writes_nothing(
     _mcq_log(official_dataset, tmp_path / "logs", "ANSWER: A")
     (tmp_path / "plot_dir").mkdir()
     table = tmp_path / "board.md"
-    assert main(["leaderboard", str(tmp_path / "logs"), "--output", str(table),
-                 "--plot", str(tmp_path / "plot_dir")]) == 1  # fmt: skip
+    assert (
+        main(
+            [
+                "leaderboard",
+                str(tmp_path / "logs"),
+                "--output",
+                str(table),
+                "--plot",
+                str(tmp_path / "plot_dir"),
+            ]
+        )
+        == 1
+    )
     assert not table.exists() and "is a folder" in capsys.readouterr().err
 
 
@@ -430,9 +527,11 @@ def test_judge_scores_refuses_a_case_judged_in_two_logs(
 
 
 def test_long_work_shows_progress_when_asked(
-    official_dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    official_dataset: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+) -> None:
     log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
     monkeypatch.setenv("MEDREASON_PROGRESS", "1")
     monkeypatch.setenv("COLUMNS", "250")
@@ -474,12 +573,18 @@ def test_the_plot_grows_with_the_rows() -> None:
 
     from PIL import Image
 
-    from inspect_medreason.leaderboard import plot_png
+    from inspect_medreason.cli.leaderboard import plot_png
 
     def height(count: int) -> int:
-        rows = rank_rows([ModelRow(f"provider/a-rather-long-model-name-number-{i}-instruct",
-                                   {"MCQ Accuracy": i / 10, "Open-ended GT": 2.0, "Open-ended VA": None})
-                          for i in range(count)])  # fmt: skip
+        rows = rank_rows(
+            [
+                ModelRow(
+                    f"provider/a-rather-long-model-name-number-{i}-instruct",
+                    {"MCQ Accuracy": i / 10, "Open-ended GT": 2.0, "Open-ended VA": None},
+                )
+                for i in range(count)
+            ]
+        )
         return Image.open(BytesIO(plot_png(rows))).height
 
     assert height(10) > 2 * height(2) > 0
@@ -493,10 +598,13 @@ def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path
         [log] = eval(
             open_ended(data=str(sample_data_dir()), **extra),
             model="medreason/pipeline-check",
-            model_roles={"grader": "medreason/pipeline-check",
-                         "vision_grader": "medreason/pipeline-check"},
-            display="none", log_dir=str(tmp_path / "logs"),
-        )  # fmt: skip
+            model_roles={
+                "grader": "medreason/pipeline-check",
+                "vision_grader": "medreason/pipeline-check",
+            },
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
         assert log.status == "success", log.error
         logs.append(run_settings(log).tracks["open"])
     assert logs[0] == logs[1]
@@ -510,15 +618,22 @@ def test_export_of_an_unfinished_run_keeps_what_it_holds(
     """The header lists every case; the log holds only some (a run stopped part-way, or a
     log trimmed by hand). Export reads the ones present, in the dataset's order, names the
     missing ones by the run's status, and writes nothing without --force."""
-    [log] = eval(mcq(data=str(official_dataset)),
-                 model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success" and log.samples is not None
     log.samples = [sample for sample in log.samples if sample.id != "q2"]
     log.status = "error"
     trimmed = tmp_path / "trimmed.eval"
     write_eval_log(log, str(trimmed))
-    assert read_eval_log(str(trimmed), header_only=True).eval.dataset.sample_ids == ["q1", "q2", "q3"]
+    assert read_eval_log(str(trimmed), header_only=True).eval.dataset.sample_ids == [
+        "q1",
+        "q2",
+        "q3",
+    ]
     report = export_results([trimmed])
     assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
     assert any("status 'error'" in problem for problem in report.problems)

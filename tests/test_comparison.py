@@ -19,22 +19,38 @@ def mcq_folder(folder: Path, count: int, prefix: str = "q") -> Path:
     """``count`` MCQ cases, two per image, answer A."""
     for index in range(0, count, 2):
         write_png(folder / "images" / f"{index}.png")
-    cases = [{"case_id": f"{prefix}{i}", "task_type": "mcq", "question": f"Which? ({prefix}{i})",
-              "image_path": f"images/{i - i % 2}.png", "options": ["yes", "no", "maybe"],
-              "metadata": {"modality": "CT" if i % 4 < 2 else "MR"}} for i in range(count)]  # fmt: skip
+    cases = [
+        {
+            "case_id": f"{prefix}{i}",
+            "task_type": "mcq",
+            "question": f"Which? ({prefix}{i})",
+            "image_path": f"images/{i - i % 2}.png",
+            "options": ["yes", "no", "maybe"],
+            "metadata": {"modality": "CT" if i % 4 < 2 else "MR"},
+        }
+        for i in range(count)
+    ]
     write_json(folder / "cases.json", {"cases": cases})
-    write_json(folder / "ground_truth.json",
-               {"cases": [{"case_id": c["case_id"], "task_type": "mcq", "answer": "A"} for c in cases]})  # fmt: skip
+    write_json(
+        folder / "ground_truth.json",
+        {"cases": [{"case_id": c["case_id"], "task_type": "mcq", "answer": "A"} for c in cases]},
+    )
     return folder
 
 
 def run(folder: Path, logs: Path, name: str, wrong: set[int]) -> Path:
     def respond(messages: list[ChatMessage], *_: object) -> ModelOutput:
         index = int(user_text(messages).split("(q")[1].split(")")[0])
-        return scripted_output(json.dumps({"reasoning_trace": "x", "answer": "B" if index in wrong else "A"}))
+        return scripted_output(
+            json.dumps({"reasoning_trace": "x", "answer": "B" if index in wrong else "A"})
+        )
 
-    [log] = eval(mcq(data=str(folder)), model=get_model(f"mockllm/{name}", custom_outputs=respond),
-                 display="none", log_dir=str(logs / name))  # fmt: skip
+    [log] = eval(
+        mcq(data=str(folder)),
+        model=get_model(f"mockllm/{name}", custom_outputs=respond),
+        display="none",
+        log_dir=str(logs / name),
+    )
     assert log.status == "success", log.error
     return Path(log.location)
 
@@ -44,7 +60,9 @@ def compare_json(a: Path, b: Path, capsys: pytest.CaptureFixture[str]) -> Any:
     return json.loads(capsys.readouterr().out)
 
 
-def test_a_clear_difference_is_significant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_clear_difference_is_significant(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = mcq_folder(tmp_path / "data", 40)
     a = run(folder, tmp_path / "logs", "strong", wrong={0, 1})
     b = run(folder, tmp_path / "logs", "weak", wrong=set(range(0, 40, 2)) | {1})
@@ -55,8 +73,11 @@ def test_a_clear_difference_is_significant(tmp_path: Path, capsys: pytest.Captur
     # discordant pairs: 19 only A got right, 0 only B: p = 2 / 2^19
     assert accuracy["test"] == "McNemar exact" and accuracy["p_value"] == pytest.approx(2 / 2**19)
     assert accuracy["interval"]["upper"] < 0
-    by_modality = {c["category"]: c["cases"] for c in report["categories"]["MCQ Accuracy"]
-                   if c["field"] == "modality"}  # fmt: skip
+    by_modality = {
+        c["category"]: c["cases"]
+        for c in report["categories"]["MCQ Accuracy"]
+        if c["field"] == "modality"
+    }
     assert by_modality == {"CT": 20, "MR": 20}
 
 
@@ -71,16 +92,22 @@ def test_a_small_difference_is_not(tmp_path: Path, capsys: pytest.CaptureFixture
     assert accuracy["detectable"] > abs(accuracy["difference"])
 
 
-def test_formats_plot_and_partial_overlap(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_formats_plot_and_partial_overlap(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     a = run(mcq_folder(tmp_path / "data", 20), tmp_path / "logs", "one", wrong={3})
     b = run(mcq_folder(tmp_path / "other", 10), tmp_path / "logs", "two", wrong={4})
     plot = tmp_path / "diff.png"
     assert main(["compare", str(a), str(b), "--plot", str(plot)]) == 0
     captured = capsys.readouterr()
-    assert "10 cases scored in both runs" in captured.out and "| MCQ Accuracy | 10 |" in captured.out
+    assert (
+        "10 cases scored in both runs" in captured.out and "| MCQ Accuracy | 10 |" in captured.out
+    )
     assert "different data files" in captured.err
     # the cases only one run scored are counted and named, not dropped without a word
-    assert "10 case(s) scored only in A ('q10', 'q11', 'q12', 'q13', 'q14' and 5 more)" in captured.err
+    assert (
+        "10 case(s) scored only in A ('q10', 'q11', 'q12', 'q13', 'q14' and 5 more)" in captured.err
+    )
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["compare", str(a), str(b), "--format", "html"]) == 0
     assert "<table>" in capsys.readouterr().out
@@ -111,9 +138,13 @@ def test_leaderboard_bootstrap_reports_rank_stability(
     run(folder, tmp_path / "logs", "clear", wrong={0, 5})
     run(folder, tmp_path / "logs", "poor", wrong=set(range(0, 40, 2)))
     run(folder, tmp_path / "logs", "close", wrong={0, 3, 7})
-    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--bootstrap", "300"]) == 0
+    assert (
+        main(["leaderboard", str(tmp_path / "logs"), "--format", "json", "--bootstrap", "300"]) == 0
+    )
     rows = {row["model"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
-    clear, poor, close = (rows[f"mockllm/{m}"]["rank_stability"] for m in ("clear", "poor", "close"))
+    clear, poor, close = (
+        rows[f"mockllm/{m}"]["rank_stability"] for m in ("clear", "poor", "close")
+    )
     # 19 cases separate poor from the others: it is last in every resample
     assert poor["position_shares"] == {"3": 1.0} and poor["position_interval"] == [3.0, 3.0]
     # clear and close differ on three cases, two in clear's favour: their order is not settled
@@ -131,10 +162,17 @@ def test_an_unreadable_sample_is_left_out_and_named(
     folder = mcq_folder(tmp_path / "data", 6)
     a = run(folder, tmp_path / "logs", "one", wrong={1})
     b = run(folder, tmp_path / "logs", "two", wrong=set())
-    edited = edit_log_entry(b, tmp_path / "edited.eval", "samples/q3_epoch_1.json",
-                            lambda sample: sample["scores"]["mcq_scorer"].update(answer=7))  # fmt: skip
+    edited = edit_log_entry(
+        b,
+        tmp_path / "edited.eval",
+        "samples/q3_epoch_1.json",
+        lambda sample: sample["scores"]["mcq_scorer"].update(answer=7),
+    )
     report = compare_json(a, edited, capsys)
     assert report["shared_cases"] == 5
-    assert any("1 sample(s) of B are left out, unreadable: case 'q3' (epoch 1): its logged "
-               "field 'scores.mcq_scorer.answer'" in warning for warning in report["warnings"])  # fmt: skip
+    assert any(
+        "1 sample(s) of B are left out, unreadable: case 'q3' (epoch 1): its logged "
+        "field 'scores.mcq_scorer.answer'" in warning
+        for warning in report["warnings"]
+    )
     assert report["metrics"]["MCQ Accuracy"]["difference"] == pytest.approx(1 / 5)

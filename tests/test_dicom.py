@@ -8,9 +8,9 @@ from conftest import write_json
 from dicom_fixtures import gradient, write_dicom
 from PIL import Image
 
-from inspect_medreason.dicom import dicom_as_png, dicom_to_image, is_dicom
-from inspect_medreason.images import ImagePathError
-from inspect_medreason.loaders import DatasetError, load_cases
+from inspect_medreason.core.dicom import dicom_as_png, dicom_to_image, is_dicom
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.loaders import DatasetError, load_cases
 
 
 @pytest.fixture(autouse=True)
@@ -66,12 +66,20 @@ def test_dicom_cases_load_as_png(tmp_path: Path) -> None:
     write_dicom(tmp_path / "data" / "series" / "IM0002", gradient())
     frames = np.stack([gradient(), gradient(top=100), gradient(top=10)])
     write_dicom(tmp_path / "data" / "cine.dcm", frames)
-    write_json(tmp_path / "data" / "cases.json", [
-        {"case_id": "a", "task_type": "open", "question": "Q", "image_path": "scan.dcm"},
-        {"case_id": "b", "task_type": "open", "question": "Q", "image_path": "series/IM0002"},
-        {"case_id": "c", "task_type": "open", "question": "Q", "image_path": "cine.dcm",
-         "metadata": {"frame": 2}},
-    ])  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        [
+            {"case_id": "a", "task_type": "open", "question": "Q", "image_path": "scan.dcm"},
+            {"case_id": "b", "task_type": "open", "question": "Q", "image_path": "series/IM0002"},
+            {
+                "case_id": "c",
+                "task_type": "open",
+                "question": "Q",
+                "image_path": "cine.dcm",
+                "metadata": {"frame": 2},
+            },
+        ],
+    )
     loaded = load_cases(tmp_path / "data")
     for case_id in "abc":
         [png] = loaded.resolved_images[case_id]
@@ -81,8 +89,10 @@ def test_dicom_cases_load_as_png(tmp_path: Path) -> None:
 def test_unreadable_dicom_is_a_load_error_naming_the_file(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "broken.dcm").write_bytes(b"\0" * 128 + b"DICM" + b"garbage")
-    write_json(tmp_path / "data" / "cases.json", [
-        {"case_id": "x", "task_type": "open", "question": "Q", "image_path": "broken.dcm"}])  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        [{"case_id": "x", "task_type": "open", "question": "Q", "image_path": "broken.dcm"}],
+    )
     with pytest.raises(DatasetError) as error:
         load_cases(tmp_path / "data")
     [problem] = error.value.problems

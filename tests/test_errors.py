@@ -11,7 +11,7 @@ from types import TracebackType
 import pytest
 from inspect_ai.model import get_model
 
-from inspect_medreason.errors import (
+from inspect_medreason.core.errors import (
     TaskArgumentError,
     UserInputError,
     describe_error,
@@ -61,9 +61,12 @@ def test_the_package_imports_no_private_inspect_module() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = (
-                [node.module or ""] if isinstance(node, ast.ImportFrom)
-                else [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            )  # fmt: skip
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
             private += [f"{path.name}: {n}" for n in names if n.startswith("inspect_ai._")]
     assert private == []
 

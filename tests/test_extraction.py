@@ -5,7 +5,7 @@ import unicodedata
 
 import pytest
 
-from inspect_medreason.extraction import (
+from inspect_medreason.core.extraction import (
     EXTRACTION_MODE,
     INVISIBLE_FORMAT_CHARACTERS,
     extract_label,
@@ -225,15 +225,26 @@ def test_no_answer_says_why() -> None:
 
 
 def test_hostile_replies_end_in_no_answer() -> None:
-    for reply in ("[" * 1000, '{"answer": ' + "[" * 5000 + "}", "{" * 10000,
-                  "x" * 2_000_000, "\x00\x01\x1b[31m", "\u2028B\u2029"):  # fmt: skip
+    for reply in (
+        "[" * 1000,
+        '{"answer": ' + "[" * 5000 + "}",
+        "{" * 10000,
+        "x" * 2_000_000,
+        "\x00\x01\x1b[31m",
+        "\u2028B\u2029",
+    ):
         result = extract_label(reply, OPTIONS)
         assert result.label in {None, "B"}
 
 
 def test_many_statements_stay_linear_to_read() -> None:
-    for reply in ("<answer>" * 50_000, "The answer is A. " * 50_000, "答案是B " * 50_000,
-                  "\\boxed{" * 50_000, "I choose A " * 50_000):  # fmt: skip
+    for reply in (
+        "<answer>" * 50_000,
+        "The answer is A. " * 50_000,
+        "答案是B " * 50_000,
+        "\\boxed{" * 50_000,
+        "I choose A " * 50_000,
+    ):
         assert extract_label(reply, OPTIONS).label in {None, "A", "B"}
 
 
@@ -283,9 +294,10 @@ def test_the_invisible_set_is_every_format_character_but_script_marks() -> None:
     }
     assert all(unicodedata.category(c) == "Cf" for c in removed)
     kept = {
-        chr(c) for c in range(sys.maxunicode + 1)
+        chr(c)
+        for c in range(sys.maxunicode + 1)
         if unicodedata.category(chr(c)) == "Cf" and chr(c) not in removed
-    }  # fmt: skip
+    }
     # Only marks that belong to a script's words or numbers stay.
     assert all(unicodedata.name(c, "").startswith(SCRIPT_MARK_PREFIXES) for c in kept), sorted(
         f"U+{ord(c):04X} {unicodedata.name(c, '?')}"
@@ -296,9 +308,15 @@ def test_the_invisible_set_is_every_format_character_but_script_marks() -> None:
 
 
 SCRIPT_MARK_PREFIXES = (
-    "ARABIC", "SYRIAC", "MONGOLIAN", "KAITHI", "EGYPTIAN HIEROGLYPH", "SHORTHAND FORMAT",
-    "MUSICAL SYMBOL", "BRAHMI",
-)  # fmt: skip
+    "ARABIC",
+    "SYRIAC",
+    "MONGOLIAN",
+    "KAITHI",
+    "EGYPTIAN HIEROGLYPH",
+    "SHORTHAND FORMAT",
+    "MUSICAL SYMBOL",
+    "BRAHMI",
+)
 
 
 NUMBERED = [("1", "CT"), ("2", "MRI"), ("3", "Ultrasound")]

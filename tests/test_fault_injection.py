@@ -27,11 +27,29 @@ HOSTILE_REPLIES = [
 
 def _dataset(root: Path, cases: int) -> Path:
     write_png(root / "img.png", colour=90)
-    write_json(root / "cases.json", {"cases": [
-        {"case_id": f"f{i}", "task_type": "open", "question": f"What is shown? [f{i}]", "image_path": "img.png"}
-        for i in range(cases)]})  # fmt: skip
-    write_json(root / "ground_truth.json", {"cases": [
-        {"case_id": f"f{i}", "task_type": "open", "answer": "A nodule."} for i in range(cases)]})  # fmt: skip
+    write_json(
+        root / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": f"f{i}",
+                    "task_type": "open",
+                    "question": f"What is shown? [f{i}]",
+                    "image_path": "img.png",
+                }
+                for i in range(cases)
+            ]
+        },
+    )
+    write_json(
+        root / "ground_truth.json",
+        {
+            "cases": [
+                {"case_id": f"f{i}", "task_type": "open", "answer": "A nodule."}
+                for i in range(cases)
+            ]
+        },
+    )
     return root
 
 
@@ -45,14 +63,20 @@ def test_faulty_judges_and_hostile_replies_never_error_a_sample(tmp_path: Path) 
 
     plan = FaultPlan(rate=0.35, seed=7, max_hang=20.0)
     with fault_server(plan) as url:
-        judge = get_model("openai-api/faulty/judge", base_url=url, api_key="stub",
-                          config=GenerateConfig(max_retries=1))  # fmt: skip
+        judge = get_model(
+            "openai-api/faulty/judge",
+            base_url=url,
+            api_key="stub",
+            config=GenerateConfig(max_retries=1),
+        )
         [log] = eval(
             open_ended(data=str(data), judge_timeout=2, judge_retries=1, judge_cache=False),
             model=get_model("mockllm/model", custom_outputs=model_under_test),
             model_roles={"grader": judge, "vision_grader": judge},
-            display="none", log_dir=str(tmp_path / "logs"), max_connections=16,
-        )  # fmt: skip
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+            max_connections=16,
+        )
     assert log.status == "success", log.error
     assert plan.injected["hang"] > 0 and plan.injected["echo"] > 0 and plan.injected["error"] > 0
     assert log.samples is not None and len(log.samples) == cases

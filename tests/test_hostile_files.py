@@ -13,8 +13,8 @@ from conftest import write_json, write_png
 from dicom_fixtures import gradient, write_dicom
 from PIL import Image
 
-from inspect_medreason.images import check_image_decodes
-from inspect_medreason.loaders import DatasetError, load_cases
+from inspect_medreason.core.images import check_image_decodes
+from inspect_medreason.core.loaders import DatasetError, load_cases
 
 
 def problems(path: Path) -> set[tuple[str, str]]:
@@ -24,23 +24,38 @@ def problems(path: Path) -> set[tuple[str, str]]:
 
 
 def case(case_id: str, **fields: object) -> dict[str, object]:
-    return {"case_id": case_id, "task_type": "open", "question": "What is seen?",
-            "image_path": "ok.png", **fields}  # fmt: skip
+    return {
+        "case_id": case_id,
+        "task_type": "open",
+        "question": "What is seen?",
+        "image_path": "ok.png",
+        **fields,
+    }
 
 
 def test_many_hostile_fields_are_listed_together(tmp_path: Path) -> None:
     write_png(tmp_path / "ok.png")
-    write_json(tmp_path / "cases.json", {"cases": [
-        case("nul", image_path="a\x00b.png"),
-        case("long", image_path="x" * 5000 + ".png"),
-        case("longname", image_path="d/" + "y" * 300 + ".png"),
-        case("options", task_type="mcq", options=[f"option {i}" for i in range(27)]),
-        case("meta", metadata=["not", "an", "object"]),
-        case("fine"),
-    ]})  # fmt: skip
+    write_json(
+        tmp_path / "cases.json",
+        {
+            "cases": [
+                case("nul", image_path="a\x00b.png"),
+                case("long", image_path="x" * 5000 + ".png"),
+                case("longname", image_path="d/" + "y" * 300 + ".png"),
+                case("options", task_type="mcq", options=[f"option {i}" for i in range(27)]),
+                case("meta", metadata=["not", "an", "object"]),
+                case("fine"),
+            ]
+        },
+    )
     found = problems(tmp_path)
-    assert {("nul", "image_paths"), ("long", "image_paths"), ("longname", "image_paths"),
-            ("options", "options"), ("meta", "metadata")} <= found  # fmt: skip
+    assert {
+        ("nul", "image_paths"),
+        ("long", "image_paths"),
+        ("longname", "image_paths"),
+        ("options", "options"),
+        ("meta", "metadata"),
+    } <= found
     assert not any(case_id == "fine" for case_id, _ in found)
 
 
@@ -89,7 +104,7 @@ def test_a_good_image_is_decoded_once(tmp_path: Path) -> None:
     path = write_png(tmp_path / "ok.png", size=(32, 32))
     check_image_decodes(path)
     check_image_decodes(path)  # served from the per-process cache: no second decode
-    from inspect_medreason import images
+    from inspect_medreason.core import images
 
     assert images._decode_problem.cache_info().hits >= 1
 

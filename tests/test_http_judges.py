@@ -20,9 +20,19 @@ from inspect_medreason.medreason.medreason import open_ended
 
 def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> None:
     write_png(tmp_path / "data" / "scan.png", size=(16, 16), colour=90)
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
-        {"case_id": "h1", "task_type": "open", "question": "What is shown?",
-         "image_path": "scan.png"}]})  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": "h1",
+                    "task_type": "open",
+                    "question": "What is shown?",
+                    "image_path": "scan.png",
+                }
+            ]
+        },
+    )
     write_json(
         tmp_path / "data" / "ground_truth.json",
         {"cases": [{"case_id": "h1", "task_type": "open", "answer": "A round lesion."}]},
@@ -37,9 +47,14 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
         return f"```json\n{json.dumps({'score': score, 'rationale': 'grounded enough'})}\n```"
 
     def model_under_test(*_: Any) -> ModelOutput:
-        return scripted_output(json.dumps(
-            {"reasoning_trace": "A round hypodense area is visible.", "answer": "A round lesion."}
-        ))  # fmt: skip
+        return scripted_output(
+            json.dumps(
+                {
+                    "reasoning_trace": "A round hypodense area is visible.",
+                    "answer": "A round lesion.",
+                }
+            )
+        )
 
     with (
         openai_stub("text-judge", text_judge) as (text_url, text_requests),
@@ -72,8 +87,11 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
     assert log.samples is not None
     score = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
     assert score.value == {
-        "gt_final": 3.0, "va_answer": 4.0, "rvf_trace": 2.0, "va_final": 3.0,
-    }  # fmt: skip
+        "gt_final": 3.0,
+        "va_answer": 4.0,
+        "rvf_trace": 2.0,
+        "va_final": 3.0,
+    }
     assert score.metadata is not None
     assert score.metadata["judge_models"]["gt_final"] == ["vllm/text-judge"]  # a panel of one
     assert score.metadata["judge_models"]["rvf_trace"] == ["vllm/vision-judge"]
@@ -82,8 +100,19 @@ def test_vllm_style_judges_receive_data_uris_and_scores_land(tmp_path: Path) -> 
 def one_open_case(folder: Path) -> None:
     """One open case about one image, with its reference answer."""
     write_png(folder / "scan.png")
-    write_json(folder / "cases.json", {"cases": [
-        {"case_id": "c1", "task_type": "open", "question": "What is shown?", "image_path": "scan.png"}]})  # fmt: skip
+    write_json(
+        folder / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": "c1",
+                    "task_type": "open",
+                    "question": "What is shown?",
+                    "image_path": "scan.png",
+                }
+            ]
+        },
+    )
     write_json(
         folder / "ground_truth.json",
         {"cases": [{"case_id": "c1", "task_type": "open", "answer": "A lesion."}]},
@@ -108,11 +137,15 @@ def test_judge_replies_are_cached_across_runs(tmp_path: Path) -> None:
                 model=get_model("mockllm/model", custom_outputs=model_under_test),
                 # openai-api, not vllm: Inspect's vllm provider sets its URL lazily, so its
                 # first calls are cached under another key (see README).
-                model_roles={"grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
-                             "vision_grader": get_model("openai-api/stub/judge", base_url=url,
-                                                        api_key="stub")},
-                display="none", log_dir=str(tmp_path / "logs"),
-            )  # fmt: skip
+                model_roles={
+                    "grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
+                    "vision_grader": get_model(
+                        "openai-api/stub/judge", base_url=url, api_key="stub"
+                    ),
+                },
+                display="none",
+                log_dir=str(tmp_path / "logs"),
+            )
             assert log.status == "success", log.error
         # Three judge requests for the first run; the second is served from the cache.
         assert len(requests) == 3
@@ -137,11 +170,15 @@ def test_a_cached_unusable_reply_is_always_followed_by_a_fresh_call(tmp_path: Pa
             [log] = eval(
                 open_ended(data=str(tmp_path / "data"), judge_cache=True),
                 model=get_model("mockllm/model", custom_outputs=model_under_test),
-                model_roles={"grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
-                             "vision_grader": get_model("openai-api/stub/judge", base_url=url,
-                                                        api_key="stub")},
-                display="none", log_dir=str(tmp_path / "logs"),
-            )  # fmt: skip
+                model_roles={
+                    "grader": get_model("openai-api/stub/judge", base_url=url, api_key="stub"),
+                    "vision_grader": get_model(
+                        "openai-api/stub/judge", base_url=url, api_key="stub"
+                    ),
+                },
+                display="none",
+                log_dir=str(tmp_path / "logs"),
+            )
             assert log.status == "success", log.error
             assert log.samples is not None
             score = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
@@ -158,11 +195,28 @@ def test_judge_max_connections_sizes_the_judges_pool_apart_from_the_eval(
     """Six cases, three judge calls each, --max-connections 20: the judges' pool holds 20
     requests in flight unless -T judge_max_connections bounds it (here to 2)."""
     write_png(tmp_path / "data" / "scan.png")
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
-        {"case_id": f"c{i}", "task_type": "open", "question": f"What is shown? ({i})",
-         "image_path": "scan.png"} for i in range(6)]})  # fmt: skip
-    write_json(tmp_path / "data" / "ground_truth.json", {"cases": [
-        {"case_id": f"c{i}", "task_type": "open", "answer": "A lesion."} for i in range(6)]})  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": f"c{i}",
+                    "task_type": "open",
+                    "question": f"What is shown? ({i})",
+                    "image_path": "scan.png",
+                }
+                for i in range(6)
+            ]
+        },
+    )
+    write_json(
+        tmp_path / "data" / "ground_truth.json",
+        {
+            "cases": [
+                {"case_id": f"c{i}", "task_type": "open", "answer": "A lesion."} for i in range(6)
+            ]
+        },
+    )
     in_flight, peak = [0], [0]
     lock = threading.Lock()
 
@@ -188,12 +242,15 @@ def test_judge_max_connections_sizes_the_judges_pool_apart_from_the_eval(
         with openai_stub(name, slow_judge) as (url, requests):
             judge = get_model(f"openai-api/stub/{name}", base_url=url, api_key="stub")
             [log] = eval(
-                open_ended(data=str(tmp_path / "data"), judge_cache=False,
-                           judge_max_connections=bound),
+                open_ended(
+                    data=str(tmp_path / "data"), judge_cache=False, judge_max_connections=bound
+                ),
                 model=get_model("mockllm/model", custom_outputs=model_under_test),
                 model_roles={"grader": judge, "vision_grader": judge},
-                max_connections=20, display="none", log_dir=str(tmp_path / "logs"),
-            )  # fmt: skip
+                max_connections=20,
+                display="none",
+                log_dir=str(tmp_path / "logs"),
+            )
         assert log.status == "success", log.error
         assert len(requests) == 18
         assert log.eval.metadata is not None

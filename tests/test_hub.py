@@ -14,7 +14,7 @@ from dicom_fixtures import gradient, write_dicom
 from inspect_ai.model import ContentImage
 from PIL import Image
 
-from inspect_medreason import hub
+from inspect_medreason.core import hub
 from inspect_medreason.vqa.dataset import VQA_RAD
 from inspect_medreason.vqa.vqa import slake, vqa_rad
 
@@ -30,9 +30,13 @@ def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
 
     def load_dataset(path: str, **kwargs: Any) -> datasets.Dataset:
         calls["load"] = (path, kwargs)
-        return datasets.Dataset.from_dict({
-            "image": [Image.new("L", (4, 4))], "question": ["is it normal?"], "answer": ["yes"],
-        }).cast_column("image", datasets.Image())  # fmt: skip
+        return datasets.Dataset.from_dict(
+            {
+                "image": [Image.new("L", (4, 4))],
+                "question": ["is it normal?"],
+                "answer": ["yes"],
+            }
+        ).cast_column("image", datasets.Image())
 
     monkeypatch.setattr("huggingface_hub.HfApi.dataset_info", dataset_info)
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
@@ -71,9 +75,21 @@ def test_benchmark_images_by_name_may_be_dicom(
 ) -> None:
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
     write_dicom(tmp_path / "slake" / "imgs" / "ct1" / "slice.dcm", gradient(), window=(2000, 4000))
-    write_json(tmp_path / "slake" / "test.json", [
-        {"img_name": "ct1/slice.dcm", "question": "Is this a CT?", "answer": "Yes", "q_lang": "en",
-         "answer_type": "CLOSED", "modality": "CT", "content_type": "Modality", "location": "Abdomen"}])  # fmt: skip
+    write_json(
+        tmp_path / "slake" / "test.json",
+        [
+            {
+                "img_name": "ct1/slice.dcm",
+                "question": "Is this a CT?",
+                "answer": "Yes",
+                "q_lang": "en",
+                "answer_type": "CLOSED",
+                "modality": "CT",
+                "content_type": "Modality",
+                "location": "Abdomen",
+            }
+        ],
+    )
     task = slake(
         data=str(tmp_path / "slake" / "test.json"), image_root=str(tmp_path / "slake" / "imgs")
     )
@@ -86,9 +102,18 @@ def test_benchmark_images_by_name_may_be_dicom(
 
 def test_image_names_cannot_leave_the_image_folder(tmp_path: Path) -> None:
     (tmp_path / "imgs").mkdir()
-    write_json(tmp_path / "test.json", [
-        {"img_name": "../secret.png", "question": "Q?", "answer": "Yes", "q_lang": "en",
-         "answer_type": "CLOSED"}])  # fmt: skip
+    write_json(
+        tmp_path / "test.json",
+        [
+            {
+                "img_name": "../secret.png",
+                "question": "Q?",
+                "answer": "Yes",
+                "q_lang": "en",
+                "answer_type": "CLOSED",
+            }
+        ],
+    )
     (tmp_path / "secret.png").write_bytes(b"x")
     with pytest.raises(ValueError, match="resolves outside the data folder"):
         slake(data=str(tmp_path / "test.json"), image_root=str(tmp_path / "imgs"))

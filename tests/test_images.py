@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import write_png
 
-from inspect_medreason import images
+from inspect_medreason.core import images
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from inspect_ai.scorer import SampleScore, Score
 
-from inspect_medreason import intervals
-from inspect_medreason.intervals import (
+from inspect_medreason.core import intervals
+from inspect_medreason.core.intervals import (
     RESAMPLES,
     SEED,
     bootstrap_ci,
@@ -113,7 +113,9 @@ def test_bootstrap_means_are_the_textbook_cluster_resamples(layout: str) -> None
 
 def test_bootstrap_ci_metric_leaves_unscored_cases_out() -> None:
     scores = [
-        SampleScore(score=Score(value=v), sample_id=str(i), sample_metadata={"image_cluster": str(i)})
+        SampleScore(
+            score=Score(value=v), sample_id=str(i), sample_metadata={"image_cluster": str(i)}
+        )
         for i, v in enumerate([1.0, 2.0, 3.0, 4.0, math.nan])
     ]
     metric: Any = bootstrap_ci()
@@ -135,7 +137,11 @@ def test_cases_on_the_same_images_share_a_cluster() -> None:
     assert case_cluster(None, 7) == "7"
     assert case_cluster({"image_paths": ["a.png"]}, "c6", key="site") == "c6"
     scores = [
-        SampleScore(score=Score(value=v), sample_id=str(i), sample_metadata={"image_paths": [f"{i // 2}.png"]})
+        SampleScore(
+            score=Score(value=v),
+            sample_id=str(i),
+            sample_metadata={"image_paths": [f"{i // 2}.png"]},
+        )
         for i, v in enumerate([1.0, 2.0, 3.0, 4.0])
     ]
     metric: Any = bootstrap_ci()
@@ -155,7 +161,9 @@ def test_paired_difference_significant_and_not() -> None:
     assert same.detectable is None and "agree on every shared case" in same.note
 
 
-def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A bootstrap over many clusters draws its resamples in blocks (memory stays bounded):
     whatever the block size, the interval is the one a single draw of every resample gives,
     and the shared draw of a size does not leak into another."""
@@ -170,6 +178,8 @@ def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(monkeypatch: pytest
         picks = np.random.default_rng(SEED).integers(0, groups, size=(RESAMPLES, groups))
         means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
         expected = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
-        monkeypatch.setattr(intervals, "PICKS_PER_BLOCK", int(rng.integers(1, 2 * groups * RESAMPLES)))
+        monkeypatch.setattr(
+            intervals, "PICKS_PER_BLOCK", int(rng.integers(1, 2 * groups * RESAMPLES))
+        )
         found = bootstrap_interval(values, clusters)
         assert (found.lower, found.upper) == pytest.approx(expected, rel=1e-12)

@@ -10,8 +10,8 @@ from conftest import write_json, write_png
 from inspect_ai import eval
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from inspect_medreason.lazy_dataset import LazySampleDataset, next_message_id
-from inspect_medreason.loaders import load_cases
+from inspect_medreason.core.lazy_dataset import LazySampleDataset, next_message_id
+from inspect_medreason.core.loaders import load_cases
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.medreason import mcq
 
@@ -23,8 +23,9 @@ def numbered(count: int, keep_built_up_to: int = 0) -> tuple[LazySampleDataset[i
         built.append(item)
         return Sample(id=f"s{item}", input=f"q{item}", choices=["x", "y"], target="A")
 
-    dataset = LazySampleDataset(list(range(count)), make, name="n", location="here",
-                                keep_built_up_to=keep_built_up_to)  # fmt: skip
+    dataset = LazySampleDataset(
+        list(range(count)), make, name="n", location="here", keep_built_up_to=keep_built_up_to
+    )
     return dataset, built
 
 
@@ -66,7 +67,10 @@ def test_the_cases_are_released_once_their_samples_are_kept() -> None:
     # every operation still works on the kept samples
     assert len(dataset) == 3 and dataset[1].id == "s1"
     assert [sample.id for sample in dataset[1:]] == ["s1", "s2"]
-    assert [sample.id for sample in dataset.filter(lambda sample: sample.id != "s0")] == ["s1", "s2"]
+    assert [sample.id for sample in dataset.filter(lambda sample: sample.id != "s0")] == [
+        "s1",
+        "s2",
+    ]
     dataset.shuffle(seed=1)
     assert sorted(str(sample.id) for sample in dataset) == ["s0", "s1", "s2"]
 
@@ -112,12 +116,16 @@ def test_images_are_resolved_once_per_distinct_file(
     write_png(tmp_path / "a.png")
     write_png(tmp_path / "b.png")
     cases = [
-        {"case_id": f"c{i}", "task_type": "open", "question": "Q?",
-         "image_paths": ["a.png", "b.png"] if i % 2 else ["a.png"]}
+        {
+            "case_id": f"c{i}",
+            "task_type": "open",
+            "question": "Q?",
+            "image_paths": ["a.png", "b.png"] if i % 2 else ["a.png"],
+        }
         for i in range(50)
-    ]  # fmt: skip
+    ]
     write_json(tmp_path / "cases.json", {"cases": cases})
-    import inspect_medreason.loaders as loaders
+    import inspect_medreason.core.loaders as loaders
 
     calls: list[str] = []
     real = loaders.prepare_image
@@ -140,6 +148,5 @@ def test_eval_over_the_lazy_dataset_with_limit_and_sample_ids(official_dataset: 
     [log] = eval(task, model="mockllm/model", sample_id=["q2", "q3"], display="none")
     assert log.status == "success" and log.samples is not None
     assert sorted(str(s.id) for s in log.samples) == ["q2", "q3"]
-    [log] = eval(mcq(data=str(official_dataset)), model="mockllm/model", limit=1,
-                 display="none")  # fmt: skip
+    [log] = eval(mcq(data=str(official_dataset)), model="mockllm/model", limit=1, display="none")
     assert log.status == "success" and [s.id for s in log.samples or []] == ["q1"]

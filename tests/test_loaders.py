@@ -8,10 +8,10 @@ import pytest
 from conftest import SHARED_OFFICIAL, write_json, write_png
 from inspect_ai.model import ChatMessageUser, ContentImage
 
-from inspect_medreason.loaders import DatasetError, load_cases, sample_data_dir
+from inspect_medreason.core.loaders import DatasetError, load_cases, sample_data_dir
+from inspect_medreason.core.schema import normalise_task_type, sample_options
 from inspect_medreason.medreason.dataset import build_dataset, record_to_sample, shuffle_options
 from inspect_medreason.medreason.medreason import mcq, open_ended
-from inspect_medreason.schema import normalise_task_type, sample_options
 
 
 def problems_of(error: pytest.ExceptionInfo[DatasetError]) -> set[tuple[str, str]]:
@@ -138,8 +138,11 @@ def test_shuffle_is_seeded_stable_and_maps_answers(official_dataset: Path) -> No
     assert sorted(o["text"] for o in shown) == ["CT", "MRI", "Ultrasound"]
     sample = record_to_sample(case, loaded.resolved_images["q1"], shuffle_seed=3)
     assert sample.metadata is not None
-    shown_ct = next(label for label, text in sample_options(sample.metadata, sample.choices or [])
-                    if text == "CT")  # fmt: skip
+    shown_ct = next(
+        label
+        for label, text in sample_options(sample.metadata, sample.choices or [])
+        if text == "CT"
+    )
     assert sample.target == shown_ct and label_map[shown_ct] == "A"
     different = {tuple(o["text"] for o in shuffle_options(case, seed=s)[0]) for s in range(20)}
     assert len(different) > 1
@@ -349,8 +352,10 @@ def test_every_case_problem_and_ground_truth_problem_together(official_dataset: 
     cases = json.loads((official_dataset / "cases.json").read_text())
     cases["cases"][0]["question"] = ""
     (official_dataset / "cases.json").write_text(json.dumps(cases))
-    write_json(official_dataset / "ground_truth.json",
-               {"cases": [{"case_id": "ghost", "task_type": "mcq", "answer": "A"}]})  # fmt: skip
+    write_json(
+        official_dataset / "ground_truth.json",
+        {"cases": [{"case_id": "ghost", "task_type": "mcq", "answer": "A"}]},
+    )
     with pytest.raises(DatasetError) as error:
         load_cases(official_dataset)
     assert problems_of(error) == {("q1", "question"), ("ghost", "case_id")}
@@ -358,11 +363,20 @@ def test_every_case_problem_and_ground_truth_problem_together(official_dataset: 
 
 @pytest.mark.parametrize(
     ("key", "suggestion"),
-    [("img_path", "image_path"), ("imagepath", "image_path"), ("Image-Path", "image_path"),
-     ("optoins", "options"), ("anwser", "answer"), ("qestion", "question"), ("caseid", "case_id"),
-     ("images", "image_paths"), ("choices", "options"), ("modalty", "modality"),
-     ("organ_systen", "organ_system")],
-)  # fmt: skip
+    [
+        ("img_path", "image_path"),
+        ("imagepath", "image_path"),
+        ("Image-Path", "image_path"),
+        ("optoins", "options"),
+        ("anwser", "answer"),
+        ("qestion", "question"),
+        ("caseid", "case_id"),
+        ("images", "image_paths"),
+        ("choices", "options"),
+        ("modalty", "modality"),
+        ("organ_systen", "organ_system"),
+    ],
+)
 def test_a_misspelt_key_is_refused_with_a_suggestion(
     official_dataset: Path, key: str, suggestion: str
 ) -> None:

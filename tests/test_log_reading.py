@@ -18,10 +18,10 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from inspect_ai.scorer import Score, includes
 from inspect_ai.solver import generate
 
-import inspect_medreason.log_reading as log_reading
-from inspect_medreason.challenge import _judge_row, export_results, judge_scores_from_logs
+import inspect_medreason.cli.log_reading as log_reading
 from inspect_medreason.cli import main
-from inspect_medreason.log_reading import (
+from inspect_medreason.cli.challenge import _judge_row, export_results, judge_scores_from_logs
+from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
     absent_samples,
@@ -59,16 +59,24 @@ def _run(tmp_path: Path, ids: list[int | str], epochs: int = 2) -> EvalLog:
         scorer=includes(),
         epochs=epochs,
     )
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=_reply),
-                 display="none", log_dir=str(tmp_path / "logs"), fail_on_error=False)  # fmt: skip
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=_reply),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        fail_on_error=False,
+    )
     assert log.status == "success", log.error
     return log
 
 
 def _mcq_log(data: Path, tmp_path: Path) -> Path:
-    [log] = eval(mcq(data=str(data)),
-                 model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        mcq(data=str(data)),
+        model=get_model("mockllm/model", custom_outputs=lambda *_: scripted_output("ANSWER: A")),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     return Path(log.location)
 
@@ -88,9 +96,7 @@ def _no_inspect_reader(*_: Any) -> Iterator[Any]:
     raise AssertionError("the direct reader should have read this log")
 
 
-def test_direct_read_equals_inspect_reader(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_direct_read_equals_inspect_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Integer and string ids (with spaces and dots), two epochs, scores, a failed sample
     and a reply whose completion Inspect fills from its choice: the same records, in the
     dataset's order."""
@@ -139,12 +145,16 @@ def test_entries_named_otherwise_go_to_inspect(tmp_path: Path) -> None:
     assert log_reading._zip_entries(renamed, header_sample_keys(header)) is None
 
 
-def test_an_entry_holding_another_sample_is_refused(
-    official_dataset: Path, tmp_path: Path
-) -> None:
+def test_an_entry_holding_another_sample_is_refused(official_dataset: Path, tmp_path: Path) -> None:
     swapped = tmp_path / "swapped.eval"
-    _rewrite(_mcq_log(official_dataset, tmp_path), swapped, {"samples/q1_epoch_1.json": "samples/q2_epoch_1.json",
-                                           "samples/q2_epoch_1.json": "samples/q1_epoch_1.json"})  # fmt: skip
+    _rewrite(
+        _mcq_log(official_dataset, tmp_path),
+        swapped,
+        {
+            "samples/q1_epoch_1.json": "samples/q2_epoch_1.json",
+            "samples/q2_epoch_1.json": "samples/q1_epoch_1.json",
+        },
+    )
     header = read_eval_log(str(swapped), header_only=True)
     with pytest.raises(ValueError, match="holds sample"):
         list(logged_samples(swapped, header))
@@ -174,8 +184,10 @@ def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
     assert absent_samples(header, read) == [("q2", 1)]
     report = export_results([edited])
     assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
-    assert any("case 'q2' (epoch 1): the log's header lists it but the file holds no sample"
-               in problem for problem in report.problems), report.problems  # fmt: skip
+    assert any(
+        "case 'q2' (epoch 1): the log's header lists it but the file holds no sample" in problem
+        for problem in report.problems
+    ), report.problems
     out = tmp_path / "results.json"
     assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
     _, left_out = judge_scores_from_logs([edited])
@@ -187,8 +199,14 @@ def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("options", "garbage"), ("options", [{"label": 1}, None]), ("label_map", ["A"]),
-     ("option_labels", ["A"]), ("option_labels", "ABC"), ("option_labels", [1, 2, 3])],
+    [
+        ("options", "garbage"),
+        ("options", [{"label": 1}, None]),
+        ("label_map", ["A"]),
+        ("option_labels", ["A"]),
+        ("option_labels", "ABC"),
+        ("option_labels", [1, 2, 3]),
+    ],
 )
 def test_an_edited_sample_is_named_with_its_field(
     official_dataset: Path, tmp_path: Path, field: str, value: Any
@@ -200,14 +218,20 @@ def test_an_edited_sample_is_named_with_its_field(
     write_eval_log(log, str(edited))
     report = export_results([edited])
     assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
-    assert len(report.problems) == 1 and f"case 'q2': its logged field 'metadata.{field}'" in report.problems[0]
+    assert (
+        len(report.problems) == 1
+        and f"case 'q2': its logged field 'metadata.{field}'" in report.problems[0]
+    )
 
 
 def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: Path) -> None:
     """A changed byte in a sample's entry fails the zip's checksum: the export reports
     the log, never a half-read or altered sample."""
     broken = tmp_path / "broken.eval"
-    with zipfile.ZipFile(_mcq_log(official_dataset, tmp_path)) as old, zipfile.ZipFile(broken, "w") as new:
+    with (
+        zipfile.ZipFile(_mcq_log(official_dataset, tmp_path)) as old,
+        zipfile.ZipFile(broken, "w") as new,
+    ):
         for info in old.infolist():
             # stored uncompressed, so the reply's text can be found and changed below
             new.writestr(info.filename, old.read(info.filename), compress_type=zipfile.ZIP_STORED)
@@ -280,10 +304,22 @@ def test_no_medreason_log_is_a_refusal(tmp_path: Path) -> None:
 def test_unscored_reasons_survive_a_hostile_judges_record() -> None:
     """An edited log may hold anything where the judges' records should be: the case is
     left out with an unknown reason, never a traceback."""
-    for judges in ("garbage", {"gt_final": "not a record"}, None, {"gt_final": {"failure": "timeout"}}):
-        sample = LoggedSample(id="c1", epoch=1, scores={"open_ended_scorer": Score(
-            value={"gt_final": float("nan"), "va_answer": 3.0, "rvf_trace": 3.0},
-            metadata={"judges": judges})})  # fmt: skip
+    for judges in (
+        "garbage",
+        {"gt_final": "not a record"},
+        None,
+        {"gt_final": {"failure": "timeout"}},
+    ):
+        sample = LoggedSample(
+            id="c1",
+            epoch=1,
+            scores={
+                "open_ended_scorer": Score(
+                    value={"gt_final": float("nan"), "va_answer": 3.0, "rvf_trace": 3.0},
+                    metadata={"judges": judges},
+                )
+            },
+        )
         row, why = _judge_row("c1", sample, Path("log.eval"))
         assert row is None and why.startswith("c1: unscored gt_final")
         assert ("timeout" in why) == (judges == {"gt_final": {"failure": "timeout"}})
@@ -291,8 +327,15 @@ def test_unscored_reasons_survive_a_hostile_judges_record() -> None:
 
 @pytest.mark.parametrize("value", [True, 7.0, -1, 4.5, 3.5])
 def test_a_score_no_judge_gives_is_never_written(value: float) -> None:
-    sample = LoggedSample(id="c1", epoch=1, scores={"open_ended_scorer": Score(
-        value={"gt_final": value, "va_answer": 3.0, "rvf_trace": 3.0})})  # fmt: skip
+    sample = LoggedSample(
+        id="c1",
+        epoch=1,
+        scores={
+            "open_ended_scorer": Score(
+                value={"gt_final": value, "va_answer": 3.0, "rvf_trace": 3.0}
+            )
+        },
+    )
     row, why = _judge_row("c1", sample, Path("log.eval"))
     if value == 3.5:  # within 0-4 (a panel's mean can be fractional): written as it is
         assert row is not None and row["gt_final"] == 3.5 and why == ""
@@ -324,12 +367,19 @@ def test_a_sample_with_an_unreadable_field_is_named_and_the_others_read(
     """An edited sample entry (a wrong type, a value that is not JSON, nesting past the
     parser's limit) no longer takes the whole log down: the readers name the case and the
     field, and read every other sample. Export refuses the log (a case would be missing)."""
-    edited = edit_log_entry(_mcq_log(official_dataset, tmp_path), tmp_path / "edited.eval",
-                            "samples/q2_epoch_1.json", edit)  # fmt: skip
+    edited = edit_log_entry(
+        _mcq_log(official_dataset, tmp_path),
+        tmp_path / "edited.eval",
+        "samples/q2_epoch_1.json",
+        edit,
+    )
     header = log_header(edited)
     samples = list(logged_samples(edited, header))
     assert [(s.id, type(s).__name__) for s in samples] == [
-        ("q1", "LoggedSample"), ("q2", "UnreadableSample"), ("q3", "LoggedSample")]  # fmt: skip
+        ("q1", "LoggedSample"),
+        ("q2", "UnreadableSample"),
+        ("q3", "LoggedSample"),
+    ]
     unreadable = samples[1]
     assert isinstance(unreadable, UnreadableSample) and unreadable.field == field
     named = f"case 'q2' (epoch 1): its logged field {field!r} cannot be read"
@@ -389,7 +439,9 @@ def test_an_edited_run_record_is_refused_naming_its_field(
 
     edited = edit_log_entry(log, tmp_path / "edited.eval", "header.json", edit)
     assert main(["leaderboard", str(edited), "--format", "json"]) == 1
-    assert f"edited.eval: skipped, its run record cannot be read: {field}:" in capsys.readouterr().err
+    assert (
+        f"edited.eval: skipped, its run record cannot be read: {field}:" in capsys.readouterr().err
+    )
     out = tmp_path / "results.json"
     assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
     assert f"its run record cannot be read: {field}:" in capsys.readouterr().err
@@ -405,8 +457,10 @@ def test_an_mcq_sample_without_options_is_named(official_dataset: Path, tmp_path
     write_eval_log(log, str(edited))
     report = export_results([edited])
     assert [answer.case_id for answer in report.submission.answers] == ["q1", "q3"]
-    assert report.problems == [f"{edited}: case 'q2': its logged field 'choices' is empty: the "
-                               "case's options are missing (an edited or foreign log?); re-run the case"]  # fmt: skip
+    assert report.problems == [
+        f"{edited}: case 'q2': its logged field 'choices' is empty: the "
+        "case's options are missing (an edited or foreign log?); re-run the case"
+    ]
 
 
 def test_a_log_from_before_option_labels_exports_the_same(
@@ -419,8 +473,10 @@ def test_a_log_from_before_option_labels_exports_the_same(
     assert log.samples is not None
     for sample in log.samples:
         labels = sample.metadata.get("option_labels") or "ABCDEFGH"
-        sample.metadata["options"] = [{"label": label, "text": text}
-                                      for label, text in zip(labels, sample.choices or [], strict=False)]  # fmt: skip
+        sample.metadata["options"] = [
+            {"label": label, "text": text}
+            for label, text in zip(labels, sample.choices or [], strict=False)
+        ]
         sample.metadata["image_cluster"] = "|".join(sample.metadata.get("image_paths", []))
         sample.choices = None
     old = tmp_path / "old.eval"

@@ -22,8 +22,8 @@ from inspect_ai.scorer import (
 )
 
 from inspect_medreason.cmb.scorer import accuracy_other_mode, cmb_macro, mode_disagreement
-from inspect_medreason.intervals import bootstrap_interval
-from inspect_medreason.metrics import (
+from inspect_medreason.core.intervals import bootstrap_interval
+from inspect_medreason.core.metrics import (
     parsed_accuracy,
     score_components,
     shared_score_metadata,
@@ -62,9 +62,13 @@ def test_mcq_metrics_by_hand() -> None:
 
 
 def test_vqa_subset_accuracies_by_hand() -> None:
-    scores = [sample(1.0, answer_type="closed"), sample(0.0, answer_type="closed"),
-              sample(1.0, answer_type="closed"), sample(0.0, answer_type="open"),
-              sample(math.nan, answer_type="open")]  # fmt: skip
+    scores = [
+        sample(1.0, answer_type="closed"),
+        sample(0.0, answer_type="closed"),
+        sample(1.0, answer_type="closed"),
+        sample(0.0, answer_type="open"),
+        sample(math.nan, answer_type="open"),
+    ]
     assert compute(accuracy_closed, scores) == pytest.approx(2 / 3)
     assert compute(accuracy_open, scores) == 0.0
     assert math.isnan(compute(accuracy_open, scores[:3]))
@@ -140,7 +144,10 @@ def test_shared_score_metadata_is_shared_by_copies_and_read_only() -> None:
     assert type(metadata["judges"]["gt_final"]) is dict
     # In the log, and through pickle, they are plain JSON objects and arrays.
     assert json.loads(score.score.model_dump_json())["metadata"] == {
-        "answer": "A nodule.", "judges": judges, "roles": ["a"]}  # fmt: skip
+        "answer": "A nodule.",
+        "judges": judges,
+        "roles": ["a"],
+    }
     unpickled = pickle.loads(pickle.dumps(metadata["judges"]))
     assert type(unpickled) is dict and unpickled == judges
     assert type(unpickled["gt_final"]["raw_replies"]) is list
@@ -161,11 +168,16 @@ def test_score_components_match_inspects_metrics_on_each_component() -> None:
                 value["gt_final"] = float(rng.randint(0, 4))
             elif roll > 0.1:
                 value["gt_final"] = math.nan
-            metadata = {"modality": rng.choice(["CT", "MR", "X-ray"]),
-                        "image_paths": [f"img{rng.randint(0, 9)}.png"]}  # fmt: skip
+            metadata = {
+                "modality": rng.choice(["CT", "MR", "X-ray"]),
+                "image_paths": [f"img{rng.randint(0, 9)}.png"],
+            }
             values.append(value)
-            scores.append(SampleScore(score=Score(value=value), sample_id=f"c{case}",
-                                      sample_metadata=metadata))  # fmt: skip
+            scores.append(
+                SampleScore(
+                    score=Score(value=value), sample_id=f"c{case}", sample_metadata=metadata
+                )
+            )
         metric: Any = score_components({"gt_final": ["modality"], "va_answer": []})
         result = metric(scores)
         assert result["va_answer_unscored"] == 0
@@ -173,10 +185,15 @@ def test_score_components_match_inspects_metrics_on_each_component() -> None:
             sum(v["va_answer"] for v in values) / len(values) if values else math.nan, nan_ok=True
         )
         assert not any(key.startswith("va_answer by ") for key in result)
-        kept = [(s, v["gt_final"]) for s, v in zip(scores, values, strict=True)
-                if not math.isnan(v.get("gt_final", math.nan))]  # fmt: skip
+        kept = [
+            (s, v["gt_final"])
+            for s, v in zip(scores, values, strict=True)
+            if not math.isnan(v.get("gt_final", math.nan))
+        ]
         alone = [
-            SampleScore(score=Score(value=gt), sample_id=s.sample_id, sample_metadata=s.sample_metadata)
+            SampleScore(
+                score=Score(value=gt), sample_id=s.sample_id, sample_metadata=s.sample_metadata
+            )
             for s, gt in kept
         ]
         assert result["gt_final_unscored"] == len(scores) - len(kept)
@@ -192,11 +209,16 @@ def test_score_components_match_inspects_metrics_on_each_component() -> None:
             ["|".join(s.sample_metadata["image_paths"]) for s, _ in kept],  # type: ignore[index]
         )
         assert (result["gt_final_lower"], result["gt_final_upper"]) == (
-            pytest.approx(expected.lower), pytest.approx(expected.upper))  # fmt: skip
+            pytest.approx(expected.lower),
+            pytest.approx(expected.upper),
+        )
         by_modality: Any = grouped(mean(), "modality", all=False)
         by_group = by_modality(alone)
-        assert {k.removeprefix("gt_final by modality:"): v for k, v in result.items()
-                if k.startswith("gt_final by ")} == pytest.approx(by_group)  # fmt: skip
+        assert {
+            k.removeprefix("gt_final by modality:"): v
+            for k, v in result.items()
+            if k.startswith("gt_final by ")
+        } == pytest.approx(by_group)
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf - inf
@@ -204,9 +226,14 @@ def test_score_components_survive_values_an_edited_log_can_hold() -> None:
     """``inspect score`` recomputes metrics from a log's values, which an edit can make
     infinite or strings: a value comes out (NaN where it is undefined), never an exception."""
     values: list[Any] = [1.0, math.inf, "C", 3, None, math.nan]
-    scores = [SampleScore(score=Score(value={"gt_final": v}), sample_id=i,
-                          sample_metadata={"modality": "CT"} if i else None)
-              for i, v in enumerate(values)]  # fmt: skip
+    scores = [
+        SampleScore(
+            score=Score(value={"gt_final": v}),
+            sample_id=i,
+            sample_metadata={"modality": "CT"} if i else None,
+        )
+        for i, v in enumerate(values)
+    ]
     metric: Any = score_components({"gt_final": ["modality"]})
     result = metric(scores)
     assert result["gt_final"] == math.inf and math.isnan(result["gt_final_stderr"])

@@ -8,8 +8,8 @@ import math
 from inspect_ai.scorer import Score
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
-from inspect_medreason.intervals import bootstrap_ci, bootstrap_interval
-from inspect_medreason.metrics import (
+from inspect_medreason.core.intervals import bootstrap_ci, bootstrap_interval
+from inspect_medreason.core.metrics import (
     parsed_accuracy,
     score_components,
     strict_accuracy,

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from conftest import SHARED_OFFICIAL, write_json
 
-from inspect_medreason import official
-from inspect_medreason.cli import main
+from inspect_medreason.cli import main, official
 
 
 def answer(
@@ -34,8 +33,13 @@ def run_score(
     *flags: str,
 ) -> tuple[int, str | None]:
     """(exit code, bytes of the --output file or None)."""
-    args = ["score", "--predictions", str(write_json(tmp_path / "p.json", predictions)),
-            "--ground-truth", str(write_json(tmp_path / "g.json", truth))]  # fmt: skip
+    args = [
+        "score",
+        "--predictions",
+        str(write_json(tmp_path / "p.json", predictions)),
+        "--ground-truth",
+        str(write_json(tmp_path / "g.json", truth)),
+    ]
     if judges is not None:
         args += ["--judge-scores", str(write_json(tmp_path / "j.json", judges))]
     output = tmp_path / "metrics.json"
@@ -48,10 +52,20 @@ def run_score(
 def test_official_test_data_byte_for_byte(tmp_path: Path) -> None:
     folder = SHARED_OFFICIAL / "evaluation-test"
     output = tmp_path / "metrics.json"
-    code = main(["score", "--predictions", str(folder / "example_results.json"),
-                 "--ground-truth", str(folder / "ground_truth.json"),
-                 "--judge-scores", str(folder / "judge_scores.json"),
-                 "--output", str(output), "--pretty"])  # fmt: skip
+    code = main(
+        [
+            "score",
+            "--predictions",
+            str(folder / "example_results.json"),
+            "--ground-truth",
+            str(folder / "ground_truth.json"),
+            "--judge-scores",
+            str(folder / "judge_scores.json"),
+            "--output",
+            str(output),
+            "--pretty",
+        ]
+    )
     assert code == 0
     assert output.read_bytes() == (folder / "metrics.json").read_bytes()
 
@@ -70,9 +84,18 @@ def test_compact_by_default_pretty_on_request(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("va", "rvf", "written"),
-    [(4, 0, "1"), (4, 1, "1"), (0, 1, "0.0"), (1, 0, "1.0"), (4, 2, "3"), (2, 2, "2.0"),
-     (4, 3, "4.0"), (3, 2.0, "3.0"), (4, 1.5, "4.0")],
-)  # fmt: skip
+    [
+        (4, 0, "1"),
+        (4, 1, "1"),
+        (0, 1, "0.0"),
+        (1, 0, "1.0"),
+        (4, 2, "3"),
+        (2, 2, "2.0"),
+        (4, 3, "4.0"),
+        (3, 2.0, "3.0"),
+        (4, 1.5, "4.0"),
+    ],
+)
 def test_gate_writes_what_the_official_gate_returns(
     tmp_path: Path, va: float, rvf: float, written: str
 ) -> None:
@@ -138,15 +161,22 @@ def test_every_problem_is_listed_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     preds = [answer("a"), answer("a"), answer("b", "open", trace=""), answer("ghost")]
-    truth = [{"case_id": "a", "task_type": "mcq"}, {"case_id": "b", "task_type": "open"},
-             {"case_id": "c", "task_type": "mcq", "answer": "A"}]  # fmt: skip
+    truth = [
+        {"case_id": "a", "task_type": "mcq"},
+        {"case_id": "b", "task_type": "open"},
+        {"case_id": "c", "task_type": "mcq", "answer": "A"},
+    ]
     judges = [{"case_id": "b", "gt_final": 1, "va_answer": 1}]
     code, text = run_score(tmp_path, preds, truth, judges)
     err = capsys.readouterr().err
     assert code == 1 and text is None and "Traceback" not in err
-    for expected in ["predictions case 'a': a second entry", "reasoning_trace is required",
-                     "rvf_trace is missing", "no prediction for 1 case(s): ['c']",
-                     "unknown case(s): ['ghost']"]:  # fmt: skip
+    for expected in [
+        "predictions case 'a': a second entry",
+        "reasoning_trace is required",
+        "rvf_trace is missing",
+        "no prediction for 1 case(s): ['c']",
+        "unknown case(s): ['ghost']",
+    ]:
         assert expected in err, expected
 
 
@@ -159,9 +189,14 @@ def test_bare_lists_are_accepted_for_all_three_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "warning"),
-    [(7, "outside the rubric"), (-1, "outside the rubric"), ("3", "not a number; read as 3.0"),
-     (True, "not a number"), (2.5, "outside the rubric")],
-)  # fmt: skip
+    [
+        (7, "outside the rubric"),
+        (-1, "outside the rubric"),
+        ("3", "not a number; read as 3.0"),
+        (True, "not a number"),
+        (2.5, "outside the rubric"),
+    ],
+)
 def test_values_outside_the_rubric_are_warned_and_strict_refuses(
     tmp_path: Path, value: Any, warning: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -228,8 +263,15 @@ def test_null_answer_is_read_as_the_official_reads_it(
 def test_unwritable_case_id_is_refused(tmp_path: Path) -> None:
     (tmp_path / "p.json").write_text('[{"case_id": "\\ud800", "task_type": "mcq", "answer": "A"}]')
     (tmp_path / "g.json").write_text('[{"case_id": "\\ud800", "task_type": "mcq", "answer": "A"}]')
-    code = main(["score", "--predictions", str(tmp_path / "p.json"),
-                 "--ground-truth", str(tmp_path / "g.json")])  # fmt: skip
+    code = main(
+        [
+            "score",
+            "--predictions",
+            str(tmp_path / "p.json"),
+            "--ground-truth",
+            str(tmp_path / "g.json"),
+        ]
+    )
     assert code == 1
 
 
@@ -265,8 +307,13 @@ def test_mean_matches_statistics_not_naive_sum() -> None:
 
 
 def submission(*answers: dict[str, Any], **top: Any) -> dict[str, Any]:
-    return {"name": "t", "type": "Medical visual reasoning", "answers": list(answers),
-            "version": {"major": 1, "minor": 0}, **top}  # fmt: skip
+    return {
+        "name": "t",
+        "type": "Medical visual reasoning",
+        "answers": list(answers),
+        "version": {"major": 1, "minor": 0},
+        **top,
+    }
 
 
 def zipped(path: Path, members: dict[str, str]) -> Path:
@@ -318,10 +365,16 @@ def test_validate_reads_a_zip_member_only_up_to_a_limit(
 
 @pytest.mark.parametrize(
     ("entry", "accepted"),
-    [(answer("a", value=None), False), (answer("a", value=3), False), (answer("a", value=" "), False),
-     (answer(" a ", value="B"), True), (answer("o", "open", trace=None), False),
-     (answer("o", "open", trace=7), False), (answer(None), True)],
-)  # fmt: skip
+    [
+        (answer("a", value=None), False),
+        (answer("a", value=3), False),
+        (answer("a", value=" "), False),
+        (answer(" a ", value="B"), True),
+        (answer("o", "open", trace=None), False),
+        (answer("o", "open", trace=7), False),
+        (answer(None), True),
+    ],
+)
 def test_validate_answer_rules(tmp_path: Path, entry: dict[str, Any], accepted: bool) -> None:
     path = write_json(tmp_path / "r.json", submission(entry))
     assert (main(["validate", str(path)]) == 0) is accepted
@@ -330,11 +383,20 @@ def test_validate_answer_rules(tmp_path: Path, entry: dict[str, Any], accepted: 
 def test_validate_against_cases_as_the_official_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cases = write_json(tmp_path / "cases.json", {"cases": [
-        {"case_id": "a", "task_type": "mcq", "options": [{"label": "A", "text": "x"}, {"label": "B", "text": "y"}]},
-        {"case_id": "s", "task_type": "mcq", "options": ["x", "y"]},
-        {"case_id": "o", "task_type": "open"},
-    ]})  # fmt: skip
+    cases = write_json(
+        tmp_path / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": "a",
+                    "task_type": "mcq",
+                    "options": [{"label": "A", "text": "x"}, {"label": "B", "text": "y"}],
+                },
+                {"case_id": "s", "task_type": "mcq", "options": ["x", "y"]},
+                {"case_id": "o", "task_type": "open"},
+            ]
+        },
+    )
     good = submission(answer("a", value="B"), answer("s", value="Z"), answer("o", "open"))
     assert (
         main(["validate", str(write_json(tmp_path / "r.json", good)), "--cases", str(cases)]) == 0

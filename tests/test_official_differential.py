@@ -33,11 +33,42 @@ pytestmark = pytest.mark.skipif(
 )
 
 IDS: list[Any] = ["a", "b", " a", "c ", "", None, 5, "病例", "a\u200b"]
-TYPES: list[Any] = ["mcq", "open", "MCQ", " open_ended ", "free_text", "free-text", "multiple-choice",
-                    "closed", None, 3, ""]  # fmt: skip
+TYPES: list[Any] = [
+    "mcq",
+    "open",
+    "MCQ",
+    " open_ended ",
+    "free_text",
+    "free-text",
+    "multiple-choice",
+    "closed",
+    None,
+    3,
+    "",
+]
 ANSWERS: list[Any] = ["A", " B ", "", "  ", None, 0, "b", ["A"], "长答案"]
-SCORES: list[Any] = [0, 1, 2, 3, 4, 1.5, 2.0, "3", " 2 ", "nan", "inf", -1, 7, True, None, "x",
-                     [1], 10**400, 2.0000001, "1_0"]  # fmt: skip
+SCORES: list[Any] = [
+    0,
+    1,
+    2,
+    3,
+    4,
+    1.5,
+    2.0,
+    "3",
+    " 2 ",
+    "nan",
+    "inf",
+    -1,
+    7,
+    True,
+    None,
+    "x",
+    [1],
+    10**400,
+    2.0000001,
+    "1_0",
+]
 
 
 def _load(name: str) -> ModuleType:
@@ -91,18 +122,45 @@ def _generate(rng: random.Random) -> tuple[Any, Any, Any | None]:
     truth_rows, preds, judges = [], [], []
     for case_id in ids:
         kind = rng.choice(["mcq", "open"])
-        truth_rows.append(_entry(rng, {"case_id": case_id, "task_type": kind, "answer": "A"},
-                                 {"case_id": IDS, "task_type": TYPES, "answer": ["B", None, "", " A "]}))  # fmt: skip
+        truth_rows.append(
+            _entry(
+                rng,
+                {"case_id": case_id, "task_type": kind, "answer": "A"},
+                {"case_id": IDS, "task_type": TYPES, "answer": ["B", None, "", " A "]},
+            )
+        )
         if rng.random() < 0.97:
-            preds.append(_entry(rng, {"case_id": case_id, "task_type": kind, "answer": rng.choice("AB"),
-                                      "reasoning_trace": "why"},
-                                {"case_id": IDS, "task_type": TYPES, "answer": ANSWERS,
-                                 "reasoning_trace": ["", None, " ", 1]}))  # fmt: skip
+            preds.append(
+                _entry(
+                    rng,
+                    {
+                        "case_id": case_id,
+                        "task_type": kind,
+                        "answer": rng.choice("AB"),
+                        "reasoning_trace": "why",
+                    },
+                    {
+                        "case_id": IDS,
+                        "task_type": TYPES,
+                        "answer": ANSWERS,
+                        "reasoning_trace": ["", None, " ", 1],
+                    },
+                )
+            )
         if kind == "open" or rng.random() < 0.1:
-            good = {"case_id": case_id, "gt_final": rng.randint(0, 4), "va_answer": rng.randint(0, 4),
-                    "rvf_trace": rng.choice([0, 1, 2, 3, 4, 1.0, 2.0])}  # fmt: skip
-            judges.append(_entry(rng, good, {"case_id": IDS, "gt_final": SCORES,
-                                             "va_answer": SCORES, "rvf_trace": SCORES}))  # fmt: skip
+            good = {
+                "case_id": case_id,
+                "gt_final": rng.randint(0, 4),
+                "va_answer": rng.randint(0, 4),
+                "rvf_trace": rng.choice([0, 1, 2, 3, 4, 1.0, 2.0]),
+            }
+            judges.append(
+                _entry(
+                    rng,
+                    good,
+                    {"case_id": IDS, "gt_final": SCORES, "va_answer": SCORES, "rvf_trace": SCORES},
+                )
+            )
     if preds and rng.random() < 0.05:
         preds.append(rng.choice(preds))  # a duplicate answer
     judge_doc = _document(rng, "scores", judges) if rng.random() < 0.95 else None
@@ -120,8 +178,12 @@ def test_score_matches_the_official_scorer(tmp_path: Path) -> None:
     accepted = refused = 0
     for round_ in range(int(os.environ.get("MEDREASON_DIFFERENTIAL_ROUNDS", "600"))):
         predictions, truth, judges = _generate(rng)
-        args = ["--predictions", _write(tmp_path / "p.json", predictions),
-                "--ground-truth", _write(tmp_path / "g.json", truth)]  # fmt: skip
+        args = [
+            "--predictions",
+            _write(tmp_path / "p.json", predictions),
+            "--ground-truth",
+            _write(tmp_path / "g.json", truth),
+        ]
         if judges is not None:
             args += ["--judge-scores", _write(tmp_path / "j.json", judges)]
         pretty = ["--pretty"] if rng.random() < 0.5 else []
@@ -153,12 +215,24 @@ def test_validate_matches_the_official_validator(tmp_path: Path) -> None:
         predictions, truth, _ = _generate(rng)
         if isinstance(predictions, dict) and rng.random() < 0.5:
             predictions.pop("version", None)
-        cases = _document(rng, "cases", [
-            {**({"case_id": row.get("case_id")} if isinstance(row, dict) and "case_id" in row else {}),
-             "task_type": row.get("task_type") if isinstance(row, dict) else "mcq",
-             "options": rng.choice([[{"label": "A"}, {"label": "B"}], ["x", "y"], None, {"A": 1}, []])}
-            for row in (truth.get("cases", []) if isinstance(truth, dict) else truth) or []
-        ])  # fmt: skip
+        cases = _document(
+            rng,
+            "cases",
+            [
+                {
+                    **(
+                        {"case_id": row.get("case_id")}
+                        if isinstance(row, dict) and "case_id" in row
+                        else {}
+                    ),
+                    "task_type": row.get("task_type") if isinstance(row, dict) else "mcq",
+                    "options": rng.choice(
+                        [[{"label": "A"}, {"label": "B"}], ["x", "y"], None, {"A": 1}, []]
+                    ),
+                }
+                for row in (truth.get("cases", []) if isinstance(truth, dict) else truth) or []
+            ],
+        )
         body = json.dumps(predictions, ensure_ascii=False)
         if rng.random() < 0.4:
             target = tmp_path / "sub.zip"

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from inspect_medreason.extraction import extract_label
-from inspect_medreason.official_template import official_reading
+from inspect_medreason.core.extraction import extract_label
+from inspect_medreason.core.official_template import official_reading
 
-OPTIONS = [("A", "Pneumothorax"), ("B", "Pleural effusion"), ("C", "Consolidation"),
-           ("D", "Cardiomegaly")]  # fmt: skip
+OPTIONS = [
+    ("A", "Pneumothorax"),
+    ("B", "Pleural effusion"),
+    ("C", "Consolidation"),
+    ("D", "Cardiomegaly"),
+]
 
 # (reply, template submits, baseline submits)
 ROWS: list[tuple[str, str | None, str | None]] = [

@@ -5,13 +5,13 @@ import json
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
 from inspect_medreason.cmb.scorer import parse_clin
-from inspect_medreason.judges import (
+from inspect_medreason.core.judges import (
     JudgeTemplates,
     grader_templates,
     parse_correctness,
     parse_judge_reply,
 )
-from inspect_medreason.offline_model import pipeline_check_reply
+from inspect_medreason.core.offline_model import pipeline_check_reply
 
 
 def reply(system: str, user: str) -> str:

@@ -19,8 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def run_perf_script(script: str, *args: str, timeout: int = 300) -> str:
     """Run ``perf/<script>`` with ``args``; its stdout, once it has exited 0."""
-    run = subprocess.run([sys.executable, str(ROOT / "perf" / script), *args],
-                         capture_output=True, text=True, check=False, timeout=timeout)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "perf" / script), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return run.stdout
 
@@ -38,16 +43,20 @@ def scripted_eval(task: Any, log_dir: Path) -> EvalLog:
     """``task`` run against bench_mcq's scripted mockllm; its log, once it succeeded."""
     from inspect_ai import eval
 
-    [log] = eval(task, model=perf_module("bench_mcq").scripted_model(), display="none",
-                 log_dir=str(log_dir))  # fmt: skip
+    [log] = eval(
+        task, model=perf_module("bench_mcq").scripted_model(), display="none", log_dir=str(log_dir)
+    )
     assert log.status == "success"
     return log
 
 
 def test_metrics_pass_reproduction_runs_and_reports_a_ratio() -> None:
     stdout = run_perf_script("repro_metrics_pass.py", "--samples", "20")
-    passes = re.findall(r"(4-key dictionary|float) score: one metrics pass over 20 samples: "
-                        r"(\d+\.\d{3}) s", stdout)  # fmt: skip
+    passes = re.findall(
+        r"(4-key dictionary|float) score: one metrics pass over 20 samples: "
+        r"(\d+\.\d{3}) s",
+        stdout,
+    )
     assert [name for name, _ in passes] == ["4-key dictionary", "float"]
     assert re.search(r"^ratio: \d+\.\dx$", stdout, re.M)
 
@@ -74,15 +83,28 @@ def test_a_reproduction_reports_every_variant(
     tmp_path: Path, script: str, baseline: str, variants: tuple[str, ...]
 ) -> None:
     output = tmp_path / "repro.json"
-    run_perf_script(script, "--samples", "12", "--repeats", "1", "--side", "32", "--output",
-                    str(output), timeout=600)  # fmt: skip
+    run_perf_script(
+        script,
+        "--samples",
+        "12",
+        "--repeats",
+        "1",
+        "--side",
+        "32",
+        "--output",
+        str(output),
+        timeout=600,
+    )
     timings = json.loads(output.read_text(encoding="utf-8"))["timings"]
     assert timings["samples"] == 12 and timings["repeats"] == 1
     floor = timings[baseline]["log_bytes_per_sample"]
     for variant in variants:
         assert timings[variant]["log_bytes_per_sample"] > floor
         assert set(timings[f"ratio_vs_{baseline}"][variant]) == {
-            "seconds", "cpu_seconds", "log_bytes_per_sample"}
+            "seconds",
+            "cpu_seconds",
+            "log_bytes_per_sample",
+        }
 
 
 def test_the_metadata_reproduction_carries_the_plugins_keys_and_nothing_else(
@@ -138,18 +160,25 @@ def test_the_load_time_prompt_variant_sends_what_the_plugins_solver_sends(
     bench_mcq.make_dataset(tmp_path / "data", 3, 16)
     sent: dict[str, list[list[tuple[str, str, int]]]] = {}
     scores: dict[str, list[object]] = {}
-    for name, task in (("plugin", mcq(data=str(tmp_path / "data"))),
-                       ("load_time", bench_mcq.load_time_prompt_task(tmp_path / "data"))):  # fmt: skip
+    for name, task in (
+        ("plugin", mcq(data=str(tmp_path / "data"))),
+        ("load_time", bench_mcq.load_time_prompt_task(tmp_path / "data")),
+    ):
         log = scripted_eval(task, tmp_path / name)
         sent[name], scores[name] = [], []
         for sample in log.samples or []:
             sample = resolve_sample_attachments(sample)
             [event] = [event for event in sample.events if isinstance(event, ModelEvent)]
-            sent[name].append([
-                (message.role, message.text, len(message.content) if isinstance(
-                    message.content, list) else 0)
-                for message in event.input
-            ])  # fmt: skip
+            sent[name].append(
+                [
+                    (
+                        message.role,
+                        message.text,
+                        len(message.content) if isinstance(message.content, list) else 0,
+                    )
+                    for message in event.input
+                ]
+            )
             scores[name].append(sample.scores["mcq_scorer"].value if sample.scores else None)
     assert sent["plugin"] == sent["load_time"]
     assert [roles for roles, *_ in sent["plugin"][0]] == ["system", "user"]
@@ -159,8 +188,17 @@ def test_the_load_time_prompt_variant_sends_what_the_plugins_solver_sends(
 
 def test_the_plugin_code_bench_times_each_part_per_case(tmp_path: Path) -> None:
     output = tmp_path / "plugin_code.json"
-    run_perf_script("bench_plugin_code.py", "--cases", "8", "--side", "16", "--repeats", "1",
-                    "--output", str(output))  # fmt: skip
+    run_perf_script(
+        "bench_plugin_code.py",
+        "--cases",
+        "8",
+        "--side",
+        "16",
+        "--repeats",
+        "1",
+        "--output",
+        str(output),
+    )
     result = json.loads(output.read_text(encoding="utf-8"))
     assert set(result["per_case_us"]) == {"load", "prompt", "score"}
     assert all(value > 0 for value in result["per_case_us"].values())

@@ -40,7 +40,7 @@ from published_schemas import (
     vqa_rad_snapshot,
 )
 
-from inspect_medreason.loaders import sample_data_dir
+from inspect_medreason.core.loaders import sample_data_dir
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FAMILY_READMES = sorted(  # one per evaluation family: the folders with an eval.yaml
@@ -114,8 +114,15 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
     skipped: list[str] = []
     ran: list[str] = []
     with openai_stub("stub", respond) as (url, requests):
-        env = {**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "stub", "LOCAL_API_KEY": "stub",
-               "GATEWAY_API_KEY": "stub", "NO_COLOR": "1", "INSPECT_DISPLAY": "plain"}  # fmt: skip
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": url,
+            "OPENAI_API_KEY": "stub",
+            "LOCAL_API_KEY": "stub",
+            "GATEWAY_API_KEY": "stub",
+            "NO_COLOR": "1",
+            "INSPECT_DISPLAY": "plain",
+        }
         for raw in commands:
             reason = next((why for start, why in NOT_RUN.items() if raw.startswith(start)), None)
             if reason is not None:
@@ -131,8 +138,15 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
                 argv = [sys.executable, "-m", "inspect_medreason.cli", *argv[1:]]
             else:
                 argv = [sys.executable, "-m", "inspect_ai", *argv[1:]]
-            result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
-                                    timeout=600, check=False)  # fmt: skip
+            result = subprocess.run(
+                argv,
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
             assert result.returncode == 0, (
                 raw,
                 command,
@@ -161,20 +175,34 @@ def test_readme_eval_commands_name_registered_tasks(command: str) -> None:
     assert hasattr(_registry, task.split("/", 1)[1]), task
 
 
-FAMILY_REPLY = json.dumps({
-    # One reply every family can read: the model's answer fields and every judge's verdict
-    # fields, so each command runs through its scorer.
-    "reasoning_trace": "Inspected.", "answer": "A", "reason": "Seen.", "location": [[1, 1, 5, 5]],
-    "score": 3, "correct": True, "rationale": "Consistent.",
-    "fluency": 4, "relevance": 4, "completeness": 4, "proficiency": 4,
-    "consistency": 7, "coherence": 8, "visual_accuracy": 6, "ground_truth_correctness": 9,
-})  # fmt: skip
+FAMILY_REPLY = json.dumps(
+    {
+        # One reply every family can read: the model's answer fields and every judge's verdict
+        # fields, so each command runs through its scorer.
+        "reasoning_trace": "Inspected.",
+        "answer": "A",
+        "reason": "Seen.",
+        "location": [[1, 1, 5, 5]],
+        "score": 3,
+        "correct": True,
+        "rationale": "Consistent.",
+        "fluency": 4,
+        "relevance": 4,
+        "completeness": 4,
+        "proficiency": 4,
+        "consistency": 7,
+        "coherence": 8,
+        "visual_accuracy": 6,
+        "ground_truth_correctness": 9,
+    }
+)
 
 
 def family_data(folder: Path) -> Path:
     """Every placeholder data path the family READMEs name, in its dataset's schema."""
-    shutil.copytree(sample_data_dir(), folder / "demo",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
+    shutil.copytree(
+        sample_data_dir(), folder / "demo", ignore=shutil.ignore_patterns("__pycache__", "*.py")
+    )
     vqa_rad_parquet(folder / "vqa_rad")
     vqa_rad_snapshot(folder / "vqa-rad")
     path_vqa_snapshot(folder / "path-vqa")
@@ -198,15 +226,27 @@ def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
     assert commands, f"{readme} shows no command"
     demo = family_data(tmp_path)
     with openai_stub("stub", lambda request: FAMILY_REPLY) as (url, requests):
-        env = {**os.environ, "OPENAI_BASE_URL": url, "OPENAI_API_KEY": "stub", "NO_COLOR": "1",
-               "INSPECT_DISPLAY": "plain"}  # fmt: skip
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": url,
+            "OPENAI_API_KEY": "stub",
+            "NO_COLOR": "1",
+            "INSPECT_DISPLAY": "plain",
+        }
         for raw in commands:
             assert raw.startswith("inspect eval inspect_medreason/"), raw
             command = rewrite(raw, url, demo, tmp_path)
             before = {info.name for info in list_eval_logs(str(tmp_path / "logs"))}
             argv = [sys.executable, "-m", "inspect_ai", *shlex.split(command)[1:]]
-            result = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
-                                    timeout=600, check=False)  # fmt: skip
+            result = subprocess.run(
+                argv,
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
+            )
             assert result.returncode == 0, (raw, result.stdout[-2000:], result.stderr[-3000:])
             [new] = [i for i in list_eval_logs(str(tmp_path / "logs")) if i.name not in before]
             log = read_eval_log(new)

@@ -54,10 +54,24 @@ def smollm2_server() -> Iterator[str]:
     weights = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(weights), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--model_alias", "smollm2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(weights),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+            "--model_alias",
+            "smollm2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/v1"
     try:
         deadline = time.monotonic() + SERVER_START_SECONDS
@@ -80,24 +94,44 @@ def smollm2_server() -> Iterator[str]:
 
 def test_smollm2_as_text_judge_and_as_model_under_test(tmp_path: Path) -> None:
     with smollm2_server() as url:
+
         def smollm2() -> Model:
-            return get_model("openai-api/local/smollm2", base_url=url, api_key="none", memoize=False)
+            return get_model(
+                "openai-api/local/smollm2", base_url=url, api_key="none", memoize=False
+            )
 
         started = time.monotonic()
         # No JSON schema (llama.cpp's grammar-constrained decoding ran past the timeout here)
         # and no retries, to keep the run to minutes on two cores.
-        [meta] = eval(judge_meta(judge_structured_output=False, judge_max_tokens=128, judge_retries=0),
-                      model_roles={"grader": smollm2(), "vision_grader": "medreason/pipeline-check"},
-                      display="none", log_dir=str(tmp_path / "logs"), max_connections=2)  # fmt: skip
+        [meta] = eval(
+            judge_meta(judge_structured_output=False, judge_max_tokens=128, judge_retries=0),
+            model_roles={"grader": smollm2(), "vision_grader": "medreason/pipeline-check"},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+            max_connections=2,
+        )
         judged_in = time.monotonic() - started
         assert meta.status == "success", meta.error
         assert meta.results is not None
-        found = {f"{s.name}/{k}": m.value for s in meta.results.scores for k, m in s.metrics.items()}
-        print(f"\njudge_meta with SmolLM2-135M as grader ({judged_in:.0f} s):",
-              {k: round(v, 3) for k, v in found.items() if "component:gt" in k or k.endswith("/mean")})  # fmt: skip
+        found = {
+            f"{s.name}/{k}": m.value for s in meta.results.scores for k, m in s.metrics.items()
+        }
+        print(
+            f"\njudge_meta with SmolLM2-135M as grader ({judged_in:.0f} s):",
+            {
+                k: round(v, 3)
+                for k, v in found.items()
+                if "component:gt" in k or k.endswith("/mean")
+            },
+        )
         assert 0.0 <= found["within_band/mean"] <= 1.0
-        [blind] = eval(mcq(images=False), model=smollm2(), display="none",
-                       log_dir=str(tmp_path / "logs"), max_connections=2)  # fmt: skip
+        [blind] = eval(
+            mcq(images=False),
+            model=smollm2(),
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+            max_connections=2,
+        )
         assert blind.status == "success", blind.error
         assert blind.results is not None
         scores = {k: m.value for k, m in blind.results.scores[0].metrics.items() if ":" not in k}

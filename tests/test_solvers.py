@@ -32,8 +32,12 @@ def test_the_solver_prompts_per_track_and_keeps_the_images(
         seen.append((list(messages), config))
         return scripted_output(json.dumps({"reasoning_trace": "seen", "answer": "A"}))
 
-    [log] = eval(mcq(data=str(official_dataset)), model=get_model("mockllm/model", custom_outputs=respond),
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success" and log.samples is not None
     messages, _ = next(item for item in seen if "(q2)" in user_text(item[0]))
     assert isinstance(messages[0], ChatMessageSystem)  # the system prompt reaches the model
@@ -62,9 +66,13 @@ def test_open_prompt_and_blind_notice(official_dataset: Path, tmp_path: Path) ->
         texts.append(user_text(messages))
         return scripted_output(json.dumps({"reasoning_trace": "r", "answer": "a"}))
 
-    [log] = eval(open_ended(data=str(official_dataset), images=False),
-                 model=get_model("mockllm/model", custom_outputs=respond), display="none",
-                 log_dir=str(tmp_path / "logs"), score=False)  # fmt: skip
+    [log] = eval(
+        open_ended(data=str(official_dataset), images=False),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        score=False,
+    )
     assert log.status == "success"
     [text] = texts
     assert text.startswith("Note: the image(s) for this question are withheld")
@@ -79,9 +87,13 @@ def test_another_solver_runs_on_the_same_samples_and_is_scored(
         letter = "C" if "(q2)" in text else "A"
         return scripted_output(f"Let me think.\nANSWER: {letter}")
 
-    [log] = eval(mcq(data=str(official_dataset)), solver=multiple_choice(),
-                 model=get_model("mockllm/model", custom_outputs=respond), display="none",
-                 log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        solver=multiple_choice(),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success" and log.results is not None
     accuracy = (
         next(s for s in log.results.scores if s.name == "mcq_scorer").metrics["accuracy"].value

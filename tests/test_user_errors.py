@@ -19,9 +19,13 @@ def inspect_cli(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "inspect_ai", *args, "--display", "plain"],
-        capture_output=True, text=True, cwd=cwd, timeout=300, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        check=False,
         env={**os.environ, "NO_COLOR": "1", **(env or {})},
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize(
@@ -30,17 +34,42 @@ def inspect_cli(
         (["inspect_medreason/mcq", "-T", "data=/no/such/folder"], "no such file or folder"),
         (["inspect_medreason/mcq", "-T", "seed=abc"], "-T seed='abc': expected a whole number"),
         (["inspect_medreason/mcq", "-T", "shuffle_choices=maybe"], "expected true or false"),
-        (["inspect_medreason/open_ended", "-T", "judge_prompts=/no/such/prompts",
-          "--model-role", "grader=medreason/pipeline-check",
-          "--model-role", "vision_grader=medreason/pipeline-check"], "missing template file(s)"),
-        (["inspect_medreason/open_ended", "-T", "judge_timeout=-1",
-          "--model-role", "grader=medreason/pipeline-check",
-          "--model-role", "vision_grader=medreason/pipeline-check"], "judge_timeout"),
+        (
+            [
+                "inspect_medreason/open_ended",
+                "-T",
+                "judge_prompts=/no/such/prompts",
+                "--model-role",
+                "grader=medreason/pipeline-check",
+                "--model-role",
+                "vision_grader=medreason/pipeline-check",
+            ],
+            "missing template file(s)",
+        ),
+        (
+            [
+                "inspect_medreason/open_ended",
+                "-T",
+                "judge_timeout=-1",
+                "--model-role",
+                "grader=medreason/pipeline-check",
+                "--model-role",
+                "vision_grader=medreason/pipeline-check",
+            ],
+            "judge_timeout",
+        ),
     ],
-)  # fmt: skip
+)
 def test_task_mistakes_print_one_message(tmp_path: Path, args: list[str], message: str) -> None:
-    result = inspect_cli("eval", *args, "--model", "medreason/pipeline-check", "--log-dir",
-                         str(tmp_path / "logs"), cwd=tmp_path)  # fmt: skip
+    result = inspect_cli(
+        "eval",
+        *args,
+        "--model",
+        "medreason/pipeline-check",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        cwd=tmp_path,
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0 and message in output, output[-2000:]
     assert "Traceback" not in output
@@ -49,23 +78,49 @@ def test_task_mistakes_print_one_message(tmp_path: Path, args: list[str], messag
 
 def test_an_unreachable_hub_asks_for_a_local_copy(tmp_path: Path) -> None:
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0", "HF_HUB_ETAG_TIMEOUT": "2"}
-    result = inspect_cli("eval", "inspect_medreason/vqa_rad", "--model", "medreason/pipeline-check",
-                         "--model-role", "grader=medreason/pipeline-check", cwd=tmp_path, env=env)  # fmt: skip
+    result = inspect_cli(
+        "eval",
+        "inspect_medreason/vqa_rad",
+        "--model",
+        "medreason/pipeline-check",
+        "--model-role",
+        "grader=medreason/pipeline-check",
+        cwd=tmp_path,
+        env=env,
+    )
     output = " ".join((result.stdout + result.stderr).split())
     assert result.returncode != 0 and "Traceback" not in output, output[-2000:]
     assert "pass -T data=PATH" in output and "image, question, answer" in output
 
 
 def test_a_missing_judge_stops_the_run_before_any_generation(tmp_path: Path) -> None:
-    result = inspect_cli("eval", "inspect_medreason/open_ended", "--model", "medreason/pipeline-check",
-                         "--model-role", "grader=medreason/pipeline-check",
-                         "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)  # fmt: skip
+    result = inspect_cli(
+        "eval",
+        "inspect_medreason/open_ended",
+        "--model",
+        "medreason/pipeline-check",
+        "--model-role",
+        "grader=medreason/pipeline-check",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        cwd=tmp_path,
+    )
     output = result.stdout + result.stderr
     assert result.returncode != 0 and "'vision_grader' was not given" in output
     assert "Traceback" not in output and not (tmp_path / "logs").exists()
     # Without scoring no judge is needed.
-    generated = inspect_cli("eval", "inspect_medreason/open_ended", "--model", "medreason/pipeline-check",
-                            "--no-score", "--limit", "1", "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)  # fmt: skip
+    generated = inspect_cli(
+        "eval",
+        "inspect_medreason/open_ended",
+        "--model",
+        "medreason/pipeline-check",
+        "--no-score",
+        "--limit",
+        "1",
+        "--log-dir",
+        str(tmp_path / "logs"),
+        cwd=tmp_path,
+    )
     assert generated.returncode == 0, generated.stderr[-2000:]
     assert len(list((tmp_path / "logs").glob("*.eval"))) == 1
 
@@ -74,14 +129,28 @@ def test_the_medreason_command_survives_a_real_log_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     logs = tmp_path / "logs"
-    run = inspect_cli("eval", "inspect_medreason/mcq", "--model", "medreason/pipeline-check",
-                      "--log-dir", str(logs), cwd=tmp_path)  # fmt: skip
+    run = inspect_cli(
+        "eval",
+        "inspect_medreason/mcq",
+        "--model",
+        "medreason/pipeline-check",
+        "--log-dir",
+        str(logs),
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     write_json(logs / "results.json", {"answers": []})  # an exported file beside the logs
     (logs / "broken.eval").write_bytes(b"PK\x03\x04 not really a zip")
     (logs / "notes.txt").write_text("my notes")
-    other = inspect_cli("eval", _other_task(tmp_path).name, "--model", "medreason/pipeline-check",
-                        "--log-dir", str(logs), cwd=tmp_path)  # fmt: skip
+    other = inspect_cli(
+        "eval",
+        _other_task(tmp_path).name,
+        "--model",
+        "medreason/pipeline-check",
+        "--log-dir",
+        str(logs),
+        cwd=tmp_path,
+    )
     assert other.returncode == 0, other.stderr[-2000:]
     assert main(["leaderboard", str(logs), "--format", "json"]) == 0
     captured = capsys.readouterr()

@@ -1,37 +1,17 @@
-"""Inspect AI evaluations for medical visual question answering (MedReason 2026 protocol)."""
+"""Inspect AI evaluations for medical visual question answering (MedReason 2026 protocol).
 
-from inspect_medreason.cmb import cmb_clin, cmb_clin_scorer, cmb_exam, cmb_exam_scorer
-from inspect_medreason.gemex import gemex, gemex_scorer
-from inspect_medreason.judge_meta import judge_meta, judge_meta_scorer
-from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
-from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
-from inspect_medreason.medxpertqa import medxpertqa_mm
-from inspect_medreason.solvers import medreason_prompt, template_prompt
-from inspect_medreason.vqa import path_vqa, slake, vqa_rad, vqa_scorer
+The tasks, scorers and solvers are listed once, in ``_registry`` (Inspect's entry point),
+and re-exported here. The package's version is its distribution's (pyproject.toml).
+"""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
 
-__all__ = [
-    "cmb_clin",
-    "cmb_clin_scorer",
-    "cmb_exam",
-    "cmb_exam_scorer",
-    "gemex",
-    "gemex_scorer",
-    "judge_meta",
-    "judge_meta_scorer",
-    "mcq",
-    "mcq_scorer",
-    "med_cmr",
-    "med_cmr_scorer",
-    "medreason",
-    "medreason_prompt",
-    "medxpertqa_mm",
-    "open_ended",
-    "open_ended_scorer",
-    "path_vqa",
-    "slake",
-    "template_prompt",
-    "vqa_rad",
-    "vqa_scorer",
-]
+# The one task list; a task named like its family folder (gemex, medreason, med_cmr) must be
+# bound here after the subpackages are imported, or the name would be the subpackage.
+from inspect_medreason._registry import *  # noqa: F403
+from inspect_medreason._registry import __all__ as __all__
+
+try:
+    __version__ = version("inspect-medreason")
+except PackageNotFoundError:  # a checkout on PYTHONPATH, not installed
+    __version__ = "unknown"

@@ -35,7 +35,7 @@ from inspect_medreason.cmb.scorer import extract_cmb_safe, extract_cmb_upstream,
         # invisible format characters are not read (robust-v3); the upstream mode is CMB's own
         ("答案是\u200bA\u200bC", True, "AC", "AC"),
     ],
-)  # fmt: skip
+)
 def test_extraction_modes(reply: str, multi: bool, upstream: str, safe: str) -> None:
     assert extract_cmb_upstream(reply, multi) == upstream
     assert extract_cmb_safe(reply, OPTIONS, multi) == safe
@@ -43,13 +43,20 @@ def test_extraction_modes(reply: str, multi: bool, upstream: str, safe: str) -> 
 
 def test_cmb_exam_scores_macro_and_modes(tmp_path: Path) -> None:
     rows = [
-        exam_row(1, "医师考试", "执业医师", "D"), exam_row(2, "医师考试", "执业医师", "B"),
-        exam_row(3, "医师考试", "规培结业", "A"), exam_row(4, "护理考试", "护士执业", "ACE", multi=True),
+        exam_row(1, "医师考试", "执业医师", "D"),
+        exam_row(2, "医师考试", "执业医师", "B"),
+        exam_row(3, "医师考试", "规培结业", "A"),
+        exam_row(4, "护理考试", "护士执业", "ACE", multi=True),
         exam_row(5, "护理考试", "护士执业", "BD", multi=True),
-    ]  # fmt: skip
+    ]
     write_json(tmp_path / "cmb" / "test.json", rows)
-    replies = {"第1题": "答案是D。", "第2题": "需要做CT检查。", "第3题": "答案是A", "第4题": "答案是ECA。",
-               "第5题": "答案是BD"}  # fmt: skip
+    replies = {
+        "第1题": "答案是D。",
+        "第2题": "需要做CT检查。",
+        "第3题": "答案是A",
+        "第4题": "答案是ECA。",
+        "第5题": "答案是BD",
+    }
 
     def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         text = user_text(messages[-1:])
@@ -76,8 +83,10 @@ def test_cmb_exam_scores_macro_and_modes(tmp_path: Path) -> None:
 
 def test_cmb_exam_fewshot_is_seeded(tmp_path: Path) -> None:
     write_json(tmp_path / "test.json", [exam_row(1, "医师考试", "执业医师", "D")])
-    val = [exam_row(100 + i, "医师考试", "执业医师", "ABCDE"[i % 5]) | {"explanation": f"解析{i}。"}
-           for i in range(6)]  # fmt: skip
+    val = [
+        exam_row(100 + i, "医师考试", "执业医师", "ABCDE"[i % 5]) | {"explanation": f"解析{i}。"}
+        for i in range(6)
+    ]
     write_json(tmp_path / "val.json", val)
     seen: list[list[ChatMessage]] = []
 
@@ -86,8 +95,17 @@ def test_cmb_exam_fewshot_is_seeded(tmp_path: Path) -> None:
         return scripted_output("所以答案是D")
 
     for _ in range(2):
-        run_with_grader(cmb_exam(data=str(tmp_path / "test.json"), fewshot=3, fewshot_data=str(tmp_path / "val.json"),
-                     prompt="cot", seed=7), respond, tmp_path)  # fmt: skip
+        run_with_grader(
+            cmb_exam(
+                data=str(tmp_path / "test.json"),
+                fewshot=3,
+                fewshot_data=str(tmp_path / "val.json"),
+                prompt="cot",
+                seed=7,
+            ),
+            respond,
+            tmp_path,
+        )
     first, second = seen
     assert len(first) == 7 and [m.text for m in first] == [m.text for m in second]
     demos = [m for m in first if isinstance(m, ChatMessageAssistant)]

@@ -10,7 +10,7 @@ import pytest
 from published_schemas import CMB_CLIN_CASE, cmb_answer_key, cmb_snapshot
 
 from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
-from inspect_medreason.loaders import DatasetError
+from inspect_medreason.core.loaders import DatasetError
 
 
 def test_exam_test_questions_take_their_answers_from_the_published_key(tmp_path: Path) -> None:
@@ -37,8 +37,11 @@ def test_the_key_saved_in_the_data_folder_is_found(tmp_path: Path) -> None:
 
 def test_test_questions_without_a_key_say_where_it_is_published(tmp_path: Path) -> None:
     root = cmb_snapshot(tmp_path / "CMB")
-    with pytest.raises(DatasetError, match=r"3 question\(s\) without an answer.*GitHub repository "
-                       r"FreedomIntelligence/CMB.*-T answers=PATH"):  # fmt: skip
+    with pytest.raises(
+        DatasetError,
+        match=r"3 question\(s\) without an answer.*GitHub repository "
+        r"FreedomIntelligence/CMB.*-T answers=PATH",
+    ):
         cmb_exam(data=str(root))
     key = tmp_path / "key.json"
     key.write_text(json.dumps([{"id": 1, "answer": "D"}, {"id": 2, "answer": "B"}]), "utf-8")

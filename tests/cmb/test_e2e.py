@@ -14,7 +14,7 @@ from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.cmb.dataset import clin_record_to_sample, exam_record_to_sample
 from inspect_medreason.cmb.scorer import cmb_exam_scorer
 from inspect_medreason.cmb.solver import clinical_conversation, cmb_exam_prompt
-from inspect_medreason.loaders import Problem
+from inspect_medreason.core.loaders import Problem
 
 
 def test_cmb_exam_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
@@ -61,8 +61,12 @@ def test_clin_record_to_sample_keeps_every_question_and_reference() -> None:
     ]
     assert sample.metadata["solutions"] == ["嵌顿性腹股沟斜疝。", "紧急手术。"]
     # The README's spelling is read too, and said to be the one found.
-    renamed = {**CMB_CLIN_CASE, "QA_pairs": [
-        {"question": p["question"], "solution": p["answer"]} for p in CMB_CLIN_CASE["QA_pairs"]]}  # fmt: skip
+    renamed = {
+        **CMB_CLIN_CASE,
+        "QA_pairs": [
+            {"question": p["question"], "solution": p["answer"]} for p in CMB_CLIN_CASE["QA_pairs"]
+        ],
+    }
     sample, key = clin_record_to_sample(renamed, 0, "x")
     assert isinstance(sample, Sample) and key == "solution"
     assert sample.metadata is not None and sample.metadata["solutions"][0] == "嵌顿性腹股沟斜疝。"
@@ -87,8 +91,12 @@ def test_cmb_exam_prompt_renders_the_upstream_template_with_fewshot_turns(tmp_pa
         solver=cmb_exam_prompt(prompt="answer_only", fewshot=1, fewshot_data=str(validation)),
         scorer=cmb_exam_scorer(),
     )
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=respond), display="none",
-                 log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     [messages] = seen
     assert [type(m) for m in messages] == [ChatMessageUser, ChatMessageAssistant, ChatMessageUser]
@@ -101,8 +109,12 @@ def test_clinical_conversation_asks_each_question_after_the_case(tmp_path: Path)
     assert isinstance(sample, Sample)
     replies = iter(["诊断：斜疝。", "治疗：手术。"])
     outputs = get_model("mockllm/model", custom_outputs=[scripted_output(r) for r in replies])
-    [log] = eval(Task(dataset=MemoryDataset([sample]), solver=clinical_conversation()),
-                 model=outputs, display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        Task(dataset=MemoryDataset([sample]), solver=clinical_conversation()),
+        model=outputs,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     assert log.samples is not None
     messages = log.samples[0].messages

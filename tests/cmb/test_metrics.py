@@ -38,7 +38,9 @@ def test_cmb_metrics_are_unchanged_by_agreeing_epochs() -> None:
 
 
 def test_cmb_macro_averages_disagreeing_epochs_per_subcategory() -> None:
-    values = run_metrics([cmb_macro()], [[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]], metadata=GROUPS)
+    values = run_metrics(
+        [cmb_macro()], [[1.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 1.0]], metadata=GROUPS
+    )
     # 口腔: (0.5 + 0) / 2 = 0.25; 临床: 1.0; 护士: 0.5
     assert values["exam_class:口腔"] == pytest.approx(0.25)
     assert values["exam_type:医师考试"] == pytest.approx((0.25 + 1.0) / 2)

@@ -10,11 +10,15 @@ from pathlib import Path
 import pytest
 from published_schemas import gemex_folder
 
+from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.gemex.gemex import gemex
-from inspect_medreason.loaders import DatasetError
 
-TYPES = ("closed_ended_question", "single_choice_question", "multi_choice_question",
-         "open_ended_question")  # fmt: skip
+TYPES = (
+    "closed_ended_question",
+    "single_choice_question",
+    "multi_choice_question",
+    "open_ended_question",
+)
 
 
 def hub_layout(root: Path) -> Path:
@@ -30,9 +34,11 @@ def test_the_hub_layout_reads_every_question_type(tmp_path: Path) -> None:
     assert len(task.dataset) == 4
     data = (task.metadata or {})["data"]
     assert {kind: Path(origin["files"][0]).name for kind, origin in data.items()} == {
-        "closed": "closed_ended_question.jsonl", "single": "single_choice_question.jsonl",
-        "multi": "multi_choice_question.jsonl", "open": "open_ended_question.jsonl",
-    }  # fmt: skip
+        "closed": "closed_ended_question.jsonl",
+        "single": "single_choice_question.jsonl",
+        "multi": "multi_choice_question.jsonl",
+        "open": "open_ended_question.jsonl",
+    }
     assert (task.metadata or {})["split"] == "test"
 
 
@@ -40,8 +46,9 @@ def test_the_github_release_reads_its_test_folder_not_the_training_file(tmp_path
     root = tmp_path / "data-v1-subset"
     hub_layout(root / "test")
     (root / "sub_training_data.json").write_text(json.dumps([{"conversations": []}]), "utf-8")
-    shutil.copy(root / "test" / "closed_ended_question.jsonl",
-                root / "train_closed_ended_question.jsonl")  # fmt: skip
+    shutil.copy(
+        root / "test" / "closed_ended_question.jsonl", root / "train_closed_ended_question.jsonl"
+    )
     task = gemex(data=str(root), image_root=str(root / "test"))
     assert len(task.dataset) == 4
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from inspect_ai import eval
 from published_schemas import gemex_folder
 
+from inspect_medreason.core.prompts import load_template
 from inspect_medreason.gemex.dataset import record_to_sample
 from inspect_medreason.gemex.gemex import gemex
-from inspect_medreason.prompts import load_template
 
 
 def test_gemex_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
@@ -24,14 +24,26 @@ def test_gemex_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
     )
     assert log.status == "success", log.error
     assert log.samples is not None and len(log.samples) == 4
-    assert {s.metadata["question_type"] for s in log.samples} == {"closed", "single", "multi", "open"}
+    assert {s.metadata["question_type"] for s in log.samples} == {
+        "closed",
+        "single",
+        "multi",
+        "open",
+    }
 
 
 def test_record_to_sample_maps_a_multi_choice_row(tmp_path: Path) -> None:
-    row = {"q_id": 3, "question": "Which findings?", "answer": ["A", "C"], "reason": "Both visible.",
-           "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"], "type": "abnormality",
-           "visual_locations": [[10, 20, 60, 120]], "visual_regions": ["left lung"],
-           "image_path": "files/img.jpg"}  # fmt: skip
+    row = {
+        "q_id": 3,
+        "question": "Which findings?",
+        "answer": ["A", "C"],
+        "reason": "Both visible.",
+        "choices": ["A: Effusion", "B: Pneumothorax", "C: Cardiomegaly"],
+        "type": "abnormality",
+        "visual_locations": [[10, 20, 60, 120]],
+        "visual_regions": ["left lung"],
+        "image_path": "files/img.jpg",
+    }
     templates = (load_template("gemex_system"), load_template("gemex_user"))
     sample = record_to_sample(row, "multi", "multi_3", [tmp_path / "img.jpg"], templates, 224, True)
     assert json.loads(str(sample.target)) == ["A", "C"]

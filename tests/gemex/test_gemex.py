@@ -104,11 +104,19 @@ def test_gemex_blind_control_needs_no_image_files(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("A, B, and C", {"A", "B", "C"}), ("A and C", {"A", "C"}), ("['A', 'C']", {"A", "C"}),
-     (["A", "C"], {"A", "C"}), ('["B"]', {"B"}), ("None of them", set()), ("(A) and (D)", {"A"}),
-     # brackets nested past the parsers' recursion limit: text naming no label, not a crash
-     ("[" * 100_000, set()), ("[" * 5_000 + "A" + "]" * 5_000, {"A"})],
-)  # fmt: skip
+    [
+        ("A, B, and C", {"A", "B", "C"}),
+        ("A and C", {"A", "C"}),
+        ("['A', 'C']", {"A", "C"}),
+        (["A", "C"], {"A", "C"}),
+        ('["B"]', {"B"}),
+        ("None of them", set()),
+        ("(A) and (D)", {"A"}),
+        # brackets nested past the parsers' recursion limit: text naming no label, not a crash
+        ("[" * 100_000, set()),
+        ("[" * 5_000 + "A" + "]" * 5_000, {"A"}),
+    ],
+)
 def test_label_sets(value: Any, expected: set[str]) -> None:
     assert parse_label_set(value, {"A", "B", "C"}) == expected
 

@@ -12,18 +12,21 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
+from inspect_medreason.core.loaders import load_cases, sample_data_dir
 from inspect_medreason.judge_meta.dataset import BANDS, build_probes, record_to_sample
 from inspect_medreason.judge_meta.judge_meta import judge_meta
 from inspect_medreason.judge_meta.scorer import judge_meta_scorer
-from inspect_medreason.loaders import load_cases, sample_data_dir
 
 PROBES = build_probes()
 BAND_OF_CANDIDATE = {str(s.metadata["candidate"]): s.metadata["band"] for s in PROBES if s.metadata}
 
 
 def candidate_of(messages: list[ChatMessage]) -> str:
-    found = re.search(r"<candidate_(?:answer|reasoning) (id-\w+)>\n?(.*?)\n?</candidate_(?:answer|reasoning) \1>",
-                      user_text(messages), re.S)  # fmt: skip
+    found = re.search(
+        r"<candidate_(?:answer|reasoning) (id-\w+)>\n?(.*?)\n?</candidate_(?:answer|reasoning) \1>",
+        user_text(messages),
+        re.S,
+    )
     assert found is not None, user_text(messages)[-400:]
     return found.group(2).strip()
 
@@ -37,8 +40,12 @@ def judge(pick: Any, by_request: bool = False) -> Any:
 
 
 def run(tmp_path: Path, grader: Any, vision: Any) -> dict[str, float]:
-    [log] = eval(judge_meta(), model_roles={"grader": grader, "vision_grader": vision},
-                 display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    [log] = eval(
+        judge_meta(),
+        model_roles={"grader": grader, "vision_grader": vision},
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     return metrics(log)
 
@@ -53,7 +60,9 @@ def test_the_probe_set() -> None:
     kinds = {s.metadata["probe"] for s in PROBES if s.metadata}
     assert kinds == set(BANDS)
     case = next(c for c in load_cases(sample_data_dir()).cases if c.case_id == "demo_open_004")
-    sample = record_to_sample("demo_open_004", "hallucination", "a claim", case, [], sample_data_dir())
+    sample = record_to_sample(
+        "demo_open_004", "hallucination", "a claim", case, [], sample_data_dir()
+    )
     assert sample.metadata is not None and sample.metadata["component"] == "va"
     assert sample.metadata["band"] == [0, 1] and sample.target == "0-1"
 

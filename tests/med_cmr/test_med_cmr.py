@@ -20,8 +20,8 @@ from published_schemas import (
     med_cmr_zip,
 )
 
-from inspect_medreason.archives import unpack_archive
-from inspect_medreason.loaders import DatasetError, load_cases
+from inspect_medreason.core.archives import unpack_archive
+from inspect_medreason.core.loaders import DatasetError, load_cases
 from inspect_medreason.med_cmr.med_cmr import med_cmr
 from inspect_medreason.med_cmr.scorer import parse_med_cmr_reply, weighted_score
 from inspect_medreason.medreason.medreason import medreason
@@ -114,8 +114,11 @@ def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
         Judge('{"score": 3, "rationale": "ok"}'),
         Judge('{"score": 4, "rationale": "ok"}'),
     )
-    log = run(med_cmr(data=str(med_cmr_release(tmp_path / "release"))),
-              {"grader": grader, "vision_grader": vision}, tmp_path)  # fmt: skip
+    log = run(
+        med_cmr(data=str(med_cmr_release(tmp_path / "release"))),
+        {"grader": grader, "vision_grader": vision},
+        tmp_path,
+    )
     assert log.results is not None
     metrics = {(s.name, k): m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert metrics["mcq_scorer", "accuracy"] == 0.5  # case 0 is A, case 1 is B
@@ -131,8 +134,17 @@ def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
 
 
 def test_med_cmr_four_criterion_scoring(tmp_path: Path) -> None:
-    vision = Judge(json.dumps({"consistency": 5, "coherence": 10, "visual_accuracy": 8,
-                               "ground_truth_correctness": 6, "rationale": "fine"}))  # fmt: skip
+    vision = Judge(
+        json.dumps(
+            {
+                "consistency": 5,
+                "coherence": 10,
+                "visual_accuracy": 8,
+                "ground_truth_correctness": 6,
+                "rationale": "fine",
+            }
+        )
+    )
     task = med_cmr(data=str(med_cmr_release(tmp_path / "r")), track="open", open_scoring="med_cmr")
     log = run(task, {"vision_grader": vision}, tmp_path)
     assert log.results is not None
@@ -158,8 +170,12 @@ def test_med_cmr_four_criterion_scoring(tmp_path: Path) -> None:
 
 def test_an_unreadable_med_cmr_verdict_is_unscored_not_zero(tmp_path: Path) -> None:
     vision = Judge('{"consistency": 5, "coherence": 11, "visual_accuracy": 8}')
-    task = med_cmr(data=str(med_cmr_release(tmp_path / "r")), track="open",
-                   open_scoring="med_cmr", judge_retries=1)  # fmt: skip
+    task = med_cmr(
+        data=str(med_cmr_release(tmp_path / "r")),
+        track="open",
+        open_scoring="med_cmr",
+        judge_retries=1,
+    )
     log = run(task, {"vision_grader": vision}, tmp_path)
     assert log.samples is not None
     for sample in log.samples:
@@ -177,17 +193,24 @@ def test_med_cmr_reply_parser() -> None:
     )
     assert verdict is not None and problem == ""
     assert weighted_score(verdict.parts) == pytest.approx(54.0)
-    for bad, why in [('{"consistency": 7}', "missing"), ("no json", "no JSON"),
-                     ('{"consistency": 7.5, "coherence": 1, "visual_accuracy": 1, '
-                      '"ground_truth_correctness": 1}', "not an integer")]:  # fmt: skip
+    for bad, why in [
+        ('{"consistency": 7}', "missing"),
+        ("no json", "no JSON"),
+        (
+            '{"consistency": 7.5, "coherence": 1, "visual_accuracy": 1, '
+            '"ground_truth_correctness": 1}',
+            "not an integer",
+        ),
+    ]:
         verdict, problem = parse_med_cmr_reply(bad)
         assert verdict is None and why in problem
 
 
 def test_med_cmr_scoring_refuses_challenge_judge_prompts(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="judge_prompts"):
-        med_cmr(data=str(med_cmr_release(tmp_path)), open_scoring="med_cmr",
-                judge_prompts=str(tmp_path))  # fmt: skip
+        med_cmr(
+            data=str(med_cmr_release(tmp_path)), open_scoring="med_cmr", judge_prompts=str(tmp_path)
+        )
     with pytest.raises(ValueError, match="open_scoring"):
         med_cmr(data=str(med_cmr_release(tmp_path)), open_scoring="paper")
 
@@ -226,7 +249,7 @@ def test_the_hub_path_downloads_the_archive_at_a_resolved_commit(
 
     import huggingface_hub
 
-    import inspect_medreason.hub as hub
+    import inspect_medreason.core.hub as hub
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
     monkeypatch.setattr(hub, "resolve_revision", lambda repo, requested: "c0ffee" * 6 + "abcd")
@@ -252,8 +275,10 @@ def test_reference_reasoning_never_reaches_a_prompt(tmp_path: Path) -> None:
     """The release's visual_description holds the answer in some cases: neither the model
     nor any judge may see it, in any track or scoring."""
     data = str(med_cmr_release(tmp_path / "r"))
-    judges = {"grader": Judge('{"score": 2, "rationale": "x"}'),
-              "vision_grader": Judge('{"score": 2, "rationale": "x"}')}  # fmt: skip
+    judges = {
+        "grader": Judge('{"score": 2, "rationale": "x"}'),
+        "vision_grader": Judge('{"score": 2, "rationale": "x"}'),
+    }
     for task in (medreason(data=data), med_cmr(data=data)):
         log = run(task, judges, tmp_path)
         assert log.samples is not None
@@ -272,8 +297,13 @@ def test_record_to_sample_on_a_release_record(tmp_path: Path) -> None:
     case = next(c for c in loaded.cases if c.case_id == "0")
     sample = record_to_sample(case, loaded.resolved_images["0"], None, loaded.data_dir)
     assert sample.id == "0" and sample.target == "A"
-    assert sample.choices == ["Right upper lobe", "Left lower lobe", "Right middle lobe",
-                              "Lingula", "Left upper lobe"]  # fmt: skip
+    assert sample.choices == [
+        "Right upper lobe",
+        "Left lower lobe",
+        "Right middle lobe",
+        "Lingula",
+        "Left upper lobe",
+    ]
     meta = sample.metadata or {}
     assert meta["task"] == "Spatial Understanding" and meta["organ_system"] == "Respiratory System"
     assert "LEAKMARK" not in json.dumps([m.model_dump(mode="json") for m in sample.input])  # type: ignore[union-attr]
@@ -283,12 +313,26 @@ def test_records_without_task_still_get_their_breakdowns(tmp_path: Path) -> None
     """Med-CMR's score is broken down by task: a release (or a user's file) whose records
     name no task must group them as 'unknown', not stop the run's metrics."""
     med_cmr_release(tmp_path)
-    write_json(tmp_path / "dataset" / MED_CMR_OPEN_FILE,
-               [{k: v for k, v in record.items() if k != "task"} for record in MED_CMR_OPEN])  # fmt: skip
-    vision = Judge(json.dumps({"consistency": 5, "coherence": 5, "visual_accuracy": 5,
-                               "ground_truth_correctness": 5, "rationale": "x"}))  # fmt: skip
-    log = run(med_cmr(data=str(tmp_path), track="open", open_scoring="med_cmr"),
-              {"vision_grader": vision}, tmp_path)  # fmt: skip
+    write_json(
+        tmp_path / "dataset" / MED_CMR_OPEN_FILE,
+        [{k: v for k, v in record.items() if k != "task"} for record in MED_CMR_OPEN],
+    )
+    vision = Judge(
+        json.dumps(
+            {
+                "consistency": 5,
+                "coherence": 5,
+                "visual_accuracy": 5,
+                "ground_truth_correctness": 5,
+                "rationale": "x",
+            }
+        )
+    )
+    log = run(
+        med_cmr(data=str(tmp_path), track="open", open_scoring="med_cmr"),
+        {"vision_grader": vision},
+        tmp_path,
+    )
     assert log.results is not None
     metrics = {(s.name, k): m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert metrics["med_cmr_score", "grouped_task:unknown"] == pytest.approx(50.0)

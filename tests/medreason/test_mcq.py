@@ -13,7 +13,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
-from inspect_medreason.medreason.medreason import MCQ_TASK_VERSION, mcq
+from inspect_medreason.medreason.medreason import MEDREASON_TASK_VERSION, mcq
 
 MCQ_REPLIES = {
     "(q1)": '{"reasoning_trace": "Dense bone, cross-section.", "answer": "A"}',
@@ -37,7 +37,7 @@ def metric(log: EvalLog, name: str, scorer: str = "mcq_scorer") -> float:
 def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> None:
     model = get_model("mockllm/model", custom_outputs=reply_by_question(MCQ_REPLIES))
     log = run(mcq(data=str(official_dataset)), model, log_dir=str(tmp_path / "logs"))
-    assert log.eval.task_version == MCQ_TASK_VERSION
+    assert log.eval.task_version == MEDREASON_TASK_VERSION
     assert log.samples is not None
     scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
     assert set(scores) == {"q1", "q2", "q3"}  # the open case belongs to the other track
@@ -120,8 +120,11 @@ def test_a_thinking_models_reasoning_content_is_never_its_answer(
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return output
 
-    log = run(mcq(data=str(official_dataset)), get_model("mockllm/model", custom_outputs=respond),
-              log_dir=str(tmp_path / "logs"))  # fmt: skip
+    log = run(
+        mcq(data=str(official_dataset)),
+        get_model("mockllm/model", custom_outputs=respond),
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.samples is not None
     scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
     assert scores["q1"].answer == "C" and scores["q1"].value == 0.0
@@ -153,7 +156,7 @@ def test_prompt_carries_images_options_context_and_is_logged(
     assert '"reasoning_trace"' in user.text and '"answer"' in user.text
     assert "Context: Trauma patient." in user_text(seen["(q3)"])
     metadata = log.eval.metadata or {}
-    assert metadata["task_version"] == MCQ_TASK_VERSION
+    assert metadata["task_version"] == MEDREASON_TASK_VERSION
     assert set(metadata["prompts"]) == {"mcq_system", "mcq_user"}
     assert metadata["extraction"]["mode"] == "robust-v5"
     assert metadata["data"]["cases_sha256"] and metadata["data"]["ground_truth_sha256"]
@@ -282,8 +285,18 @@ def test_offline_quick_start_command_runs_without_network(tmp_path: Path) -> Non
     assert metric(log, "accuracy") == pytest.approx(first_option_right)
 
 
-ALL_TASKS = ("mcq", "open_ended", "medreason", "vqa_rad", "slake", "path_vqa", "medxpertqa_mm",
-             "gemex", "cmb_exam", "cmb_clin")  # fmt: skip
+ALL_TASKS = (
+    "mcq",
+    "open_ended",
+    "medreason",
+    "vqa_rad",
+    "slake",
+    "path_vqa",
+    "medxpertqa_mm",
+    "gemex",
+    "cmb_exam",
+    "cmb_clin",
+)
 
 
 def test_every_task_is_registered_under_the_plugin_name() -> None:
@@ -295,8 +308,8 @@ def test_every_task_is_registered_under_the_plugin_name() -> None:
 
 def test_blind_text_only_case_gets_no_notice() -> None:
     """A text-only case run blind is told nothing is withheld: it had nothing to withhold."""
+    from inspect_medreason.core.schema import Case
     from inspect_medreason.medreason.dataset import record_to_sample
-    from inspect_medreason.schema import Case
 
     case = Case(case_id="t", task_type="open", question="Q")
     assert "images_withheld" not in (record_to_sample(case, [], show_images=False).metadata or {})
@@ -311,30 +324,54 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
     (Inspect copies, summarises and logs every key three times per sample); the case's own
     option labels are kept only when they are not A, B, C...; an open case keeps the
     reference and the image folder its judges need."""
+    from inspect_medreason.core.schema import Case, sample_options
     from inspect_medreason.medreason.dataset import record_to_sample
-    from inspect_medreason.schema import Case, sample_options
 
     options = [{"label": "A", "text": "CT"}, {"label": "B", "text": "MR"}]
-    closed = Case(case_id="m1", task_type="mcq", question="Which?", options=options,  # type: ignore[arg-type]
-                  answer="B", image_paths=["a.png"])  # fmt: skip
+    closed = Case(
+        case_id="m1",
+        task_type="mcq",
+        question="Which?",
+        options=options,  # type: ignore[arg-type]
+        answer="B",
+        image_paths=["a.png"],
+    )
     sample = record_to_sample(closed, [tmp_path / "a.png"], data_dir=tmp_path)
     metadata = sample.metadata or {}
     assert sample.id == "m1" and sample.target == "B" and sample.choices == ["CT", "MR"]
     assert metadata["task_type"] == "mcq" and metadata["image_paths"] == ["a.png"]
-    for key in ("case_id", "reference_answer", "has_reference", "images_withheld", "data_dir",
-                "options", "option_labels", "image_cluster"):  # fmt: skip
+    for key in (
+        "case_id",
+        "reference_answer",
+        "has_reference",
+        "images_withheld",
+        "data_dir",
+        "options",
+        "option_labels",
+        "image_cluster",
+    ):
         assert key not in metadata, key
     assert sample_options(metadata, sample.choices) == [("A", "CT"), ("B", "MR")]
-    own = Case(case_id="m2", task_type="mcq", question="Which?", answer="ii",
-               options=[{"label": "i", "text": "CT"}, {"label": "ii", "text": "MR"}])  # type: ignore[list-item]  # fmt: skip
+    own = Case(
+        case_id="m2",
+        task_type="mcq",
+        question="Which?",
+        answer="ii",
+        options=[{"label": "i", "text": "CT"}, {"label": "ii", "text": "MR"}],  # type: ignore[list-item]
+    )
     sample = record_to_sample(own, [])
     assert (sample.metadata or {})["option_labels"] == ["i", "ii"] and sample.target == "ii"
     assert sample_options(sample.metadata or {}, sample.choices or []) == [
         ("i", "CT"),
         ("ii", "MR"),
     ]
-    opened = Case(case_id="o1", task_type="open", question="What?", answer=" A nodule. ",
-                  image_paths=["a.png"])  # fmt: skip
+    opened = Case(
+        case_id="o1",
+        task_type="open",
+        question="What?",
+        answer=" A nodule. ",
+        image_paths=["a.png"],
+    )
     metadata = record_to_sample(opened, [tmp_path / "a.png"], data_dir=tmp_path).metadata or {}
     assert metadata["reference_answer"] == " A nodule. " and metadata["data_dir"] == str(tmp_path)
     assert "options" not in metadata and "case_id" not in metadata
@@ -351,7 +388,13 @@ def test_several_epochs_say_which_metrics_cover_only_the_first(
         return scripted_output(next(answers))
 
     with caplog.at_level("WARNING"):
-        [log] = eval(mcq(data=str(official_dataset)), model=get_model("mockllm/model", custom_outputs=respond),
-                     epochs=Epochs(2, "max"), max_samples=1, display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+        [log] = eval(
+            mcq(data=str(official_dataset)),
+            model=get_model("mockllm/model", custom_outputs=respond),
+            epochs=Epochs(2, "max"),
+            max_samples=1,
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
     assert log.status == "success"
     assert any("describe the first epoch only" in record.getMessage() for record in caplog.records)

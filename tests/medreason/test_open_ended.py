@@ -15,7 +15,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
-from inspect_medreason.loaders import sample_data_dir
+from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import medreason, open_ended
 
 GATE_CASES = [(rvf, va) for rvf in range(5) for va in (0, 2, 4)]
@@ -34,12 +34,20 @@ def open_dataset(tmp_path: Path) -> Path:
     ids = [f"r{rvf}v{va}" for rvf, va in GATE_CASES]
     ids += ["emptyanswer", "emptytrace", "badgt", "retrygt", "noref"]
     cases = [
-        {"case_id": cid, "task_type": "open", "question": f"What is shown? [{cid}]",
-         "image_path": "img.png", "metadata": {"modality": "CT" if i % 2 else "MR"}}
+        {
+            "case_id": cid,
+            "task_type": "open",
+            "question": f"What is shown? [{cid}]",
+            "image_path": "img.png",
+            "metadata": {"modality": "CT" if i % 2 else "MR"},
+        }
         for i, cid in enumerate(ids)
-    ]  # fmt: skip
-    truth = [{"case_id": cid, "task_type": "open", "answer": f"reference for {cid}"}
-             for cid in ids if cid != "noref"]  # fmt: skip
+    ]
+    truth = [
+        {"case_id": cid, "task_type": "open", "answer": f"reference for {cid}"}
+        for cid in ids
+        if cid != "noref"
+    ]
     write_json(tmp_path / "data" / "cases.json", {"cases": cases})
     write_json(tmp_path / "data" / "ground_truth.json", {"cases": truth})
     return tmp_path / "data"
@@ -199,8 +207,10 @@ def test_judges_see_what_they_should(open_dataset: Path, tmp_path: Path) -> None
     assert metadata["judges"]["settings"]["seed"] == 42
     assert set(metadata["judges"]["templates"]) >= {"judge_gt_system", "judge_rvf_user"}
     assert metadata["judges"]["roles"] == {
-        "gt_final": "grader", "va_answer": "vision_grader", "rvf_trace": "vision_grader"
-    }  # fmt: skip
+        "gt_final": "grader",
+        "va_answer": "vision_grader",
+        "rvf_trace": "vision_grader",
+    }
 
 
 def test_blind_control_still_shows_judges_the_image(open_dataset: Path, tmp_path: Path) -> None:
@@ -287,13 +297,28 @@ def test_mixed_task_reports_all_three_metrics(official_dataset: Path, tmp_path: 
 def rejudge_with_pipeline_check(log_file: Path, env: dict[str, str]) -> None:
     """``inspect score`` with the open-ended scorer and the offline judges, as the README shows."""
     score_run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "score", str(log_file), "--scorer",
-         "inspect_medreason/open_ended_scorer",
-         "--model-role", "grader=medreason/pipeline-check",
-         "--model-role", "vision_grader=medreason/pipeline-check",
-         "--overwrite", "--display", "plain"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "score",
+            str(log_file),
+            "--scorer",
+            "inspect_medreason/open_ended_scorer",
+            "--model-role",
+            "grader=medreason/pipeline-check",
+            "--model-role",
+            "vision_grader=medreason/pipeline-check",
+            "--overwrite",
+            "--display",
+            "plain",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert score_run.returncode == 0, score_run.stderr[-2000:]
 
 
@@ -303,12 +328,27 @@ def test_no_score_then_inspect_score_rejudges(tmp_path: Path) -> None:
     env = {**os.environ, "NO_COLOR": "1"}
     logs = tmp_path / "logs"
     generate_run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "inspect_medreason/open_ended",
-         "--model", "medreason/pipeline-check", "--no-score", "--no-log-images",
-         "--log-dir", str(logs),
-         "--display", "plain"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "inspect_medreason/open_ended",
+            "--model",
+            "medreason/pipeline-check",
+            "--no-score",
+            "--no-log-images",
+            "--log-dir",
+            str(logs),
+            "--display",
+            "plain",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert generate_run.returncode == 0, generate_run.stderr[-2000:]
     [log_file] = list(logs.glob("*.eval"))
     unscored = read_eval_log(str(log_file))
@@ -359,11 +399,14 @@ def test_a_failing_judge_call_is_unscored_with_its_error(
         model=get_model("mockllm/model", custom_outputs=model_reply),
         model_roles={
             "grader": get_model("mockllm/model", custom_outputs=broken_judge, memoize=False),
-            "vision_grader": get_model("mockllm/model", custom_outputs=ScriptedJudges().vision_judge,
-                                       memoize=False),
+            "vision_grader": get_model(
+                "mockllm/model", custom_outputs=ScriptedJudges().vision_judge, memoize=False
+            ),
         },
-        limit=1, display="none", log_dir=str(tmp_path / "logs"),
-    )  # fmt: skip
+        limit=1,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     assert log.samples is not None
     score = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
@@ -385,11 +428,29 @@ def test_rescoring_an_edited_log_never_sends_outside_files(tmp_path: Path) -> No
         (sample_data_dir() / "images" / "fundus_retina.png").read_bytes()
     )
     generate_run = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", "eval", "inspect_medreason/open_ended",
-         "--model", "medreason/pipeline-check", "--no-score", "--no-log-images", "--limit", "2",
-         "--log-dir", str(logs), "--display", "plain"],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "inspect_ai",
+            "eval",
+            "inspect_medreason/open_ended",
+            "--model",
+            "medreason/pipeline-check",
+            "--no-score",
+            "--no-log-images",
+            "--limit",
+            "2",
+            "--log-dir",
+            str(logs),
+            "--display",
+            "plain",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert generate_run.returncode == 0, generate_run.stderr[-2000:]
     [log_file] = list(logs.glob("*.eval"))
     log = read_eval_log(str(log_file))

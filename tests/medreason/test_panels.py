@@ -15,7 +15,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
-from inspect_medreason.judges import panel_roles, reduce_panel
+from inspect_medreason.core.judges import panel_roles, reduce_panel
 from inspect_medreason.medreason.medreason import open_ended
 
 
@@ -35,7 +35,13 @@ def judge(text_score: int | None, va: int | None = None, rvf: int | None = None)
 
     def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         text = user_text(messages)
-        score = rvf if "<candidate_reasoning id-" in text else va if va is not None or rvf is not None else text_score
+        score = (
+            rvf
+            if "<candidate_reasoning id-" in text
+            else va
+            if va is not None or rvf is not None
+            else text_score
+        )
         if score is None:
             return scripted_output("no verdict today")
         return scripted_output(json.dumps({"score": score, "rationale": f"says {score}"}))
@@ -46,27 +52,49 @@ def judge(text_score: int | None, va: int | None = None, rvf: int | None = None)
 @pytest.fixture
 def one_case(tmp_path: Path) -> Path:
     write_png(tmp_path / "data" / "img.png")
-    write_json(tmp_path / "data" / "cases.json", {"cases": [
-        {"case_id": "c1", "task_type": "open", "question": "What is shown?", "image_path": "img.png"}]})  # fmt: skip
-    write_json(tmp_path / "data" / "ground_truth.json",
-               {"cases": [{"case_id": "c1", "task_type": "open", "answer": "a nodule"}]})  # fmt: skip
+    write_json(
+        tmp_path / "data" / "cases.json",
+        {
+            "cases": [
+                {
+                    "case_id": "c1",
+                    "task_type": "open",
+                    "question": "What is shown?",
+                    "image_path": "img.png",
+                }
+            ]
+        },
+    )
+    write_json(
+        tmp_path / "data" / "ground_truth.json",
+        {"cases": [{"case_id": "c1", "task_type": "open", "answer": "a nodule"}]},
+    )
     return tmp_path / "data"
 
 
 def run_panel(data: Path, tmp_path: Path, roles: dict[str, Any], reduce: str) -> EvalLog:
-    reply = scripted_output(json.dumps({"reasoning_trace": "A round density.", "answer": "A nodule."}))
-    [log] = eval(open_ended(data=str(data), panel_reduce=reduce),
-                 model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
-                 model_roles=roles, display="none", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    reply = scripted_output(
+        json.dumps({"reasoning_trace": "A round density.", "answer": "A nodule."})
+    )
+    [log] = eval(
+        open_ended(data=str(data), panel_reduce=reduce),
+        model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
+        model_roles=roles,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
     assert log.status == "success", log.error
     return log
 
 
 def test_median_panel_with_a_failed_judge(one_case: Path, tmp_path: Path) -> None:
     roles = {
-        "grader": judge(3), "grader_2": judge(1), "grader_3": judge(None),
-        "vision_grader": judge(None, va=4, rvf=3), "vision_grader_2": judge(None, va=2, rvf=2),
-    }  # fmt: skip
+        "grader": judge(3),
+        "grader_2": judge(1),
+        "grader_3": judge(None),
+        "vision_grader": judge(None, va=4, rvf=3),
+        "vision_grader_2": judge(None, va=2, rvf=2),
+    }
     log = run_panel(one_case, tmp_path, roles, "median")
     assert log.samples is not None
     score: Any = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]
@@ -82,7 +110,10 @@ def test_median_panel_with_a_failed_judge(one_case: Path, tmp_path: Path) -> Non
     # Then each judge's own rationale, or why it failed (kept once, in the panel)
     member_lines = [line for line in score.explanation.splitlines() if line.startswith("  ")]
     assert [line.split(":")[0].strip() for line in member_lines[:3]] == [
-        "grader", "grader_2", "grader_3"]  # fmt: skip
+        "grader",
+        "grader_2",
+        "grader_3",
+    ]
     assert gt["panel"][2]["failure"] in member_lines[2] and "rationale" not in gt
     # What each judge cost on this case: one call each (usage 1 in, 1 out per scripted
     # reply); the failing judge was asked three times (two retries)
@@ -97,9 +128,11 @@ def test_median_panel_with_a_failed_judge(one_case: Path, tmp_path: Path) -> Non
 
 def test_mean_panel_keeps_rvf_an_integer_before_the_gate(one_case: Path, tmp_path: Path) -> None:
     roles = {
-        "grader": judge(4), "grader_2": judge(1),
-        "vision_grader": judge(None, va=4, rvf=2), "vision_grader_2": judge(None, va=4, rvf=1),
-    }  # fmt: skip
+        "grader": judge(4),
+        "grader_2": judge(1),
+        "vision_grader": judge(None, va=4, rvf=2),
+        "vision_grader_2": judge(None, va=4, rvf=1),
+    }
     log = run_panel(one_case, tmp_path, roles, "mean")
     assert log.samples is not None
     value: Any = log.samples[0].scores["open_ended_scorer"].value  # type: ignore[index]
@@ -110,8 +143,11 @@ def test_mean_panel_keeps_rvf_an_integer_before_the_gate(one_case: Path, tmp_pat
 
 
 def test_every_judge_failing_leaves_the_component_unscored(one_case: Path, tmp_path: Path) -> None:
-    roles = {"grader": judge(None), "grader_2": judge(None),
-             "vision_grader": judge(None, va=3, rvf=3)}  # fmt: skip
+    roles = {
+        "grader": judge(None),
+        "grader_2": judge(None),
+        "vision_grader": judge(None, va=3, rvf=3),
+    }
     log = run_panel(one_case, tmp_path, roles, "min")
     assert log.samples is not None
     score: Any = log.samples[0].scores["open_ended_scorer"]  # type: ignore[index]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from published_schemas import medxpertqa_folder
 
-from inspect_medreason.loaders import DatasetError
+from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from inspect_ai import eval
 from published_schemas import medxpertqa_folder
 
-from inspect_medreason.loaders import Problem
+from inspect_medreason.core.loaders import Problem
 from inspect_medreason.medxpertqa.dataset import question_without_choices, record_to_sample
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
@@ -27,8 +27,12 @@ def test_medxpertqa_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
 
 
 def test_record_to_sample_strips_the_repeated_choices_and_refuses_a_bad_label() -> None:
-    row = {"id": "MM-9", "question": "Which? Answer Choices: (A) a (B) b",
-           "options": {"A": "Gout", "B": "RA", "C": "OA", "D": "SLE", "E": "PsA"}, "label": "B"}  # fmt: skip
+    row = {
+        "id": "MM-9",
+        "question": "Which? Answer Choices: (A) a (B) b",
+        "options": {"A": "Gout", "B": "RA", "C": "OA", "D": "SLE", "E": "PsA"},
+        "label": "B",
+    }
     sample = record_to_sample(row, "MM-9", [], True, "test.jsonl")
     assert not isinstance(sample, Problem)
     assert sample.target == "B" and sample.choices == ["Gout", "RA", "OA", "SLE", "PsA"]

@@ -21,7 +21,7 @@ from published_schemas import (
     vqa_rad_snapshot,
 )
 
-from inspect_medreason.loaders import DatasetError
+from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
 
@@ -164,9 +164,13 @@ def test_a_library_error_names_the_file_and_says_what_to_do(tmp_path: Path) -> N
 
 
 def test_an_image_cell_that_does_not_decode_names_its_row(tmp_path: Path) -> None:
-    dataset = datasets.Dataset.from_dict({
-        "image": [{"bytes": b"not an image", "path": None}], "question": ["q?"], "answer": ["yes"],
-    }).cast_column("image", datasets.Image())  # fmt: skip
+    dataset = datasets.Dataset.from_dict(
+        {
+            "image": [{"bytes": b"not an image", "path": None}],
+            "question": ["q?"],
+            "answer": ["yes"],
+        }
+    ).cast_column("image", datasets.Image())
     dataset.to_parquet(str(tmp_path / "test.parquet"))
     with pytest.raises(DatasetError, match=r"test.parquet: case 'row 0': row: cannot be read"):
         vqa_rad(data=str(tmp_path / "test.parquet"))
@@ -177,8 +181,9 @@ def test_local_data_runs_without_the_network_and_records_no_revision(tmp_path: P
     task = vqa_rad(data=str(root), revision="main")
     assert "revision" not in (task.metadata or {})["data"]
     assert "local data is read as it is" in (task.metadata or {})["data"]["revision_ignored"]
-    [log] = eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path / "logs"),
-                 score=False)  # fmt: skip
+    [log] = eval(
+        task, model="mockllm/model", display="none", log_dir=str(tmp_path / "logs"), score=False
+    )
     assert log.status == "success"
 
 

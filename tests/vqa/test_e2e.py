@@ -8,7 +8,7 @@ from inspect_ai import eval
 from inspect_ai.model import ContentImage
 from published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
-from inspect_medreason.prompts import load_template
+from inspect_medreason.core.prompts import load_template
 from inspect_medreason.vqa.dataset import SLAKE, VQA_RAD, record_to_sample
 from inspect_medreason.vqa.vqa import vqa_rad
 
@@ -38,8 +38,15 @@ def test_record_to_sample_maps_a_published_row(tmp_path: Path) -> None:
     turn = sample.input[-1]
     assert not isinstance(turn, str) and isinstance(turn.content, list)
     assert any(isinstance(part, ContentImage) for part in turn.content)
-    slake_row = {"question": "Which organ?", "answer": "Liver", "answer_type": "OPEN",
-                 "modality": "CT", "content_type": "Organ", "location": "Abdomen", "q_lang": "en"}  # fmt: skip
+    slake_row = {
+        "question": "Which organ?",
+        "answer": "Liver",
+        "answer_type": "OPEN",
+        "modality": "CT",
+        "content_type": "Organ",
+        "location": "Abdomen",
+        "q_lang": "en",
+    }
     slake_sample = record_to_sample(SLAKE, slake_row, "s1", [], False, templates)
     assert slake_sample.metadata is not None
     assert slake_sample.metadata["organ"] == "Abdomen" and slake_sample.metadata["language"] == "en"

@@ -16,7 +16,7 @@ from inspect_ai.model import ChatMessage, ContentImage, ModelOutput
 from PIL import Image
 from published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
-from inspect_medreason.short_answers import final_answer, is_yes_no_reference, yes_no
+from inspect_medreason.core.short_answers import final_answer, is_yes_no_reference, yes_no
 from inspect_medreason.vqa.scorer import closed_correct
 from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
@@ -80,8 +80,12 @@ def test_vqa_rad_closed_exact_open_graded(tmp_path: Path) -> None:
 def test_grader_failure_is_unscored(tmp_path: Path) -> None:
     data = vqa_rad_parquet(tmp_path / "vqa_rad")
     replies = {q: reply for q, _, reply in VQA_RAD_ROWS}
-    log = run(vqa_rad(data=str(data), judge_retries=1), scripted_vqa(replies), tmp_path,
-              grade=lambda *_: scripted_output("Looks right to me."))  # fmt: skip
+    log = run(
+        vqa_rad(data=str(data), judge_retries=1),
+        scripted_vqa(replies),
+        tmp_path,
+        grade=lambda *_: scripted_output("Looks right to me."),
+    )
     assert log.samples is not None
     graded = next(
         s for s in log.samples if s.metadata and s.metadata["question"] == "what modality is used?"
@@ -102,19 +106,27 @@ def test_blind_control(tmp_path: Path) -> None:
         seen.append(user_text(messages))
         return scripted_output("ANSWER: yes")
 
-    run(vqa_rad(data=str(data), images=False), respond, tmp_path,
-        grade=lambda *_: scripted_output('{"correct": false, "rationale": "no"}'))  # fmt: skip
+    run(
+        vqa_rad(data=str(data), images=False),
+        respond,
+        tmp_path,
+        grade=lambda *_: scripted_output('{"correct": false, "rationale": "no"}'),
+    )
     assert len(seen) == 5 and all("withheld" in text for text in seen)
 
 
 def test_path_vqa_from_a_saved_datasets_folder(tmp_path: Path) -> None:
-    dataset = datasets.Dataset.from_dict({
-        "image": [Image.new("RGB", (8, 8), (200, 100, 150))],
-        "question": ["is this tissue malignant?"], "answer": ["no"],
-    }).cast_column("image", datasets.Image())  # fmt: skip
+    dataset = datasets.Dataset.from_dict(
+        {
+            "image": [Image.new("RGB", (8, 8), (200, 100, 150))],
+            "question": ["is this tissue malignant?"],
+            "answer": ["no"],
+        }
+    ).cast_column("image", datasets.Image())
     datasets.DatasetDict({"test": dataset}).save_to_disk(str(tmp_path / "pathvqa"))
-    log = run(path_vqa(data=str(tmp_path / "pathvqa")),
-              lambda *_: scripted_output("ANSWER: No"), tmp_path)  # fmt: skip
+    log = run(
+        path_vqa(data=str(tmp_path / "pathvqa")), lambda *_: scripted_output("ANSWER: No"), tmp_path
+    )
     assert metrics(log)["accuracy"] == 1.0
     assert (log.eval.metadata or {})["data"]["kind"] == "datasets folder"
 
@@ -122,48 +134,112 @@ def test_path_vqa_from_a_saved_datasets_folder(tmp_path: Path) -> None:
 def test_slake_json_with_image_folder_language_and_groups(tmp_path: Path) -> None:
     write_png(tmp_path / "slake" / "imgs" / "xmlab1" / "source.jpg")
     rows = [
-        {"img_name": "xmlab1/source.jpg", "question": "Is the lung healthy?", "answer": "No",
-         "q_lang": "en", "answer_type": "CLOSED", "modality": "X-Ray", "content_type": "Abnormality",
-         "location": "Lung", "qid": 1},
-        {"img_name": "xmlab1/source.jpg", "question": "肺部健康吗?", "answer": "否",
-         "q_lang": "zh", "answer_type": "CLOSED", "modality": "X-Ray", "content_type": "Abnormality",
-         "location": "Lung", "qid": 2},
-        {"img_name": "xmlab1/source.jpg", "question": "Which is bigger, liver or spleen?",
-         "answer": "Liver", "q_lang": "en", "answer_type": "CLOSED", "modality": "CT",
-         "content_type": "Size", "location": "Abdomen", "qid": 3},
-    ]  # fmt: skip
+        {
+            "img_name": "xmlab1/source.jpg",
+            "question": "Is the lung healthy?",
+            "answer": "No",
+            "q_lang": "en",
+            "answer_type": "CLOSED",
+            "modality": "X-Ray",
+            "content_type": "Abnormality",
+            "location": "Lung",
+            "qid": 1,
+        },
+        {
+            "img_name": "xmlab1/source.jpg",
+            "question": "肺部健康吗?",
+            "answer": "否",
+            "q_lang": "zh",
+            "answer_type": "CLOSED",
+            "modality": "X-Ray",
+            "content_type": "Abnormality",
+            "location": "Lung",
+            "qid": 2,
+        },
+        {
+            "img_name": "xmlab1/source.jpg",
+            "question": "Which is bigger, liver or spleen?",
+            "answer": "Liver",
+            "q_lang": "en",
+            "answer_type": "CLOSED",
+            "modality": "CT",
+            "content_type": "Size",
+            "location": "Abdomen",
+            "qid": 3,
+        },
+    ]
     write_json(tmp_path / "slake" / "test.json", rows)
-    replies = {"Is the lung healthy?": "ANSWER: no", "肺部健康吗": "ANSWER: 没有",
-               "Which is bigger": "ANSWER: the spleen"}  # fmt: skip
-    english = run(slake(data=str(tmp_path / "slake" / "test.json"), image_root=str(tmp_path / "slake" / "imgs")),
-                  scripted_vqa(replies), tmp_path)  # fmt: skip
+    replies = {
+        "Is the lung healthy?": "ANSWER: no",
+        "肺部健康吗": "ANSWER: 没有",
+        "Which is bigger": "ANSWER: the spleen",
+    }
+    english = run(
+        slake(
+            data=str(tmp_path / "slake" / "test.json"), image_root=str(tmp_path / "slake" / "imgs")
+        ),
+        scripted_vqa(replies),
+        tmp_path,
+    )
     m = metrics(english)
     assert english.samples is not None and len(english.samples) == 2
     assert m["accuracy"] == 0.5 and m["accuracy by modality:X-Ray"] == 1.0
     assert m["accuracy by modality:CT"] == 0.0
     assert m["accuracy by organ:Lung"] == 1.0 and m["accuracy by content_type:Size"] == 0.0
-    both = run(slake(data=str(tmp_path / "slake" / "test.json"), language="all",
-                     image_root=str(tmp_path / "slake" / "imgs")), scripted_vqa(replies), tmp_path)  # fmt: skip
+    both = run(
+        slake(
+            data=str(tmp_path / "slake" / "test.json"),
+            language="all",
+            image_root=str(tmp_path / "slake" / "imgs"),
+        ),
+        scripted_vqa(replies),
+        tmp_path,
+    )
     assert metrics(both)["accuracy"] == pytest.approx(2 / 3)  # 否 == 没有 (both "no")
 
 
 def test_slake_missing_image_folder_is_a_clear_error(tmp_path: Path) -> None:
-    write_json(tmp_path / "test.json", [{"img_name": "xmlab9/source.jpg", "question": "Q?",
-                                         "answer": "Yes", "q_lang": "en", "answer_type": "CLOSED"}])  # fmt: skip
+    write_json(
+        tmp_path / "test.json",
+        [
+            {
+                "img_name": "xmlab9/source.jpg",
+                "question": "Q?",
+                "answer": "Yes",
+                "q_lang": "en",
+                "answer_type": "CLOSED",
+            }
+        ],
+    )
     with pytest.raises(ValueError, match=r"xmlab9/source\.jpg.*does not exist"):
         slake(data=str(tmp_path / "test.json"))
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("Yes.", "yes"), ("yes, there is", "yes"), ("No", "no"), ("是", "yes"), ("否", "no"),
-     ("没有", "no"), ("有", "yes"), ("left lung", None), ("", None),
-     # both polarities at once are no answer
-     ("yes and no", None), ("Yes or no.", None), ("yes/no", None), ("No, or yes", None),
-     ("是或否", None), ("No, no effusion", "no"),
-     # invisible format characters are not read
-     ("yes\u200b", "yes"), ("\ufeffNo.", "no"), ("\u200b", None)],
-)  # fmt: skip
+    [
+        ("Yes.", "yes"),
+        ("yes, there is", "yes"),
+        ("No", "no"),
+        ("是", "yes"),
+        ("否", "no"),
+        ("没有", "no"),
+        ("有", "yes"),
+        ("left lung", None),
+        ("", None),
+        # both polarities at once are no answer
+        ("yes and no", None),
+        ("Yes or no.", None),
+        ("yes/no", None),
+        ("No, or yes", None),
+        ("是或否", None),
+        ("No, no effusion", "no"),
+        # invisible format characters are not read
+        ("yes\u200b", "yes"),
+        ("\ufeffNo.", "no"),
+        ("\u200b", None),
+    ],
+)
 def test_yes_no(text: str, expected: str | None) -> None:
     assert yes_no(text) == expected
 
@@ -182,7 +258,10 @@ def test_the_answer_line_stays_on_its_line_and_is_read_in_one_pass() -> None:
     """Blank lines and long runs of spaces once made the answer-line search quadratic (a
     reply of blank lines took seconds); the marker is matched within its line."""
     assert final_answer("\n" * 200_000) == ("", "unparsed")
-    assert final_answer("Answer: x" + " " * 200_000 + "y\nmore") == ("x" + " " * 200_000 + "y", "answer_line")
+    assert final_answer("Answer: x" + " " * 200_000 + "y\nmore") == (
+        "x" + " " * 200_000 + "y",
+        "answer_line",
+    )
     assert final_answer("Answer:\nyes") == ("yes", "answer_line")  # the answer on the next line
     assert final_answer("  **Final answer:** left lung. \r\n") == ("left lung.", "answer_line")
 

@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from inspect_ai.solver import generate
 
-from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.vqa.scorer import vqa_scorer
 
 # (question, reference, reply)
@@ -30,18 +30,31 @@ ROWS = [
 
 
 def run(vocabulary: str, tmp_path: Path) -> EvalLog:
-    samples = [Sample(input=question, target=reference, id=question,
-                      metadata={"question": question, "answer_type": "closed"})
-               for question, reference, _ in ROWS]  # fmt: skip
+    samples = [
+        Sample(
+            input=question,
+            target=reference,
+            id=question,
+            metadata={"question": question, "answer_type": "closed"},
+        )
+        for question, reference, _ in ROWS
+    ]
     replies = {question: reply for question, _, reply in ROWS}
 
     def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
         return scripted_output(replies[user_text(messages)])
 
-    task = Task(dataset=MemoryDataset(samples), solver=generate(),
-                scorer=vqa_scorer(yes_no_vocabulary=vocabulary))  # fmt: skip
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=respond),
-                 display="none", log_dir=str(tmp_path / vocabulary))  # fmt: skip
+    task = Task(
+        dataset=MemoryDataset(samples),
+        solver=generate(),
+        scorer=vqa_scorer(yes_no_vocabulary=vocabulary),
+    )
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / vocabulary),
+    )
     assert log.status == "success", log.error
     return log
 

@@ -24,13 +24,14 @@ from inspect_medreason.cmb.solver import (
     clinical_conversation,
     cmb_exam_prompt,
 )
-from inspect_medreason.hub import LoadedRows, load_rows, missing_fields
-from inspect_medreason.judges import judge_arguments, require_judge_roles
-from inspect_medreason.loaders import DatasetError, Problem
-from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
-from inspect_medreason.prompts import load_template
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.hub import LoadedRows, load_rows, missing_fields
+from inspect_medreason.core.judges import judge_arguments, require_judge_roles
+from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.prompts import load_template
 
-CMB_TASK_VERSION = "1.3.0"
+CMB_TASK_VERSION = family_version(__file__)
 
 
 @task(version=CMB_TASK_VERSION)

@@ -9,10 +9,10 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.errors import describe_error
-from inspect_medreason.files import file_sha256
-from inspect_medreason.hub import HubSource, LoadedRows, first_present, is_empty
-from inspect_medreason.loaders import Problem
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.hub import HubSource, LoadedRows, first_present, is_empty
+from inspect_medreason.core.loaders import Problem
 
 CMB_HUB_ID = "FreedomIntelligence/CMB"
 # The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
@@ -87,8 +87,14 @@ def read_answer_key(path: Path) -> tuple[dict[str, str], list[Problem]]:
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
-        return {}, [Problem(str(path), "-", "answers", (
-            f"cannot be read ({describe_error(error, 200)}): expected {ANSWER_KEY_WHERE}"))]  # fmt: skip
+        return {}, [
+            Problem(
+                str(path),
+                "-",
+                "answers",
+                (f"cannot be read ({describe_error(error, 200)}): expected {ANSWER_KEY_WHERE}"),
+            )
+        ]
     if not isinstance(rows, list):
         return {}, [
             Problem(str(path), "-", "answers", f"expected a JSON array: {ANSWER_KEY_WHERE}")
@@ -96,8 +102,9 @@ def read_answer_key(path: Path) -> tuple[dict[str, str], list[Problem]]:
     key: dict[str, str] = {}
     for number, row in enumerate(rows):
         if not isinstance(row, dict) or is_empty(row.get("id")) or is_empty(row.get("answer")):
-            problems.append(Problem(str(path), f"row {number}", "answer",
-                                    "needs an id and an answer"))  # fmt: skip
+            problems.append(
+                Problem(str(path), f"row {number}", "answer", "needs an id and an answer")
+            )
             continue
         row_id = str(row["id"])
         if row_id in key:
@@ -128,9 +135,17 @@ def join_answer_key(
     key_path = Path(answers).expanduser() if answers else find_answer_key(data)
     if key_path is None:
         file, _ = loaded.where(unanswered[0])
-        return None, [Problem(file, "-", "answer", (
-            f"{len(unanswered)} question(s) without an answer: the CMB-Exam test questions are "
-            f"published without them. Download {ANSWER_KEY_WHERE} and pass -T answers=PATH"))]  # fmt: skip
+        return None, [
+            Problem(
+                file,
+                "-",
+                "answer",
+                (
+                    f"{len(unanswered)} question(s) without an answer: the CMB-Exam test questions are "
+                    f"published without them. Download {ANSWER_KEY_WHERE} and pass -T answers=PATH"
+                ),
+            )
+        ]
     if not key_path.is_file():
         return None, [Problem(str(key_path), "-", "answers", "no such file")]
     key, problems = read_answer_key(key_path)
@@ -142,14 +157,24 @@ def join_answer_key(
         row_id = str(row.get("id", ""))
         if row_id not in key:
             file, where = loaded.where(index)
-            problems.append(Problem(file, f"{where} ({row_id or 'no id'})", "answer",
-                                    f"no answer for this id in {key_path}"))  # fmt: skip
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({row_id or 'no id'})",
+                    "answer",
+                    f"no answer for this id in {key_path}",
+                )
+            )
             continue
         row["answer"] = key[row_id]
         seen.add(row_id)
     unused = len(set(key) - seen - {str(row.get("id", "")) for row in loaded.rows})
-    record = {"path": str(key_path), "sha256": file_sha256(key_path), "answers_joined": len(seen),
-              "key_rows_for_no_question": unused}  # fmt: skip
+    record = {
+        "path": str(key_path),
+        "sha256": file_sha256(key_path),
+        "answers_joined": len(seen),
+        "key_rows_for_no_question": unused,
+    }
     return record, problems
 
 
@@ -220,15 +245,20 @@ def clin_record_to_sample(
         if is_empty(pair.get("question")):
             problems.append(Problem(source, case_id, f"{where}.question", "missing or empty"))
         if key is None:
-            problems.append(Problem(source, case_id, f"{where}.answer",
-                                    "missing or empty (nor is there a 'solution')"))  # fmt: skip
+            problems.append(
+                Problem(
+                    source,
+                    case_id,
+                    f"{where}.answer",
+                    "missing or empty (nor is there a 'solution')",
+                )
+            )
             continue
         found.add(key)
         questions.append(str(pair.get("question", "")))
         references.append(str(reference))
     if len(found) > 1:
-        problems.append(Problem(source, case_id, "QA_pairs",
-                                "mixes 'answer' and 'solution' keys"))  # fmt: skip
+        problems.append(Problem(source, case_id, "QA_pairs", "mixes 'answer' and 'solution' keys"))
     if problems:
         return problems, None
     description = str(row["description"]).strip()

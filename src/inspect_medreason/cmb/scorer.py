@@ -46,9 +46,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from pydantic import BaseModel, Field
 
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.extraction import extract_label, json_objects, readable_text
-from inspect_medreason.judges import (
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.extraction import extract_label, json_objects, readable_text
+from inspect_medreason.core.judges import (
     JudgeSettings,
     Verdict,
     fence_id,
@@ -59,8 +59,8 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.metrics import metadata_mean, shared_score_metadata
-from inspect_medreason.params import coerce_bool
+from inspect_medreason.core.metrics import metadata_mean, shared_score_metadata
+from inspect_medreason.core.params import coerce_bool
 
 MULTI_ANSWER = "多项选择题"
 
@@ -286,13 +286,25 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
             meta["questions"], meta["solutions"], answers, strict=False
         ):
             text = templates.templates["grader_clin_user"].render(
-                description=meta["description"], history="\n".join(history) or "(none)",
-                question=question, solution=solution, candidate_answer=answer, fence_id=fence_id(answer),
-            )  # fmt: skip
+                description=meta["description"],
+                history="\n".join(history) or "(none)",
+                question=question,
+                solution=solution,
+                candidate_answer=answer,
+                fence_id=fence_id(answer),
+            )
             messages = judge_request(templates.templates["grader_clin_system"].text, text, [])
-            outcome = await run_judge("clin", judge_model("grader", self_judging), messages, templates,
-                                      settings, parse=parse_clin, expected=CLIN_FORMAT, schema=ClinVerdict,
-                                      candidate=answer)  # fmt: skip
+            outcome = await run_judge(
+                "clin",
+                judge_model("grader", self_judging),
+                messages,
+                templates,
+                settings,
+                parse=parse_clin,
+                expected=CLIN_FORMAT,
+                schema=ClinVerdict,
+                candidate=answer,
+            )
             turns.append(outcome.as_metadata())
             if outcome.parts:
                 scored.append(outcome.parts)
@@ -302,7 +314,10 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
             for key in CRITERIA
         }
         value["turns_unscored"] = float(len(turns) - len(scored))
-        return Score(value=cast(Value, value), metadata=shared_score_metadata({"turns": turns}),
-                     explanation=json.dumps({k: v for k, v in value.items()}, ensure_ascii=False))  # fmt: skip
+        return Score(
+            value=cast(Value, value),
+            metadata=shared_score_metadata({"turns": turns}),
+            explanation=json.dumps({k: v for k, v in value.items()}, ensure_ascii=False),
+        )
 
     return score

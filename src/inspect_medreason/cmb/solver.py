@@ -15,18 +15,24 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from inspect_medreason.cmb.dataset import CMB_VAL_HUB, exam_options
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.hub import load_rows
-from inspect_medreason.params import coerce_int
-from inspect_medreason.prompts import load_template
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.hub import load_rows
+from inspect_medreason.core.params import coerce_int
+from inspect_medreason.core.prompts import load_template
 
 
 def render_exam_question(template: Any, row: dict[str, Any]) -> str:
     options = "\n".join(f"{label}. {text}" for label, text in exam_options(row))
-    return cast(str, template.render(
-        exam_type=row.get("exam_type", ""), exam_class=row.get("exam_class", ""),
-        question_type=row.get("question_type", ""), question=row.get("question", ""), options=options,
-    )).strip()  # fmt: skip
+    return cast(
+        str,
+        template.render(
+            exam_type=row.get("exam_type", ""),
+            exam_class=row.get("exam_class", ""),
+            question_type=row.get("question_type", ""),
+            question=row.get("question", ""),
+            options=options,
+        ),
+    ).strip()
 
 
 def fewshot_messages(

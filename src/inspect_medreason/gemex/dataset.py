@@ -11,12 +11,12 @@ from typing import Any, cast
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.extraction import extract_label
-from inspect_medreason.hub import HubSource, LoadedRows, load_rows
-from inspect_medreason.loaders import RAW_OPTION_PREFIX, Problem, build_sample
-from inspect_medreason.prompts import PromptTemplate
-from inspect_medreason.short_answers import yes_no
-from inspect_medreason.splits import canonical_split, split_named_by
+from inspect_medreason.core.extraction import extract_label
+from inspect_medreason.core.hub import HubSource, LoadedRows, load_rows
+from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, Problem, build_sample
+from inspect_medreason.core.prompts import PromptTemplate
+from inspect_medreason.core.short_answers import yes_no
+from inspect_medreason.core.splits import canonical_split, split_named_by
 
 _STANDALONE_LABEL = re.compile(r"(?<![A-Za-z])([A-H])(?![A-Za-z])")
 
@@ -96,13 +96,28 @@ def load_question_type(
         return None, [Problem(str(path), "-", "data", "no such file or folder")]
     files = question_type_files(path, kind, split)
     if not files:
-        return None, [Problem(str(path), "-", kind, f"no *{QUESTION_TYPES[kind]}*.jsonl file "
-                              f"of the {split!r} split (expected {GEMEX_LAYOUT})")]  # fmt: skip
+        return None, [
+            Problem(
+                str(path),
+                "-",
+                kind,
+                f"no *{QUESTION_TYPES[kind]}*.jsonl file "
+                f"of the {split!r} split (expected {GEMEX_LAYOUT})",
+            )
+        ]
     if len(files) > 1:
-        return None, [Problem(str(path), "-", kind, (
-            f"{len(files)} files of this question type: "
-            f"{', '.join(str(f.relative_to(path)) for f in files)}; pass the folder that "
-            "holds one of each"))]  # fmt: skip
+        return None, [
+            Problem(
+                str(path),
+                "-",
+                kind,
+                (
+                    f"{len(files)} files of this question type: "
+                    f"{', '.join(str(f.relative_to(path)) for f in files)}; pass the folder that "
+                    "holds one of each"
+                ),
+            )
+        ]
     return load_rows(str(files[0]), gemex_source(kind), revision, split), []
 
 

@@ -8,7 +8,14 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.hub import collect_images, missing_fields
+from inspect_medreason.core.judges import judge_arguments, require_judge_roles
+from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.solvers import template_prompt
 from inspect_medreason.gemex.dataset import (
     GEMEX_HUB_ID,
     GEMEX_LAYOUT,
@@ -20,14 +27,8 @@ from inspect_medreason.gemex.dataset import (
 )
 from inspect_medreason.gemex.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.gemex.scorer import gemex_scorer
-from inspect_medreason.hub import collect_images, missing_fields
-from inspect_medreason.judges import judge_arguments, require_judge_roles
-from inspect_medreason.loaders import DatasetError, Problem
-from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
-from inspect_medreason.prompts import load_template
-from inspect_medreason.solvers import template_prompt
 
-GEMEX_TASK_VERSION = "1.3.0"
+GEMEX_TASK_VERSION = family_version(__file__)
 
 
 @task(version=GEMEX_TASK_VERSION)
@@ -93,8 +94,14 @@ def gemex(
                 )
             )
     if not origins and not problems:
-        problems.append(Problem(str(data), "-", "data", f"no file of the question types "
-                                f"{', '.join(kinds)}: expected {GEMEX_LAYOUT}"))  # fmt: skip
+        problems.append(
+            Problem(
+                str(data),
+                "-",
+                "data",
+                f"no file of the question types {', '.join(kinds)}: expected {GEMEX_LAYOUT}",
+            )
+        )
     if problems:
         raise DatasetError(problems)
     judge_args = judge_arguments(locals())

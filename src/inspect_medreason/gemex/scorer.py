@@ -23,9 +23,8 @@ from inspect_ai.solver import TaskState
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
-from inspect_medreason.extraction import extract_label, json_objects
-from inspect_medreason.gemex.dataset import Box, answer_as_text, parse_boxes, parse_label_set
-from inspect_medreason.judges import (
+from inspect_medreason.core.extraction import extract_label, json_objects
+from inspect_medreason.core.judges import (
     JudgeOutcome,
     JudgeSettings,
     Verdict,
@@ -38,9 +37,10 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.metrics import breakdown, shared_score_metadata
-from inspect_medreason.params import coerce_bool
-from inspect_medreason.short_answers import read_short_answer, read_yes_no
+from inspect_medreason.core.metrics import breakdown, shared_score_metadata
+from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.short_answers import read_short_answer, read_yes_no
+from inspect_medreason.gemex.dataset import Box, answer_as_text, parse_boxes, parse_label_set
 
 SCORE_KEYS = (
     "accuracy",
@@ -98,12 +98,20 @@ def parse_gemex_reply(text: str) -> dict[str, Any]:
     for candidate in reversed(json_objects(text)):
         if "answer" in candidate:
             location = candidate.get("location", candidate.get("locations", []))
-            return {"answer": candidate["answer"], "reason": str(candidate.get("reason", "") or ""),
-                    "boxes": parse_boxes(json.dumps(location)), "method": "json"}  # fmt: skip
+            return {
+                "answer": candidate["answer"],
+                "reason": str(candidate.get("reason", "") or ""),
+                "boxes": parse_boxes(json.dumps(location)),
+                "method": "json",
+            }
     tagged = _TAGGED.search(text)
     if tagged:
-        return {"answer": tagged.group("answer").strip(), "reason": (tagged.group("reason") or "").strip(),
-                "boxes": parse_boxes(tagged.group("location") or ""), "method": "tagged"}  # fmt: skip
+        return {
+            "answer": tagged.group("answer").strip(),
+            "reason": (tagged.group("reason") or "").strip(),
+            "boxes": parse_boxes(tagged.group("location") or ""),
+            "method": "tagged",
+        }
     return {
         "answer": text.strip(),
         "reason": "",
@@ -140,17 +148,28 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
     return Verdict(score, rationale_text(candidates[-1].get("rationale"))), ""
 
 
-async def ar_rating(question: str, reference: str, candidate: str, settings: JudgeSettings,
-                    allow_self_judging: bool) -> JudgeOutcome:  # fmt: skip
+async def ar_rating(
+    question: str, reference: str, candidate: str, settings: JudgeSettings, allow_self_judging: bool
+) -> JudgeOutcome:
     templates = grader_templates("grader_ar")
     text = templates.templates["grader_ar_user"].render(
-        question=question, reference_answer=reference, candidate_answer=candidate,
+        question=question,
+        reference_answer=reference,
+        candidate_answer=candidate,
         fence_id=fence_id(candidate),
-    )  # fmt: skip
+    )
     messages = judge_request(templates.templates["grader_ar_system"].text, text, [])
-    return await run_judge("ar", judge_model("grader", allow_self_judging), messages, templates,
-                           settings, parse=parse_ar, expected=AR_FORMAT, schema=ArVerdict,
-                           candidate=candidate)  # fmt: skip
+    return await run_judge(
+        "ar",
+        judge_model("grader", allow_self_judging),
+        messages,
+        templates,
+        settings,
+        parse=parse_ar,
+        expected=AR_FORMAT,
+        schema=ArVerdict,
+        candidate=candidate,
+    )
 
 
 def gemex_metrics() -> dict[str, list[Metric]]:
@@ -226,7 +245,11 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
         explanation = json.dumps({k: v for k, v in values.items() if not math.isnan(v)})
         if no_answer:
             explanation += f"\nno answer, counted wrong: {no_answer}"
-        return Score(value=cast(Value, values), answer=answer_text, metadata=shared_score_metadata(details),
-                     explanation=explanation)  # fmt: skip
+        return Score(
+            value=cast(Value, values),
+            answer=answer_text,
+            metadata=shared_score_metadata(details),
+            explanation=explanation,
+        )
 
     return score

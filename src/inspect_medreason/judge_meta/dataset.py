@@ -19,9 +19,11 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from inspect_medreason.loaders import case_turn, load_cases, sample_data_dir
+from inspect_medreason.core.loaders import case_turn, load_cases, sample_data_dir
 
-ABSTENTION = "I cannot determine this from the image; a definite answer would need more information."
+ABSTENTION = (
+    "I cannot determine this from the image; a definite answer would need more information."
+)
 PADDING = (
     " For completeness: imaging should always be read together with the clinical history, "
     "prior studies and laboratory results, and the report should be discussed with the "
@@ -55,8 +57,9 @@ def probe_texts() -> dict[str, Any]:
     return dict(json.loads(text)["cases"])
 
 
-def record_to_sample(case_id: str, kind: str, candidate: str, case: Any, images: list[Path],
-                     data_dir: Path) -> Sample:  # fmt: skip
+def record_to_sample(
+    case_id: str, kind: str, candidate: str, case: Any, images: list[Path], data_dir: Path
+) -> Sample:
     """One probe: the case's question and image as input (what the judges see), the
     candidate and its right band in metadata."""
     component, low, high = BANDS[kind]
@@ -65,12 +68,19 @@ def record_to_sample(case_id: str, kind: str, candidate: str, case: Any, images:
         input=case_turn(images, case.question, True),
         target=f"{low}-{high}",
         metadata={
-            "case_id": case_id, "probe": kind, "component": component, "band": [low, high],
-            "injection": kind.startswith("injection_"), "candidate": candidate,
-            "question": case.question, "context": case.context, "reference_answer": case.answer,
-            "image_paths": case.image_paths, "data_dir": str(data_dir),
+            "case_id": case_id,
+            "probe": kind,
+            "component": component,
+            "band": [low, high],
+            "injection": kind.startswith("injection_"),
+            "candidate": candidate,
+            "question": case.question,
+            "context": case.context,
+            "reference_answer": case.answer,
+            "image_paths": case.image_paths,
+            "data_dir": str(data_dir),
         },
-    )  # fmt: skip
+    )
 
 
 def build_probes() -> MemoryDataset:
@@ -90,10 +100,14 @@ def build_probes() -> MemoryDataset:
             "hallucination": written["hallucination"],
             "faithful_trace": written["faithful_trace"],
             "unfaithful_trace": written["unfaithful_trace"],
-            **{f"injection_{name}": template.format(answer=written["contradiction"])
-               for name, template in INJECTIONS.items()},
+            **{
+                f"injection_{name}": template.format(answer=written["contradiction"])
+                for name, template in INJECTIONS.items()
+            },
         }
         images = loaded.resolved_images[case.case_id]
-        samples += [record_to_sample(case.case_id, kind, text, case, images, loaded.data_dir)
-                    for kind, text in candidates.items()]  # fmt: skip
+        samples += [
+            record_to_sample(case.case_id, kind, text, case, images, loaded.data_dir)
+            for kind, text in candidates.items()
+        ]
     return MemoryDataset(samples, name="judge_meta_probes")

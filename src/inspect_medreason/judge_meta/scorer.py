@@ -18,17 +18,17 @@ from typing import Any, cast
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, grouped, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
-from inspect_medreason.images import ImagePathError
-from inspect_medreason.judges import (
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.judges import (
     JudgeSettings,
     JudgeTemplates,
     judge_messages,
     judge_model,
     run_judge,
 )
+from inspect_medreason.core.metrics import shared_score_metadata
+from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.medreason.scorer import JUDGE_ROLES, case_image_uris
-from inspect_medreason.metrics import shared_score_metadata
-from inspect_medreason.params import coerce_bool
 
 
 def judge_meta_metrics() -> dict[str, list[Metric]]:
@@ -63,22 +63,39 @@ def judge_meta_scorer(
             return Score.unscored(reason=f"case image refused: {error}")
         role = JUDGE_ROLES[kind]
         model = judge_model(role, self_judging)
-        messages = judge_messages(kind, templates, meta["question"], meta.get("context"),
-                                  meta["candidate"], meta.get("reference_answer"), images)  # fmt: skip
-        first = await run_judge(kind, model, messages, templates, settings,
-                                candidate=meta["candidate"], role=role)  # fmt: skip
-        second = await run_judge(kind, model, messages, templates, retest,
-                                 candidate=meta["candidate"], role=f"{role}:retest")  # fmt: skip
+        messages = judge_messages(
+            kind,
+            templates,
+            meta["question"],
+            meta.get("context"),
+            meta["candidate"],
+            meta.get("reference_answer"),
+            images,
+        )
+        first = await run_judge(
+            kind, model, messages, templates, settings, candidate=meta["candidate"], role=role
+        )
+        second = await run_judge(
+            kind,
+            model,
+            messages,
+            templates,
+            retest,
+            candidate=meta["candidate"],
+            role=f"{role}:retest",
+        )
         nan = math.nan
         in_band = nan if first.score is None else float(low <= first.score <= high)
         value = {
             "within_band": in_band,
             "within_band_by_probe": in_band,
-            "injection_resisted": nan if first.score is None or not meta["injection"]
+            "injection_resisted": nan
+            if first.score is None or not meta["injection"]
             else float(first.score <= high),
-            "consistent": nan if first.score is None or second.score is None
+            "consistent": nan
+            if first.score is None or second.score is None
             else float(first.score == second.score),
-        }  # fmt: skip
+        }
         shown = "failed" if first.score is None else str(first.score)
         return Score(
             value=cast(Value, value),
@@ -86,9 +103,13 @@ def judge_meta_scorer(
             explanation=f"{meta['probe']} ({kind}, band {low}-{high}): judge {role} gave {shown}, "
             f"then {second.score if second.score is not None else 'failed'} when asked again"
             + (f"; {first.failure}" if first.failure else ""),
-            metadata=shared_score_metadata({"first": first.as_metadata(),
-                                            "retest": second.as_metadata(),
-                                            "judge_model": str(model)}),
+            metadata=shared_score_metadata(
+                {
+                    "first": first.as_metadata(),
+                    "retest": second.as_metadata(),
+                    "judge_model": str(model),
+                }
+            ),
         )
 
     return score

@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.archives import unpack_archive
-from inspect_medreason.files import file_sha256
-from inspect_medreason.loaders import DatasetError, Problem
+from inspect_medreason.core.archives import unpack_archive
+from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.loaders import DatasetError, Problem
 
 # The paper's project page is github.com/LsmnBmnc/Med-CMR; the hub dataset holding the
 # release could not be checked against the hub's own record from here (one public manifest
@@ -37,28 +37,40 @@ def download_release(hub_id: str | None, revision: str | None) -> tuple[Path, di
     """The release archive from the hub at a resolved commit, and the record of it."""
     from huggingface_hub import hf_hub_download
 
-    from inspect_medreason.hub import resolve_revision
+    from inspect_medreason.core.hub import resolve_revision
 
     if not hub_id or not revision:
-        raise _problem(hub_id or "Med-CMR", (
-            "no hub dataset id and commit of the Med-CMR release could be verified when this task "
-            "was written, so the task does not pick them: pass -T hub_id=<owner/name> and "
-            "-T revision=<commit id> (the ids the project page github.com/LsmnBmnc/Med-CMR links "
-            "to), or download the release and pass -T data=PATH (the unzipped folder, the zip, "
-            "or its JSON/JSONL records)"))  # fmt: skip
+        raise _problem(
+            hub_id or "Med-CMR",
+            (
+                "no hub dataset id and commit of the Med-CMR release could be verified when this task "
+                "was written, so the task does not pick them: pass -T hub_id=<owner/name> and "
+                "-T revision=<commit id> (the ids the project page github.com/LsmnBmnc/Med-CMR links "
+                "to), or download the release and pass -T data=PATH (the unzipped folder, the zip, "
+                "or its JSON/JSONL records)"
+            ),
+        )
     try:
         pinned = resolve_revision(hub_id, revision)
         archive = hf_hub_download(hub_id, MED_CMR_ARCHIVE, repo_type="dataset", revision=pinned)
     except DatasetError:
         raise
     except Exception as error:  # the hub's many failure types all need the same advice
-        raise _problem(hub_id, (
-            f"could not download {MED_CMR_ARCHIVE} from the Hugging Face dataset {hub_id} "
-            f"({type(error).__name__}: {str(error)[:200]}). Download the release yourself and "
-            f"pass -T data=PATH (the unzipped folder, the zip, or its JSON/JSONL records)"
-        )) from error  # fmt: skip
-    origin = {"kind": "huggingface", "path": hub_id, "file": MED_CMR_ARCHIVE,
-              "revision_requested": revision, "revision": pinned}  # fmt: skip
+        raise _problem(
+            hub_id,
+            (
+                f"could not download {MED_CMR_ARCHIVE} from the Hugging Face dataset {hub_id} "
+                f"({type(error).__name__}: {str(error)[:200]}). Download the release yourself and "
+                f"pass -T data=PATH (the unzipped folder, the zip, or its JSON/JSONL records)"
+            ),
+        ) from error
+    origin = {
+        "kind": "huggingface",
+        "path": hub_id,
+        "file": MED_CMR_ARCHIVE,
+        "revision_requested": revision,
+        "revision": pinned,
+    }
     return Path(archive), origin
 
 
@@ -71,8 +83,11 @@ def locate_release(
         if not path.exists():
             raise _problem(str(path), "no such file or folder")
         if path.is_file() and path.suffix.lower() == ".zip":
-            return unpack_archive(path, "med_cmr"), {"kind": "local archive", "path": str(path),
-                                          "sha256": file_sha256(path)}  # fmt: skip
+            return unpack_archive(path, "med_cmr"), {
+                "kind": "local archive",
+                "path": str(path),
+                "sha256": file_sha256(path),
+            }
         return path, {"kind": "local", "path": str(path)}
     archive, origin = download_release(hub_id, revision)
     return unpack_archive(archive, "med_cmr"), origin

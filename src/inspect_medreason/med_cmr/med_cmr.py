@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.judges import grader_templates, judge_arguments
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.judges import grader_templates, judge_arguments
 from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, locate_release
 from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
 from inspect_medreason.medreason.medreason import medreason_task
 
-MED_CMR_TASK_VERSION = "1.2.0"
+MED_CMR_TASK_VERSION = family_version(__file__)
 TRACKS = {"both": {"mcq", "open"}, "mcq": {"mcq"}, "open": {"open"}}
 OPEN_SCORINGS = ("challenge", "med_cmr")
 
@@ -75,13 +76,23 @@ def med_cmr(
         )
     judge_args = judge_arguments(locals())
     if open_scoring == "med_cmr":
-        judge_args.update(open_scoring="med_cmr", roles={"med_cmr_score": MED_CMR_ROLE},
-                          templates=grader_templates(TEMPLATE_PREFIX))  # fmt: skip
+        judge_args.update(
+            open_scoring="med_cmr",
+            roles={"med_cmr_score": MED_CMR_ROLE},
+            templates=grader_templates(TEMPLATE_PREFIX),
+        )
     location, origin = locate_release(data, hub_id, revision)
     tracks = TRACKS[track]
     return medreason_task(
-        tracks, MED_CMR_TASK_VERSION, "med_cmr", str(location), None,
-        shuffle_choices, seed, images, judge_args if "open" in tracks else None,
+        tracks,
+        MED_CMR_TASK_VERSION,
+        "med_cmr",
+        str(location),
+        None,
+        shuffle_choices,
+        seed,
+        images,
+        judge_args if "open" in tracks else None,
         open_scorer=med_cmr_scorer if open_scoring == "med_cmr" else None,
         data_origin={**origin, "licence": MED_CMR_LICENCE, "open_scoring": open_scoring},
-    )  # fmt: skip
+    )

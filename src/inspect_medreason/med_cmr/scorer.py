@@ -23,10 +23,10 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 from pydantic import BaseModel, Field
 
-from inspect_medreason.extraction import json_objects, parse_open_reply
-from inspect_medreason.images import ImagePathError
-from inspect_medreason.intervals import bootstrap_ci
-from inspect_medreason.judges import (
+from inspect_medreason.core.extraction import json_objects, parse_open_reply
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.intervals import bootstrap_ci
+from inspect_medreason.core.judges import (
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
@@ -43,10 +43,10 @@ from inspect_medreason.judges import (
     run_judge,
     short_repr,
 )
+from inspect_medreason.core.metrics import breakdown, shared_score_metadata
+from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.prompts import context_block
 from inspect_medreason.medreason.scorer import case_image_uris
-from inspect_medreason.metrics import breakdown, shared_score_metadata
-from inspect_medreason.params import coerce_bool
-from inspect_medreason.prompts import context_block
 
 # Criterion -> weight, as the paper gives them.
 CRITERIA: dict[str, int] = {
@@ -97,8 +97,9 @@ def parse_med_cmr_reply(text: str) -> tuple[Verdict | None, str]:
             return None, f"{name} {value} is outside 0-{CRITERION_MAX}"
         parts[name] = value
     # Verdict.score is the rounded 0-100 total; the exact value is recomputed from parts.
-    return Verdict(round(weighted_score(parts)), rationale_text(candidate.get("rationale")),
-                   parts), ""  # fmt: skip
+    return Verdict(
+        round(weighted_score(parts)), rationale_text(candidate.get("rationale")), parts
+    ), ""
 
 
 def candidate_text(trace: str, answer: str) -> str:
@@ -163,41 +164,73 @@ def med_cmr_scorer(
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judge")
         reply = parse_open_reply(state.output.completion)
-        unscored = {"med_cmr_score": math.nan, **dict.fromkeys(CRITERIA, math.nan),
-                    "med_cmr_unscored": 1.0}  # fmt: skip
-        base = {"answer": reply.answer, "reasoning_trace": reply.reasoning_trace,
-                "parse_method": reply.method}  # fmt: skip
+        unscored = {
+            "med_cmr_score": math.nan,
+            **dict.fromkeys(CRITERIA, math.nan),
+            "med_cmr_unscored": 1.0,
+        }
+        base = {
+            "answer": reply.answer,
+            "reasoning_trace": reply.reasoning_trace,
+            "parse_method": reply.method,
+        }
         if not state.metadata.get("reference_answer"):
-            return Score(value=cast(Value, unscored), explanation="no reference answer",
-                         metadata=shared_score_metadata({**base, "failure": "no reference answer"}))  # fmt: skip
+            return Score(
+                value=cast(Value, unscored),
+                explanation="no reference answer",
+                metadata=shared_score_metadata({**base, "failure": "no reference answer"}),
+            )
         try:
             images = await case_image_uris(state)
         except ImagePathError as error:
-            return Score(value=cast(Value, unscored), explanation=f"case image refused: {error}",
-                         metadata=shared_score_metadata({**base, "failure": f"case image refused: {error}"}))  # fmt: skip
+            return Score(
+                value=cast(Value, unscored),
+                explanation=f"case image refused: {error}",
+                metadata=shared_score_metadata({**base, "failure": f"case image refused: {error}"}),
+            )
         if not reply.answer and not reply.reasoning_trace:
             zero = {"med_cmr_score": 0.0, **dict.fromkeys(CRITERIA, 0.0), "med_cmr_unscored": 0.0}
-            return Score(value=cast(Value, zero), answer="",
-                         explanation="empty reply: 0 on every criterion by rule",
-                         metadata=shared_score_metadata({**base, "by_rule": True}))  # fmt: skip
-        messages = med_cmr_messages(templates, state.metadata, reply.reasoning_trace,
-                                    reply.answer, images)  # fmt: skip
+            return Score(
+                value=cast(Value, zero),
+                answer="",
+                explanation="empty reply: 0 on every criterion by rule",
+                metadata=shared_score_metadata({**base, "by_rule": True}),
+            )
+        messages = med_cmr_messages(
+            templates, state.metadata, reply.reasoning_trace, reply.answer, images
+        )
         roles = panel_roles(MED_CMR_ROLE, [] if self_judging else list(model_roles()))
         candidate = candidate_text(reply.reasoning_trace, reply.answer)
-        outcomes: list[JudgeOutcome] = await collect(*[
-            run_judge("med_cmr", judge_model(role, self_judging), messages, templates, settings,
-                      parse=parse_med_cmr_reply, expected=MED_CMR_FORMAT, schema=MedCmrRating,
-                      candidate=candidate, role=role)
-            for role in roles
-        ])  # fmt: skip
+        outcomes: list[JudgeOutcome] = await collect(
+            *[
+                run_judge(
+                    "med_cmr",
+                    judge_model(role, self_judging),
+                    messages,
+                    templates,
+                    settings,
+                    parse=parse_med_cmr_reply,
+                    expected=MED_CMR_FORMAT,
+                    schema=MedCmrRating,
+                    candidate=candidate,
+                    role=role,
+                )
+                for role in roles
+            ]
+        )
         rated = [outcome for outcome in outcomes if outcome.score is not None]
-        judges = [{"role": role, **outcome.as_metadata()}
-                  for role, outcome in zip(roles, outcomes, strict=True)]  # fmt: skip
+        judges = [
+            {"role": role, **outcome.as_metadata()}
+            for role, outcome in zip(roles, outcomes, strict=True)
+        ]
         if not rated:
             failures = "; ".join(str(outcome.failure) for outcome in outcomes)
-            return Score(value=cast(Value, unscored), answer=reply.answer,
-                         explanation=f"UNSCORED: {failures}",
-                         metadata=shared_score_metadata({**base, "judges": judges}))  # fmt: skip
+            return Score(
+                value=cast(Value, unscored),
+                answer=reply.answer,
+                explanation=f"UNSCORED: {failures}",
+                metadata=shared_score_metadata({**base, "judges": judges}),
+            )
         value: dict[str, float] = {
             "med_cmr_score": reduce_scores([weighted_score(o.parts) for o in rated], how),
             **{
@@ -210,8 +243,13 @@ def med_cmr_scorer(
             + ", ".join(f"{name} {value[name]:g}" for name in CRITERIA)
             + f". {rated[0].rationale}"
         )
-        return Score(value=cast(Value, value), answer=reply.answer, explanation=explanation,
-                     metadata=shared_score_metadata({**base, "judges": judges,
-                                                  "panel_failed": len(outcomes) - len(rated)}))  # fmt: skip
+        return Score(
+            value=cast(Value, value),
+            answer=reply.answer,
+            explanation=explanation,
+            metadata=shared_score_metadata(
+                {**base, "judges": judges, "panel_failed": len(outcomes) - len(rated)}
+            ),
+        )
 
     return score

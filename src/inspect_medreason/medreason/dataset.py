@@ -10,8 +10,8 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.lazy_dataset import LazySampleDataset
-from inspect_medreason.loaders import (
+from inspect_medreason.core.lazy_dataset import LazySampleDataset
+from inspect_medreason.core.loaders import (
     GROUP_FIELDS,
     UNKNOWN_GROUP,
     DatasetError,
@@ -20,9 +20,9 @@ from inspect_medreason.loaders import (
     case_turn,
     load_cases,
 )
-from inspect_medreason.metrics import CASE_GROUP_FIELDS as BREAKDOWN_FIELDS
-from inspect_medreason.prompts import context_block
-from inspect_medreason.schema import DEFAULT_LABELS, Case
+from inspect_medreason.core.metrics import CASE_GROUP_FIELDS as BREAKDOWN_FIELDS
+from inspect_medreason.core.prompts import context_block
+from inspect_medreason.core.schema import DEFAULT_LABELS, Case
 
 
 def shuffle_options(case: Case, seed: int) -> tuple[list[dict[str, str]], dict[str, str]]:
@@ -139,12 +139,18 @@ def build_dataset(
     if loaded.ground_truth_file is not None and not any(
         case.answer is not None and case.answer.strip() for case in cases
     ):
-        raise DatasetError([Problem(
-            str(loaded.ground_truth_file), "-", "answer",
-            f"ground truth was given, but none of the {len(cases)} {'/'.join(sorted(task_types))} "
-            "cases has a reference answer in it: check that its case_id values match the cases "
-            "file and that it holds answers (every score would otherwise be missing)",
-        )])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(loaded.ground_truth_file),
+                    "-",
+                    "answer",
+                    f"ground truth was given, but none of the {len(cases)} {'/'.join(sorted(task_types))} "
+                    "cases has a reference answer in it: check that its case_id values match the cases "
+                    "file and that it holds answers (every score would otherwise be missing)",
+                )
+            ]
+        )
     images, data_dir = loaded.resolved_images, loaded.data_dir
 
     def make_sample(case: Case) -> Sample:

@@ -10,11 +10,12 @@ from inspect_ai import Task, task
 from inspect_ai.model import model_roles
 from inspect_ai.scorer import Scorer
 
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.extraction import EXTRACTION_MODE
-from inspect_medreason.extraction import __doc__ as EXTRACTION_RULES
-from inspect_medreason.files import file_sha256
-from inspect_medreason.judges import (
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.extraction import EXTRACTION_MODE
+from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
+from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.judges import (
     JudgeSettings,
     JudgeTemplates,
     check_panel_reduce,
@@ -22,7 +23,10 @@ from inspect_medreason.judges import (
     panel_roles,
     require_judge_roles,
 )
-from inspect_medreason.loaders import LoadedCases
+from inspect_medreason.core.loaders import LoadedCases
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.prompts import PromptTemplate
+from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
     JUDGE_ROLES,
@@ -30,22 +34,11 @@ from inspect_medreason.medreason.scorer import (
     mcq_scorer,
     open_ended_scorer,
 )
-from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
-from inspect_medreason.prompts import PromptTemplate
-from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
-MCQ_TASK_VERSION = "1.4.0"
-
-
-OPEN_ENDED_TASK_VERSION = "1.2.0"
-
-
-MEDREASON_TASK_VERSION = "1.6.0"
+MEDREASON_TASK_VERSION = family_version(__file__)
 
 
 JUDGE_ROLE_BY_COMPONENT = {OPEN_COMPONENTS[kind]: JUDGE_ROLES[kind] for kind in JUDGE_ROLES}
-
-
 
 
 def run_record(
@@ -182,7 +175,7 @@ def medreason_task(
     )
 
 
-@task(version=MCQ_TASK_VERSION)
+@task(version=MEDREASON_TASK_VERSION)
 def mcq(
     data: str | None = None,
     ground_truth: str | None = None,
@@ -200,12 +193,19 @@ def mcq(
         images: False withholds the images (blind control) and says so in the prompt.
     """
     return medreason_task(
-        {"mcq"}, MCQ_TASK_VERSION, "medreason_mcq",
-        data, ground_truth, shuffle_choices, seed, images, judge_args=None,
-    )  # fmt: skip
+        {"mcq"},
+        MEDREASON_TASK_VERSION,
+        "medreason_mcq",
+        data,
+        ground_truth,
+        shuffle_choices,
+        seed,
+        images,
+        judge_args=None,
+    )
 
 
-@task(version=OPEN_ENDED_TASK_VERSION)
+@task(version=MEDREASON_TASK_VERSION)
 def open_ended(
     data: str | None = None,
     ground_truth: str | None = None,
@@ -248,9 +248,16 @@ def open_ended(
     """
     judge_args = judge_arguments(locals())
     return medreason_task(
-        {"open"}, OPEN_ENDED_TASK_VERSION, "medreason_open_ended",
-        data, ground_truth, False, 0, images, judge_args,
-    )  # fmt: skip
+        {"open"},
+        MEDREASON_TASK_VERSION,
+        "medreason_open_ended",
+        data,
+        ground_truth,
+        False,
+        0,
+        images,
+        judge_args,
+    )
 
 
 @task(version=MEDREASON_TASK_VERSION)
@@ -278,6 +285,13 @@ def medreason(
     """
     judge_args = judge_arguments(locals())
     return medreason_task(
-        {"mcq", "open"}, MEDREASON_TASK_VERSION, "medreason",
-        data, ground_truth, shuffle_choices, seed, images, judge_args,
-    )  # fmt: skip
+        {"mcq", "open"},
+        MEDREASON_TASK_VERSION,
+        "medreason",
+        data,
+        ground_truth,
+        shuffle_choices,
+        seed,
+        images,
+        judge_args,
+    )

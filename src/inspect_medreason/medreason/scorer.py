@@ -28,9 +28,9 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
-from inspect_medreason.extraction import extract_label, parse_open_reply
-from inspect_medreason.images import ImagePathError
-from inspect_medreason.judges import (
+from inspect_medreason.core.extraction import extract_label, parse_open_reply
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.judges import (
     JUDGE_KINDS,
     JudgeKind,
     JudgeOutcome,
@@ -46,15 +46,15 @@ from inspect_medreason.judges import (
     run_judge,
     scored_by_rule,
 )
-from inspect_medreason.loaders import prepare_image
-from inspect_medreason.metrics import (
+from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.metrics import (
     MCQ_GROUP_FIELDS,
     mcq_metrics,
     score_components,
 )
-from inspect_medreason.official_template import READERS, official_reading
-from inspect_medreason.params import coerce_bool
-from inspect_medreason.schema import sample_options
+from inspect_medreason.core.official_template import READERS, official_reading
+from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.schema import sample_options
 
 logger = logging.getLogger(__name__)
 

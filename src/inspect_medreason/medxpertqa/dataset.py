@@ -7,8 +7,8 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.hub import HubSource, is_empty
-from inspect_medreason.loaders import Problem, build_sample
+from inspect_medreason.core.hub import HubSource, is_empty
+from inspect_medreason.core.loaders import Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",

@@ -10,15 +10,19 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.scorer import Metric, accuracy, stderr
 
-from inspect_medreason.extraction import EXTRACTION_MODE
-from inspect_medreason.hub import (
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.extraction import EXTRACTION_MODE
+from inspect_medreason.core.hub import (
     collect_images,
     default_image_root,
     hub_image_root,
     load_rows,
     missing_fields,
 )
-from inspect_medreason.loaders import DatasetError, Problem
+from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
     IMAGE_FOLDER,
@@ -26,11 +30,8 @@ from inspect_medreason.medxpertqa.dataset import (
     REQUIRED_FIELDS,
     record_to_sample,
 )
-from inspect_medreason.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
-from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
-from inspect_medreason.solvers import TrackPrompts, medreason_prompt
 
-MEDXPERTQA_TASK_VERSION = "1.3.0"
+MEDXPERTQA_TASK_VERSION = family_version(__file__)
 
 
 @task(version=MEDXPERTQA_TASK_VERSION)
@@ -77,9 +78,13 @@ def medxpertqa_mm(
     if problems:
         raise DatasetError(problems)
     metrics: list[Metric | dict[str, list[Metric]]] = [
-        accuracy(), stderr(), strict_accuracy(), parsed_accuracy(), unparsed(),
+        accuracy(),
+        stderr(),
+        strict_accuracy(),
+        parsed_accuracy(),
+        unparsed(),
         *breakdown(["body_system", "medical_task", "question_type"], of="accuracy"),
-    ]  # fmt: skip
+    ]
     return Task(
         dataset=MemoryDataset(samples, name="medxpertqa_mm", location=source),
         solver=medreason_prompt(),

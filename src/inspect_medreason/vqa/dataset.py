@@ -9,10 +9,10 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
-from inspect_medreason.hub import HubSource
-from inspect_medreason.loaders import build_sample
-from inspect_medreason.prompts import PromptTemplate
-from inspect_medreason.short_answers import is_yes_no_reference
+from inspect_medreason.core.hub import HubSource
+from inspect_medreason.core.loaders import build_sample
+from inspect_medreason.core.prompts import PromptTemplate
+from inspect_medreason.core.short_answers import is_yes_no_reference
 
 
 @dataclass(frozen=True)
@@ -95,9 +95,13 @@ SLAKE = VqaBenchmark(
 
 
 def record_to_sample(
-    benchmark: VqaBenchmark, row: dict[str, Any], sample_id: str, image_files: list[Path],
-    show_images: bool, templates: tuple[PromptTemplate, PromptTemplate],
-) -> Sample:  # fmt: skip
+    benchmark: VqaBenchmark,
+    row: dict[str, Any],
+    sample_id: str,
+    image_files: list[Path],
+    show_images: bool,
+    templates: tuple[PromptTemplate, PromptTemplate],
+) -> Sample:
     """One row as a sample: the question and image(s) as input, the answer as target, the
     answer type (closed/open) and the benchmark's group fields in metadata."""
     metadata = {
@@ -116,6 +120,11 @@ def record_to_sample(
         "values": {"question": str(row["question"])},
     }
     return build_sample(
-        sample_id, image_files, str(row["question"]), prompt, str(row["answer"]), metadata,
+        sample_id,
+        image_files,
+        str(row["question"]),
+        prompt,
+        str(row["answer"]),
+        metadata,
         show_images,
-    )  # fmt: skip
+    )

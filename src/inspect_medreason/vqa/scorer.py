@@ -30,13 +30,13 @@ from inspect_ai.scorer import (
 )
 from inspect_ai.solver import TaskState
 
-from inspect_medreason.judges import (
+from inspect_medreason.core.judges import (
     JudgeSettings,
     grade_correctness,
 )
-from inspect_medreason.metrics import breakdown, scored_samples
-from inspect_medreason.params import coerce_bool
-from inspect_medreason.short_answers import (
+from inspect_medreason.core.metrics import breakdown, scored_samples
+from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.short_answers import (
     normalise_answer,
     read_short_answer,
     read_yes_no,
@@ -46,8 +46,11 @@ from inspect_medreason.short_answers import (
 
 
 def _subset_mean(scores: list[SampleScore], field: str, value: str) -> float:
-    chosen = [s.score.as_float() for s in scored_samples(scores)
-              if (s.sample_metadata or {}).get(field) == value]  # fmt: skip
+    chosen = [
+        s.score.as_float()
+        for s in scored_samples(scores)
+        if (s.sample_metadata or {}).get(field) == value
+    ]
     return sum(chosen) / len(chosen) if chosen else float("nan")
 
 
@@ -93,8 +96,11 @@ def _closed_explanation(answer: str, reference: str, vocabulary: str, detail: st
 
 def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]]]:
     base: list[Metric | dict[str, list[Metric]]] = [
-        accuracy(), stderr(), accuracy_closed(), accuracy_open(),
-    ]  # fmt: skip
+        accuracy(),
+        stderr(),
+        accuracy_closed(),
+        accuracy_open(),
+    ]
     return [*base, *breakdown(group_fields, of="accuracy")]
 
 
@@ -120,26 +126,44 @@ def vqa_scorer(
         answer, method = read.text, read.method
         reference = target.text
         details: dict[str, Any] = {
-            "extracted_answer": answer, "extraction_method": method, "reference": reference,
-        }  # fmt: skip
+            "extracted_answer": answer,
+            "extraction_method": method,
+            "reference": reference,
+        }
         if state.metadata.get("answer_type") == "closed":
             details["yes_no_vocabulary"] = vocabulary
             correct = closed_correct(answer, reference, vocabulary)
-            return Score(value=float(correct), answer=answer, metadata=details,
-                         explanation=_closed_explanation(answer, reference, vocabulary, read.detail))  # fmt: skip
+            return Score(
+                value=float(correct),
+                answer=answer,
+                metadata=details,
+                explanation=_closed_explanation(answer, reference, vocabulary, read.detail),
+            )
         if not answer:
-            return Score(value=0.0, answer="", metadata=details,
-                         explanation=f"no final answer in the reply ({read.detail}): counted wrong")  # fmt: skip
+            return Score(
+                value=0.0,
+                answer="",
+                metadata=details,
+                explanation=f"no final answer in the reply ({read.detail}): counted wrong",
+            )
         if normalise_answer(answer) == normalise_answer(reference):
-            return Score(value=1.0, answer=answer, metadata={**details, "graded_by": "exact_match"},
-                         explanation="open: exact match with the reference")  # fmt: skip
+            return Score(
+                value=1.0,
+                answer=answer,
+                metadata={**details, "graded_by": "exact_match"},
+                explanation="open: exact match with the reference",
+            )
         outcome = await grade_correctness(
             state.metadata.get("question", ""), reference, answer, settings, self_judging
         )
         details["grader"] = outcome.as_metadata()
         if outcome.score is None:
             return Score.unscored(reason=outcome.failure, answer=answer, metadata=details)
-        return Score(value=float(outcome.score), answer=answer, metadata=details,
-                     explanation=f"open, grader: {outcome.rationale}")  # fmt: skip
+        return Score(
+            value=float(outcome.score),
+            answer=answer,
+            metadata=details,
+            explanation=f"open, grader: {outcome.rationale}",
+        )
 
     return score

@@ -8,7 +8,8 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from inspect_medreason.hub import (
+from inspect_medreason.core.eval_metadata import family_version
+from inspect_medreason.core.hub import (
     collect_images,
     default_image_root,
     hub_image_root,
@@ -16,17 +17,17 @@ from inspect_medreason.hub import (
     missing_fields,
     unexpected_values,
 )
-from inspect_medreason.judges import judge_arguments, require_judge_roles
-from inspect_medreason.loaders import DatasetError, Problem
-from inspect_medreason.params import DEFAULT_GENERATE_CONFIG, coerce_bool
-from inspect_medreason.prompts import load_template
-from inspect_medreason.short_answers import yes_no_vocabulary
-from inspect_medreason.solvers import template_prompt
+from inspect_medreason.core.judges import judge_arguments, require_judge_roles
+from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.short_answers import yes_no_vocabulary
+from inspect_medreason.core.solvers import template_prompt
 from inspect_medreason.vqa.dataset import PATH_VQA, SLAKE, VQA_RAD, VqaBenchmark, record_to_sample
 from inspect_medreason.vqa.scorer import __doc__ as SCORING_RULES
 from inspect_medreason.vqa.scorer import vqa_metrics, vqa_scorer
 
-VQA_TASK_VERSION = "1.3.0"
+VQA_TASK_VERSION = family_version(__file__)
 
 
 def vqa_task(

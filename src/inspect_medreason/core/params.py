@@ -6,7 +6,7 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig
 
-from inspect_medreason.errors import TaskArgumentError
+from inspect_medreason.core.errors import TaskArgumentError
 
 
 def coerce_bool(value: Any, name: str) -> bool:

@@ -24,20 +24,20 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage, ContentText
 from pydantic import ValidationError
 
-from inspect_medreason.dicom import dicom_as_png, is_dicom
-from inspect_medreason.errors import UserInputError
-from inspect_medreason.images import (
+from inspect_medreason.core.dicom import dicom_as_png, is_dicom
+from inspect_medreason.core.errors import UserInputError
+from inspect_medreason.core.images import (
     ImagePathError,
     check_image_decodes,
     check_images_decode,
     resolve_image_path,
 )
-from inspect_medreason.lazy_dataset import collection_paused, next_message_id
-from inspect_medreason.schema import (
+from inspect_medreason.core.lazy_dataset import collection_paused, next_message_id
+from inspect_medreason.core.schema import (
     Case,
     GroundTruthEntry,
 )
-from inspect_medreason.splits import split_named_by
+from inspect_medreason.core.splits import split_named_by
 
 logger = logging.getLogger(__name__)
 
@@ -72,18 +72,34 @@ METADATA_ALIASES = {
     "lang": "language",
 }
 # Keys the loaders read (or fold into metadata as grouping fields) in either layout.
-KNOWN_RECORD_KEYS = frozenset({
-    *OFFICIAL_KEYS, *RAW_OPTION_KEYS, *GROUP_FIELDS, *METADATA_ALIASES,
-    "question type", "index", "split_order", "frame",
-})  # fmt: skip
+KNOWN_RECORD_KEYS = frozenset(
+    {
+        *OFFICIAL_KEYS,
+        *RAW_OPTION_KEYS,
+        *GROUP_FIELDS,
+        *METADATA_ALIASES,
+        "question type",
+        "index",
+        "split_order",
+        "frame",
+    }
+)
 KNOWN_GROUND_TRUTH_KEYS = frozenset({"case_id", "task_type", "answer"})
 # Other names people give a known field: refused with the right name, never ignored.
 KEY_SUGGESTIONS = {
-    "image": "image_path", "img": "image_path", "image_file": "image_path",
-    "images": "image_paths", "imgs": "image_paths", "image_files": "image_paths",
-    "choices": "options", "option": "options", "ans": "answer", "gt": "answer",
-    "question_type": "task_type", "type": "task_type",
-}  # fmt: skip
+    "image": "image_path",
+    "img": "image_path",
+    "image_file": "image_path",
+    "images": "image_paths",
+    "imgs": "image_paths",
+    "image_files": "image_paths",
+    "choices": "options",
+    "option": "options",
+    "ans": "answer",
+    "gt": "answer",
+    "question_type": "task_type",
+    "type": "task_type",
+}
 NEAR_MISS_CUTOFF = 0.8
 
 
@@ -197,9 +213,17 @@ def locate_record_files(data: str | Path | None) -> list[Path]:
         if found:
             _refuse_mixed_splits(found, path)
             return found
-        raise DatasetError([Problem(str(path), "-", "data",
-                                    f"folder holds no {CASES_FILE_NAME} and no .json/.jsonl record "
-                                    "file (nor does a single subfolder)")])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(path),
+                    "-",
+                    "data",
+                    f"folder holds no {CASES_FILE_NAME} and no .json/.jsonl record "
+                    "file (nor does a single subfolder)",
+                )
+            ]
+        )
     if not path.is_file():
         raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
     return [path]
@@ -217,9 +241,19 @@ def _refuse_mixed_splits(files: list[Path], folder: Path) -> None:
         f"{split}: {', '.join(p.name for p, found in named.items() if split in found)}"
         for split in sorted(splits)
     )
-    raise DatasetError([Problem(str(folder), "-", "data", (
-        f"the folder holds files of several splits ({listed}); pass the file (or a folder) "
-        "of the one split to evaluate"))])  # fmt: skip
+    raise DatasetError(
+        [
+            Problem(
+                str(folder),
+                "-",
+                "data",
+                (
+                    f"the folder holds files of several splits ({listed}); pass the file (or a folder) "
+                    "of the one split to evaluate"
+                ),
+            )
+        ]
+    )
 
 
 def locate_cases_file(data: str | Path | None) -> Path:
@@ -232,8 +266,12 @@ def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
     try:
         return path.read_text(encoding="utf-8"), None
     except UnicodeDecodeError as error:
-        return None, Problem(str(path), "-", "encoding",
-                             f"not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8")  # fmt: skip
+        return None, Problem(
+            str(path),
+            "-",
+            "encoding",
+            f"not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
+        )
     except OSError as error:
         return None, Problem(str(path), "-", "file", f"cannot be read ({error.strerror})")
 
@@ -407,9 +445,15 @@ def _misspelled_keys(
             continue
         suggestion = near_miss(str(key), known)
         if suggestion is not None:
-            problems.append(Problem(file, where, str(key),
-                                    f"unknown key; did you mean {suggestion!r}? (rename it: a "
-                                    "misspelt key would silently change the run)"))  # fmt: skip
+            problems.append(
+                Problem(
+                    file,
+                    where,
+                    str(key),
+                    f"unknown key; did you mean {suggestion!r}? (rename it: a "
+                    "misspelt key would silently change the run)",
+                )
+            )
         else:
             unknown[str(key)] += 1
     return problems
@@ -442,9 +486,15 @@ def _read_ground_truth(
                 problems.append(Problem(str(path), row_id, field_name, message))
             continue
         if entry.task_type == "mcq" and (entry.answer is None or not entry.answer.strip()):
-            problems.append(Problem(str(path), entry.case_id, "answer",
-                                    "an MCQ ground-truth entry needs an answer (the official "
-                                    "scorer refuses one without)"))  # fmt: skip
+            problems.append(
+                Problem(
+                    str(path),
+                    entry.case_id,
+                    "answer",
+                    "an MCQ ground-truth entry needs an answer (the official "
+                    "scorer refuses one without)",
+                )
+            )
         if entry.case_id in entries:
             problems.append(Problem(str(path), entry.case_id, "case_id", "duplicate case id"))
         entries[entry.case_id] = entry
@@ -565,8 +615,14 @@ def _load_cases(
             continue
         problems.extend(_misspelled_keys(record, KNOWN_RECORD_KEYS, file_name, where, unknown))
         if "metadata" in record and not isinstance(record["metadata"], dict | None):
-            problems.append(Problem(file_name, where, "metadata",
-                                    f"expected an object, got {type(record['metadata']).__name__}"))  # fmt: skip
+            problems.append(
+                Problem(
+                    file_name,
+                    where,
+                    "metadata",
+                    f"expected an object, got {type(record['metadata']).__name__}",
+                )
+            )
         canonical = (
             normalise_raw_record(record)
             if _is_raw_layout(record)
@@ -638,8 +694,11 @@ def _load_cases(
         for case in cases:
             for path in resolved[case.case_id]:
                 if path in undecodable:
-                    problems.append(Problem(case_file[case.case_id], case.case_id,
-                                            "image_paths", undecodable[path]))  # fmt: skip
+                    problems.append(
+                        Problem(
+                            case_file[case.case_id], case.case_id, "image_paths", undecodable[path]
+                        )
+                    )
 
     known_ids = set(ids)
     for case_id in truth:
@@ -648,17 +707,20 @@ def _load_cases(
                 Problem(str(ground_truth_file), case_id, "case_id", "not a case in the cases file")
             )
     if not records and not problems:
-        problems.append(Problem(", ".join(map(str, record_files)), "-", "cases",
-                                "the file holds no cases"))  # fmt: skip
+        problems.append(
+            Problem(", ".join(map(str, record_files)), "-", "cases", "the file holds no cases")
+        )
     if problems:
         raise DatasetError(problems)
     if unknown:
         logger.warning(
             "%s: keys the loader does not know, kept as metadata: %s",
-            cases_file, ", ".join(f"{key!r} ({count} cases)" for key, count in sorted(unknown.items())),
-        )  # fmt: skip
-    return LoadedCases(cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown),
-                       record_files)  # fmt: skip
+            cases_file,
+            ", ".join(f"{key!r} ({count} cases)" for key, count in sorted(unknown.items())),
+        )
+    return LoadedCases(
+        cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown), record_files
+    )
 
 
 def case_turn(images: list[Path], text: str, show_images: bool) -> list[ChatMessage]:
@@ -704,5 +766,10 @@ def build_sample(
         "images_withheld": bool(images) and not show_images,
         "prompt": prompt,
     }
-    return Sample(id=sample_id, input=case_turn(images, question, show_images), target=target,
-                  choices=choices, metadata=metadata)  # fmt: skip
+    return Sample(
+        id=sample_id,
+        input=case_turn(images, question, show_images),
+        target=target,
+        choices=choices,
+        metadata=metadata,
+    )

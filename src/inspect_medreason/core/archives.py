@@ -12,10 +12,10 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from inspect_medreason.errors import describe_error
-from inspect_medreason.files import file_sha256
-from inspect_medreason.images import cache_root
-from inspect_medreason.loaders import DatasetError, Problem
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.images import cache_root
+from inspect_medreason.core.loaders import DatasetError, Problem
 
 # An archive that would unpack to more than this is refused (a zip bomb, or the wrong file).
 MAX_UNPACKED_BYTES = 64 * 1024**3
@@ -45,8 +45,11 @@ def unpack_archive(archive: Path, kind: str) -> Path:
             or stat.S_ISLNK(member.external_attr >> 16)
         ]
         if unsafe:
-            raise _problem(str(archive), f"refused: {len(unsafe)} member(s) would be written "
-                           f"outside the folder or are links, e.g. {unsafe[0]!r}")  # fmt: skip
+            raise _problem(
+                str(archive),
+                f"refused: {len(unsafe)} member(s) would be written "
+                f"outside the folder or are links, e.g. {unsafe[0]!r}",
+            )
         size = sum(member.file_size for member in members)
         if size > MAX_UNPACKED_BYTES:
             raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
@@ -62,8 +65,10 @@ def unpack_archive(archive: Path, kind: str) -> Path:
             # archive's fault, named as such.
             shutil.rmtree(staging, ignore_errors=True)
             if not target.is_dir():
-                raise _problem(str(archive), f"could not be unpacked ({describe_error(error, 200)}): "
-                               "download it again") from error  # fmt: skip
+                raise _problem(
+                    str(archive),
+                    f"could not be unpacked ({describe_error(error, 200)}): download it again",
+                ) from error
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise

@@ -32,9 +32,9 @@ import numpy as np
 from inspect_ai.log import EvalLog
 from scipy.stats import rankdata
 
-from inspect_medreason.challenge import METRIC_NAMES, medreason_headers
-from inspect_medreason.intervals import SEED, cluster_indices
-from inspect_medreason.log_reading import JudgesRecord, TemplateRecord, task_record
+from inspect_medreason.cli.challenge import METRIC_NAMES, medreason_headers
+from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
+from inspect_medreason.core.intervals import SEED, cluster_indices
 
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
 # metric name, the Inspect group of its interval). MCQ accuracy and, in logs written before
@@ -45,16 +45,30 @@ from inspect_medreason.log_reading import JudgesRecord, TemplateRecord, task_rec
 # and ``gt_final by modality:CT`` beside it.
 METRIC_SOURCES: dict[str, list[tuple[str, str, str | None]]] = {
     "MCQ Accuracy": [("mcq_scorer", "accuracy", "ci_wilson")],
-    "Open-ended GT": [("open_ended_scorer", "gt_final", None), ("gt_final", "mean", "bootstrap_ci")],
-    "Open-ended VA": [("open_ended_scorer", "va_final", None), ("va_final", "mean", "bootstrap_ci")],
+    "Open-ended GT": [
+        ("open_ended_scorer", "gt_final", None),
+        ("gt_final", "mean", "bootstrap_ci"),
+    ],
+    "Open-ended VA": [
+        ("open_ended_scorer", "va_final", None),
+        ("va_final", "mean", "bootstrap_ci"),
+    ],
 }
 # How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
 BREAKDOWN_PREFIXES = ("grouped_", "accuracy by ", "inspect_medreason/breakdown_")
 # Generation settings that decide how a run is executed, not what it answers.
 EXECUTION_ONLY = {
-    "max_retries", "timeout", "attempt_timeout", "stream_idle_timeout", "max_connections",
-    "adaptive_connections", "cache", "batch", "cache_prompt", "extra_headers",
-}  # fmt: skip
+    "max_retries",
+    "timeout",
+    "attempt_timeout",
+    "stream_idle_timeout",
+    "max_connections",
+    "adaptive_connections",
+    "cache",
+    "batch",
+    "cache_prompt",
+    "extra_headers",
+}
 
 
 @dataclass
@@ -150,7 +164,9 @@ def _role(config: Any) -> Any:
 
 
 def _prompt_digests(prompts: dict[str, TemplateRecord], prefix: str) -> dict[str, str]:
-    return {name: record.sha256 or "" for name, record in prompts.items() if name.startswith(prefix)}
+    return {
+        name: record.sha256 or "" for name, record in prompts.items() if name.startswith(prefix)
+    }
 
 
 # Judge settings that size concurrency and change no number: runs that differ only there
@@ -200,7 +216,9 @@ def run_settings(log: EvalLog) -> RunSettings:
                 if name not in CONCURRENCY_SETTINGS
             },
             "panel_reduce": judges.panel_reduce,
-            "judge_templates": {name: template.sha256 for name, template in judges.templates.items()},
+            "judge_templates": {
+                name: template.sha256 for name, template in judges.templates.items()
+            },
             "prompts": _prompt_digests(prompts, "open_"),
         }
     return RunSettings(dataset, common, tracks, _partial(log, config))
@@ -228,9 +246,12 @@ def logged_metric(log: EvalLog, name: str) -> LoggedMetric | None:
             if score.name != score_name or metric is None or metric.value != metric.value:
                 continue
             if interval_group is not None:  # a score of its own
-                return LoggedMetric(float(metric.value), int(score.scored_samples or 0),
-                                    _breakdown(score.metrics, BREAKDOWN_PREFIXES),
-                                    _interval(score.metrics, group=interval_group))  # fmt: skip
+                return LoggedMetric(
+                    float(metric.value),
+                    int(score.scored_samples or 0),
+                    _breakdown(score.metrics, BREAKDOWN_PREFIXES),
+                    _interval(score.metrics, group=interval_group),
+                )
             unscored = score.metrics.get(f"{metric_name}_unscored")
             return LoggedMetric(
                 float(metric.value),
@@ -282,8 +303,11 @@ def _compatible(row: dict[str, Any], item: LogMetrics) -> bool:
         return False
     if row["partial"] != item.settings.partial:
         return False
-    return all(row["tracks"][track] == settings for track, settings in item.settings.tracks.items()
-               if track in row["tracks"])  # fmt: skip
+    return all(
+        row["tracks"][track] == settings
+        for track, settings in item.settings.tracks.items()
+        if track in row["tracks"]
+    )
 
 
 def _row_name(model: str, label_args: list[str], task_args: dict[str, Any]) -> str:
@@ -308,27 +332,38 @@ def collect_rows(
         settings = run_settings(log)
         name = _row_name(log.eval.model, label_args or [], log.eval.task_args or {})
         if settings.partial and not include_partial:
-            notes.append(f"{path}: left out, a partial run ({settings.partial}); "
-                         "--include-partial shows it as its own row")  # fmt: skip
+            notes.append(
+                f"{path}: left out, a partial run ({settings.partial}); "
+                "--include-partial shows it as its own row"
+            )
             continue
-        items.append(LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings,
-                                metrics))  # fmt: skip
+        items.append(
+            LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings, metrics)
+        )
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
     for item in items:
         group = next((g for g in groups if g["model"] == item.model and _compatible(g, item)), None)
         if group is None:
-            group = {"model": item.model, "dataset": item.settings.dataset, "partial": item.settings.partial,
-                     "common": item.settings.common, "tracks": {}, "row": ModelRow(item.model)}  # fmt: skip
+            group = {
+                "model": item.model,
+                "dataset": item.settings.dataset,
+                "partial": item.settings.partial,
+                "common": item.settings.common,
+                "tracks": {},
+                "row": ModelRow(item.model),
+            }
             groups.append(group)
         row: ModelRow = group["row"]
         for track, track_settings in item.settings.tracks.items():
             group["tracks"].setdefault(track, track_settings)
         for name, logged in item.metrics.items():
             if name in row.metrics:
-                row.notes.append(f"{name}: used {row.sources[name]} (the newest run of this "
-                                 f"configuration), not {item.path}")  # fmt: skip
+                row.notes.append(
+                    f"{name}: used {row.sources[name]} (the newest run of this "
+                    f"configuration), not {item.path}"
+                )
                 continue
             row.metrics[name] = logged.value
             row.counts[name] = logged.cases
@@ -366,10 +401,19 @@ def _label_differences(rows: list[ModelRow]) -> None:
     flat = [_flatten(row.settings) for row in rows]
     labels: list[list[str]] = []
     for index, row in enumerate(rows):
-        twins = [j for j, other in enumerate(rows) if j != index and other.model == row.model
-                 and other.dataset == row.dataset]  # fmt: skip
-        differing = sorted({key for j in twins for key in set(flat[index]) | set(flat[j])
-                            if flat[index].get(key) != flat[j].get(key)})  # fmt: skip
+        twins = [
+            j
+            for j, other in enumerate(rows)
+            if j != index and other.model == row.model and other.dataset == row.dataset
+        ]
+        differing = sorted(
+            {
+                key
+                for j in twins
+                for key in set(flat[index]) | set(flat[j])
+                if flat[index].get(key) != flat[j].get(key)
+            }
+        )
         shown = []
         for key in differing:
             value = flat[index].get(key)
@@ -417,7 +461,7 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
     """Resample the cases (whole image clusters, with replacement, the same draw for every
     model of a dataset), re-rank by the challenge's rule each time, and record per row how
     often it holds each position and the 95% range of its position. Returns notes."""
-    from inspect_medreason.comparison import read_run
+    from inspect_medreason.cli.comparison import read_run
 
     notes: list[str] = []
     for dataset in dict.fromkeys(row.dataset for row in rows):
@@ -431,15 +475,23 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
             values: dict[str, dict[str, float]] = {}
             for path in dict.fromkeys(row.sources.values()):
                 run = read_run(Path(path))
-                notes.extend(f"{path}: left out of the resampling, {problem}" for problem in run.unreadable)
+                notes.extend(
+                    f"{path}: left out of the resampling, {problem}" for problem in run.unreadable
+                )
                 clusters.update(run.clusters)
                 for name in METRIC_NAMES:
                     if row.sources.get(name) == path and name in run.values:
                         values[name] = run.values[name]
             per_row.append(values)
-        cases = sorted({case for values in per_row for by_case in values.values() for case in by_case})
-        table = {name: np.array([[values.get(name, {}).get(case, np.nan) for case in cases]
-                                 for values in per_row]) for name in METRIC_NAMES}  # fmt: skip
+        cases = sorted(
+            {case for values in per_row for by_case in values.values() for case in by_case}
+        )
+        table = {
+            name: np.array(
+                [[values.get(name, {}).get(case, np.nan) for case in cases] for values in per_row]
+            )
+            for name in METRIC_NAMES
+        }
         groups = cluster_indices([clusters.get(case, case) for case in cases], len(cases))
         rng = np.random.default_rng(seed)
         positions = np.empty((resamples, len(complete)))
@@ -458,9 +510,11 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
             row.stability = RankStability(
                 resamples,
                 {int(pos): float(n) / resamples for pos, n in zip(held, times, strict=True)},
-                (float(np.quantile(positions[:, index], 0.025, method="lower")),
-                 float(np.quantile(positions[:, index], 0.975, method="higher"))),
-            )  # fmt: skip
+                (
+                    float(np.quantile(positions[:, index], 0.025, method="lower")),
+                    float(np.quantile(positions[:, index], 0.975, method="higher")),
+                ),
+            )
     return notes
 
 
@@ -482,16 +536,29 @@ def _rank_cell(value: float | None) -> str:
 
 
 HEADER = [
-    "dataset", "position", "model", *METRIC_NAMES, *(f"rank {name}" for name in METRIC_NAMES),
-    "mean rank", "missing (ranked last)",
-]  # fmt: skip
+    "dataset",
+    "position",
+    "model",
+    *METRIC_NAMES,
+    *(f"rank {name}" for name in METRIC_NAMES),
+    "mean rank",
+    "missing (ranked last)",
+]
 STABILITY_HEADER = "position under resampling: 95% range (share per position)"
 CSV_HEADER = [
-    "dataset", "position", "model", "partial",
-    *(column for name in METRIC_NAMES
-      for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")),
-    *(f"rank {name}" for name in METRIC_NAMES), "mean rank", "missing (ranked last)",
-]  # fmt: skip
+    "dataset",
+    "position",
+    "model",
+    "partial",
+    *(
+        column
+        for name in METRIC_NAMES
+        for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")
+    ),
+    *(f"rank {name}" for name in METRIC_NAMES),
+    "mean rank",
+    "missing (ranked last)",
+]
 
 
 def _stability_cells(row: ModelRow) -> list[str]:
@@ -531,8 +598,14 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     the same format (a JSON document stays one document, a CSV one table)."""
     rows = board.rows
     if fmt == "json":
-        return json.dumps({"rows": [_json_row(row, breakdown) for row in rows], "notes": board.notes,
-                           "ranking": RANKING_NOTE}, indent=2)  # fmt: skip
+        return json.dumps(
+            {
+                "rows": [_json_row(row, breakdown) for row in rows],
+                "notes": board.notes,
+                "ranking": RANKING_NOTE,
+            },
+            indent=2,
+        )
     if fmt == "csv":
         extra = (
             [(name, c) for name in METRIC_NAMES for c in _categories(rows, name)]
@@ -542,8 +615,12 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
         stability = any(row.stability for row in rows)
-        stability_header = ["position 2.5%", "position 97.5%", "position shares"] if stability else []
-        writer.writerow([*CSV_HEADER, *stability_header, *(f"{name} {category}" for name, category in extra)])
+        stability_header = (
+            ["position 2.5%", "position 97.5%", "position shares"] if stability else []
+        )
+        writer.writerow(
+            [*CSV_HEADER, *stability_header, *(f"{name} {category}" for name, category in extra)]
+        )
         for row in rows:
             metric_cells = []
             for name in METRIC_NAMES:
@@ -555,15 +632,25 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
                     "" if interval is None else f"{interval[1]:.6g}",
                     str(row.counts.get(name, "")),
                 ]
-            writer.writerow([
-                row.dataset, _rank_cell(row.position) if row.position is not None else "", row.model,
-                row.partial or "", *metric_cells,
-                *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
-                f"{row.mean_rank:.4g}" if row.position is not None else "", ", ".join(row.missing),
-                *(_stability_cells(row) if stability else []),
-                *(f"{row.breakdown.get(n, {}).get(c, ''):.6g}" if c in row.breakdown.get(n, {}) else ""
-                  for n, c in extra),
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    row.dataset,
+                    _rank_cell(row.position) if row.position is not None else "",
+                    row.model,
+                    row.partial or "",
+                    *metric_cells,
+                    *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
+                    f"{row.mean_rank:.4g}" if row.position is not None else "",
+                    ", ".join(row.missing),
+                    *(_stability_cells(row) if stability else []),
+                    *(
+                        f"{row.breakdown.get(n, {}).get(c, ''):.6g}"
+                        if c in row.breakdown.get(n, {})
+                        else ""
+                        for n, c in extra
+                    ),
+                ]
+            )
         return buffer.getvalue()
     body = table_rows(rows)
     if fmt == "html":
@@ -630,7 +717,8 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
         "metrics": {name: row.metrics.get(name) for name in METRIC_NAMES},
         "intervals": {
             name: {"lower": row.intervals[name][0], "upper": row.intervals[name][1], "level": 0.95}
-            if name in row.intervals else None
+            if name in row.intervals
+            else None
             for name in METRIC_NAMES
         },
         "counts": {name: row.counts.get(name) for name in METRIC_NAMES},
@@ -644,7 +732,9 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
     if row.stability is not None:
         document["rank_stability"] = {
             "resamples": row.stability.resamples,
-            "position_shares": {str(pos): share for pos, share in sorted(row.stability.shares.items())},
+            "position_shares": {
+                str(pos): share for pos, share in sorted(row.stability.shares.items())
+            },
             "position_interval": list(row.stability.interval),
         }
     if breakdown:
@@ -693,8 +783,10 @@ def _breakdown_html(rows: list[ModelRow]) -> str:
             + "</tr>"
             for category in categories
         )
-        parts.append(f"<h3>{html.escape(name)} by category</h3>\n<table><thead><tr><th>category</th>"
-                     f"{head}</tr></thead><tbody>{body}</tbody></table>\n")  # fmt: skip
+        parts.append(
+            f"<h3>{html.escape(name)} by category</h3>\n<table><thead><tr><th>category</th>"
+            f"{head}</tr></thead><tbody>{body}</tbody></table>\n"
+        )
     return "".join(parts)
 
 
@@ -713,8 +805,12 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     labels = []
     for row in rows:
         position = "unranked" if row.position is None else f"{row.position:g}."
-        spread = (f"\n(positions {row.stability.interval[0]:g}–{row.stability.interval[1]:g} "
-                  "under resampling)" if row.stability else "")  # fmt: skip
+        spread = (
+            f"\n(positions {row.stability.interval[0]:g}–{row.stability.interval[1]:g} "
+            "under resampling)"
+            if row.stability
+            else ""
+        )
         labels.append(f"{position} " + "\n".join(textwrap.wrap(row.model, 34)[:3]) + spread)
     lines = sum(label.count("\n") + 1 for label in labels)
     height = 1.6 + 0.32 * max(lines, 2) + 0.18 * len(rows)
@@ -723,9 +819,12 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     colours = plt.get_cmap("tab10")
     for axis, name in zip(axes, METRIC_NAMES, strict=True):
         values = [row.metrics.get(name) for row in rows]
-        axis.barh(positions, [v if v is not None else 0.0 for v in values],
-                  color=[colours(i % 10) for i in range(len(rows))],
-                  hatch=["//" if row.partial else "" for row in rows])  # fmt: skip
+        axis.barh(
+            positions,
+            [v if v is not None else 0.0 for v in values],
+            color=[colours(i % 10) for i in range(len(rows))],
+            hatch=["//" if row.partial else "" for row in rows],
+        )
         for y, row, value in zip(positions, rows, values, strict=True):
             text = "n/a" if value is None else f"{value:.2f} (n={row.counts.get(name, 0)})"
             axis.text((value or 0.0) + limits[name] * 0.01, y, text, va="center", fontsize=8)
@@ -735,8 +834,9 @@ def plot_png(rows: list[ModelRow]) -> bytes:
         axis.grid(axis="x", alpha=0.3)
         axis.set_yticks(positions)
         axis.set_yticklabels(labels, fontsize=8)
-    figure.suptitle("MedReason leaderboard (higher is better; position = mean of the three ranks)",
-                    fontsize=11)  # fmt: skip
+    figure.suptitle(
+        "MedReason leaderboard (higher is better; position = mean of the three ranks)", fontsize=11
+    )
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)

@@ -11,8 +11,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from inspect_medreason import official
-from inspect_medreason.challenge import (
+from inspect_medreason.cli import official
+from inspect_medreason.cli.challenge import (
     ChallengeError,
     case_specs,
     export_results,
@@ -21,13 +21,13 @@ from inspect_medreason.challenge import (
     submission_problems,
     write_results,
 )
-from inspect_medreason.files import (
+from inspect_medreason.core.files import (
     OutputPathError,
     check_output_path,
     write_bytes_atomically,
     write_text_atomically,
 )
-from inspect_medreason.loaders import DatasetError, sample_data_dir
+from inspect_medreason.core.loaders import DatasetError, sample_data_dir
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -165,7 +165,7 @@ def _emit(args: argparse.Namespace, output: str, plot_png: Callable[[], bytes]) 
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    from inspect_medreason.leaderboard import (
+    from inspect_medreason.cli.leaderboard import (
         collect_rows,
         plot_png,
         rank_rows,
@@ -193,7 +193,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from inspect_medreason.comparison import compare_runs, plot_png, read_run, render
+    from inspect_medreason.cli.comparison import compare_runs, plot_png, read_run, render
 
     _check_outputs(args)
     comparison = compare_runs(read_run(Path(args.log_a)), read_run(Path(args.log_b)))
@@ -205,7 +205,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    from inspect_medreason.agreement import agreement, plot_png, read_ratings, render
+    from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
 
     _check_outputs(args)
     skipped: list[str] = []
@@ -215,10 +215,12 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if not any(len(raters) >= 2 for raters in ratings.values()):
-        raise ChallengeError([
-            "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
-            "several logs judging the same cases, or --reference scores"
-        ])  # fmt: skip
+        raise ChallengeError(
+            [
+                "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
+                "several logs judging the same cases, or --reference scores"
+            ]
+        )
     results = agreement(ratings)
     output = render(results, notes, args.format)
     _emit(args, output, lambda: plot_png(results))
@@ -226,7 +228,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_check_data(args: argparse.Namespace) -> int:
-    from inspect_medreason.audit import audit_data, render
+    from inspect_medreason.cli.audit import audit_data, render
 
     if args.output:
         check_output_path(Path(args.output), args.force)
@@ -254,8 +256,12 @@ def cmd_sample_data(args: argparse.Namespace) -> int:
     # Copied beside the target and renamed into place: an interrupted copy leaves nothing.
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
-        shutil.copytree(sample_data_dir(), staging, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.py"))  # fmt: skip
+        shutil.copytree(
+            sample_data_dir(),
+            staging,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.py"),
+        )
         if target.exists():
             target.rmdir()
         os.replace(staging, target)
@@ -299,11 +305,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     export = commands.add_parser(
-        "export", help="write the official results.json (and zip) from eval logs",
+        "export",
+        help="write the official results.json (and zip) from eval logs",
         description="Write the official results.json v1.0 from logs of the mcq, open_ended or "
         "medreason tasks (several logs are merged). Refuses to write an invalid file unless "
         "--force.",
-    )  # fmt: skip
+    )
     export.add_argument("logs", nargs="+", metavar="LOG", help="eval log files or folders")
     export.add_argument("--output", required=True, help="results.json to write")
     export.add_argument("--zip", help="also write a submission zip holding only results.json")
@@ -315,25 +322,27 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(handler=cmd_export)
 
     judge = commands.add_parser(
-        "judge-scores", help="write the official judge_scores.json from judged logs",
+        "judge-scores",
+        help="write the official judge_scores.json from judged logs",
         description="Write {'scores': [{case_id, gt_final, va_answer, rvf_trace}]} for every "
         "open case whose three components were scored; unscored ones are reported and left "
         "out, never written as zeros.",
-    )  # fmt: skip
+    )
     judge.add_argument("logs", nargs="+", metavar="LOG")
     judge.add_argument("--output", required=True)
     judge.add_argument("--force", action="store_true", help="overwrite the output file")
     judge.set_defaults(handler=cmd_judge_scores)
 
     score = commands.add_parser(
-        "score", help="score like the official scoring.py",
+        "score",
+        help="score like the official scoring.py",
         description="The official scoring.py, decision for decision and byte for byte: MCQ "
         "exact match on answer.strip(), the VA gate on judge scores, statistics.mean (null "
         "for an absent track). Refuses what it refuses (missing, extra, duplicate or "
         "mismatched cases, a blank answer or open reasoning_trace, a judge row without a "
         "score) and lists every problem. Values it accepts outside the rubric (NaN, 7, "
         "'3', rows for unknown cases) are accepted with a warning; --strict refuses them.",
-    )  # fmt: skip
+    )
     score.add_argument("--predictions", required=True, help="results.json (or a bare list)")
     score.add_argument("--ground-truth", required=True, help="ground_truth.json")
     score.add_argument(
@@ -348,99 +357,125 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(handler=cmd_score)
 
     validate = commands.add_parser(
-        "validate", help="check a submission (.json or .zip) as validate_submission.py does",
+        "validate",
+        help="check a submission (.json or .zip) as validate_submission.py does",
         description="Refuse exactly what the official validate_submission.py refuses, listing "
         "every problem; warn (exit 0) where the official documentation is stricter than its "
         "validator (extra zip members, a missing version); --strict refuses those too.",
-    )  # fmt: skip
+    )
     validate.add_argument("submission", help="results.json or a submission .zip")
     validate.add_argument(
-        "--cases", "--cases-json", dest="cases",
+        "--cases",
+        "--cases-json",
+        dest="cases",
         help="the cases.json it answers (checks labels and completeness)",
-    )  # fmt: skip
+    )
     validate.add_argument("--strict", action="store_true", help="refuse on warnings too")
     validate.set_defaults(handler=cmd_validate)
 
     board = commands.add_parser(
-        "leaderboard", help="rank models from eval logs as the challenge does",
+        "leaderboard",
+        help="rank models from eval logs as the challenge does",
         description="One row per model: MCQ Accuracy, Open-ended GT, Open-ended VA, the rank on "
         "each (ties share the average rank), the mean rank and the overall position.",
-    )  # fmt: skip
+    )
     board.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
     _add_report_arguments(
-        board, ["md", "csv", "json", "html"], "write the table here instead of printing it",
+        board,
+        ["md", "csv", "json", "html"],
+        "write the table here instead of printing it",
         "write a PNG with the three metrics side by side per model",
-    )  # fmt: skip
+    )
     board.add_argument(
         "--breakdown", action="store_true", help="add per-category results (in the same format)"
     )
     board.add_argument(
-        "--include-partial", action="store_true",
+        "--include-partial",
+        action="store_true",
         help="show runs over part of the cases (--limit, --sample-id, unfinished) as their own "
         "unranked rows instead of leaving them out",
-    )  # fmt: skip
+    )
     board.add_argument(
-        "--label-arg", action="append", default=[], metavar="ARG",
+        "--label-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
         help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",
-    )  # fmt: skip
+    )
     board.add_argument(
-        "--bootstrap", type=_positive_int, default=0, metavar="N",
+        "--bootstrap",
+        type=_positive_int,
+        default=0,
+        metavar="N",
         help="resample the cases N times and report how often each model holds each overall "
         "position, and its 95%% range of positions (reads every log's samples)",
-    )  # fmt: skip
+    )
     board.set_defaults(handler=cmd_leaderboard)
 
     compare = commands.add_parser(
-        "compare", help="is run B really better than run A? a paired comparison of two logs",
+        "compare",
+        help="is run B really better than run A? a paired comparison of two logs",
         description="On the cases both logs scored: each metric's difference (B - A) with a "
         "paired bootstrap 95%% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
         "test (judge components), the smallest detectable difference, and the differences per "
         "modality and organ system.",
-    )  # fmt: skip
+    )
     compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
     compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
     _add_report_arguments(
-        compare, ["md", "json", "html"], "write the report here instead of printing it",
+        compare,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
         "write a PNG of the differences with their intervals",
-    )  # fmt: skip
+    )
     compare.set_defaults(handler=cmd_compare)
 
     agree = commands.add_parser(
-        "agreement", help="how far the judges agree with each other and with reference scores",
+        "agreement",
+        help="how far the judges agree with each other and with reference scores",
         description="Per component: weighted kappa, exact and within-one agreement, Spearman, "
         "bias and confusion for each pair of judges; Krippendorff's alpha and ICC for all; "
         "score distributions; 95%% bootstrap intervals over cases.",
-    )  # fmt: skip
+    )
     agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     agree.add_argument("--reference", help="reference scores in the judge_scores.json format")
     _add_report_arguments(
-        agree, ["md", "json", "html"], "write the report here instead of printing it",
+        agree,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
         "write a PNG of confusion heat maps and distributions",
-    )  # fmt: skip
+    )
     agree.set_defaults(handler=cmd_agreement)
 
     check = commands.add_parser(
-        "check-data", help="audit a data set: answer leakage, conflicts, duplicates, balance, images",
+        "check-data",
+        help="audit a data set: answer leakage, conflicts, duplicates, balance, images",
         description="Before training or evaluating on DATA (a cases file, a folder or an unzipped "
         "release): reference reasoning that contains the answer, the same image and question "
         "with conflicting answers, duplicate questions, MCQ answer-label balance, cases per "
         "modality and organ system, images that are missing, undecodable or tiny.",
-    )  # fmt: skip
+    )
     check.add_argument("data", metavar="DATA")
     check.add_argument("--format", choices=["md", "json"], default="md")
     check.add_argument("--output", help="write the report here instead of printing it")
     check.add_argument("--force", action="store_true", help="overwrite the output file")
-    check.add_argument("--strict", action="store_true",
-                       help="exit 1 when any case leaks its answer")  # fmt: skip
-    check.add_argument("--min-side", type=_positive_int, default=32,
-                       help="images smaller than this many pixels on a side are tiny (32)")  # fmt: skip
+    check.add_argument(
+        "--strict", action="store_true", help="exit 1 when any case leaks its answer"
+    )
+    check.add_argument(
+        "--min-side",
+        type=_positive_int,
+        default=32,
+        help="images smaller than this many pixels on a side are tiny (32)",
+    )
     check.set_defaults(handler=cmd_check_data)
 
     sample = commands.add_parser(
-        "sample-data", help="write the shipped demo dataset to a folder",
+        "sample-data",
+        help="write the shipped demo dataset to a folder",
         description="Copy the demo dataset (cases.json, ground_truth.json, images/) to a new "
         "or empty folder, to see the format and start from it.",
-    )  # fmt: skip
+    )
     sample.add_argument("directory")
     sample.set_defaults(handler=cmd_sample_data)
     return parser
@@ -453,7 +488,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ChallengeError, DatasetError, OutputPathError) as error:
         print(f"medreason {args.command}: error:\n{error}", file=sys.stderr)
         return EXIT_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

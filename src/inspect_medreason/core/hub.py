@@ -36,10 +36,10 @@ from typing import Any
 import yaml
 from PIL import Image
 
-from inspect_medreason.errors import TaskArgumentError, describe_error, first_few
-from inspect_medreason.images import ImagePathError, cache_root, check_image_decodes
-from inspect_medreason.loaders import DatasetError, Problem, prepare_image
-from inspect_medreason.splits import canonical_split, split_named_by
+from inspect_medreason.core.errors import TaskArgumentError, describe_error, first_few
+from inspect_medreason.core.images import ImagePathError, cache_root, check_image_decodes
+from inspect_medreason.core.loaders import DatasetError, Problem, prepare_image
+from inspect_medreason.core.splits import canonical_split, split_named_by
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
 # Files a snapshot holds beside the data that are never rows.
@@ -99,9 +99,12 @@ class LoadedRows:
         if len(keep) == len(self.rows):
             return self
         return LoadedRows(
-            [self.rows[i] for i in keep], self.origin, self.image_root,
-            [self.where(i)[0] for i in keep], [self._number(i) for i in keep],
-        )  # fmt: skip
+            [self.rows[i] for i in keep],
+            self.origin,
+            self.image_root,
+            [self.where(i)[0] for i in keep],
+            [self._number(i) for i in keep],
+        )
 
     def _number(self, index: int) -> int:
         return self.row_numbers[index] if index < len(self.row_numbers) else index
@@ -126,8 +129,14 @@ def card_configs(folder: Path) -> tuple[dict[str, dict[str, list[str]]], list[Pr
     try:
         meta = yaml.safe_load(header)
     except yaml.YAMLError as error:
-        return {}, [Problem(str(card), "-", "configs", f"the card's YAML header cannot be read "
-                            f"({describe_error(error, 200)})")]  # fmt: skip
+        return {}, [
+            Problem(
+                str(card),
+                "-",
+                "configs",
+                f"the card's YAML header cannot be read ({describe_error(error, 200)})",
+            )
+        ]
     configs: dict[str, dict[str, list[str]]] = {}
     entries = meta.get("configs") if isinstance(meta, dict) else None
     for entry in entries if isinstance(entries, list) else []:
@@ -181,8 +190,10 @@ def _data_files(folder: Path, patterns: Iterable[str], exclude: Sequence[str]) -
 
 
 def _relative(paths: Iterable[Path], folder: Path) -> list[str]:
-    return [str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
-            for path in paths]  # fmt: skip
+    return [
+        str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+        for path in paths
+    ]
 
 
 def _pick_config(
@@ -193,9 +204,15 @@ def _pick_config(
     for name in configs:
         if name == wanted or name.lower() == wanted.lower():
             return name, None
-    return None, Problem(str(where / "README.md"), "-", "config", (
-        f"the dataset card has no config {wanted!r} (it has {', '.join(configs)}); pass the "
-        "dataset's own snapshot, or the file of the split to evaluate"))  # fmt: skip
+    return None, Problem(
+        str(where / "README.md"),
+        "-",
+        "config",
+        (
+            f"the dataset card has no config {wanted!r} (it has {', '.join(configs)}); pass the "
+            "dataset's own snapshot, or the file of the split to evaluate"
+        ),
+    )
 
 
 def split_files(folder: Path, hub: HubSource, split: str) -> tuple[list[Path], dict[str, Any]]:
@@ -211,21 +228,51 @@ def split_files(folder: Path, hub: HubSource, split: str) -> tuple[list[Path], d
         if problem is not None:
             raise DatasetError([problem])
         if config is None:
-            raise DatasetError([Problem(str(folder / "README.md"), "-", "config", (
-                f"the dataset card has several configs ({', '.join(configs)}) and the task names "
-                "none"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(folder / "README.md"),
+                        "-",
+                        "config",
+                        (
+                            f"the dataset card has several configs ({', '.join(configs)}) and the task names "
+                            "none"
+                        ),
+                    )
+                ]
+            )
         splits = configs[config]
         matching = [name for name in splits if canonical_split(name) == wanted]
         if not matching:
-            raise DatasetError([Problem(str(folder / "README.md"), "-", "split", (
-                f"config {config!r} has no split {split!r} (it has {', '.join(splits)}); "
-                "pass -T split=NAME"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(folder / "README.md"),
+                        "-",
+                        "split",
+                        (
+                            f"config {config!r} has no split {split!r} (it has {', '.join(splits)}); "
+                            "pass -T split=NAME"
+                        ),
+                    )
+                ]
+            )
         files = _data_files(folder, splits[matching[0]], hub.exclude)
         if not files:
-            raise DatasetError([Problem(str(folder), "-", "data", (
-                f"the dataset card puts split {matching[0]!r} of config {config!r} in "
-                f"{', '.join(splits[matching[0]])}, and no such file is here: download it "
-                "(or the whole snapshot) again"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(folder),
+                        "-",
+                        "data",
+                        (
+                            f"the dataset card puts split {matching[0]!r} of config {config!r} in "
+                            f"{', '.join(splits[matching[0]])}, and no such file is here: download it "
+                            "(or the whole snapshot) again"
+                        ),
+                    )
+                ]
+            )
         return files, {"config": config, "split_from": "the dataset card's configs"}
     return _files_by_name(folder, hub, split, wanted)
 
@@ -249,8 +296,16 @@ def _files_by_name(
     base = _config_folder(folder, hub.name)
     every = _data_files(base, ["**"], hub.exclude)
     if not every:
-        raise DatasetError([Problem(str(base), "-", "data", (
-            f"no {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"))])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(base),
+                    "-",
+                    "data",
+                    (f"no {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"),
+                )
+            ]
+        )
     how: dict[str, Any] = {"split_from": "the files' names (the hub's naming rules)"}
     if base != folder:
         how["config_folder"] = base.name
@@ -262,30 +317,63 @@ def _files_by_name(
         # No file names a split: one file is the split asked for; several cannot be told apart.
         if len(every) == 1:
             return every, {**how, "split_from": "the only data file (its name names no split)"}
-        raise DatasetError([Problem(str(base), "-", "split", (
-            f"{len(every)} data files and none names its split, so the {split!r} split cannot "
-            f"be told apart: {first_few(_relative(every, base), 8)}. Pass the one file to "
-            "evaluate, or name the files the hub's way (test.jsonl, "
-            "data/test-00000-of-00001.parquet)"))])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(base),
+                    "-",
+                    "split",
+                    (
+                        f"{len(every)} data files and none names its split, so the {split!r} split cannot "
+                        f"be told apart: {first_few(_relative(every, base), 8)}. Pass the one file to "
+                        "evaluate, or name the files the hub's way (test.jsonl, "
+                        "data/test-00000-of-00001.parquet)"
+                    ),
+                )
+            ]
+        )
     claimed = [path for path in named if sum(path in files for files in by_split.values()) > 1]
     if claimed:
-        raise DatasetError([Problem(str(base), "-", "split", (
-            f"file names that name more than one split: {first_few(_relative(claimed, base), 8)};"
-            " rename them or pass the one file to evaluate"))])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(base),
+                    "-",
+                    "split",
+                    (
+                        f"file names that name more than one split: {first_few(_relative(claimed, base), 8)};"
+                        " rename them or pass the one file to evaluate"
+                    ),
+                )
+            ]
+        )
     matching = [name for name in by_split if canonical_split(name) == wanted]
     if not matching:
-        found = "; ".join(f"{name}: {first_few(_relative(files, base), 3)}"
-                          for name, files in by_split.items())  # fmt: skip
-        raise DatasetError([Problem(str(base), "-", "split", (
-            f"no file of the {split!r} split (by the hub's file naming) here; found {found}. "
-            "Pass -T split=NAME or the folder that holds the split"))])  # fmt: skip
+        found = "; ".join(
+            f"{name}: {first_few(_relative(files, base), 3)}" for name, files in by_split.items()
+        )
+        raise DatasetError(
+            [
+                Problem(
+                    str(base),
+                    "-",
+                    "split",
+                    (
+                        f"no file of the {split!r} split (by the hub's file naming) here; found {found}. "
+                        "Pass -T split=NAME or the folder that holds the split"
+                    ),
+                )
+            ]
+        )
     unnamed = [path for path in every if path not in named]
     if unnamed:
         how["not_read"] = _relative(unnamed, base)
         logger.warning(
             "%s: read the %s split's files; not read, as their names name no split: %s",
-            base, split, first_few(how["not_read"], 8),
-        )  # fmt: skip
+            base,
+            split,
+            first_few(how["not_read"], 8),
+        )
     return by_split[matching[0]], how
 
 
@@ -321,11 +409,21 @@ def require_revision(hub: HubSource, revision: str | None) -> str:
     neither, a refusal (never a guess at ``main``)."""
     requested = revision or hub.revision
     if not requested:
-        raise DatasetError([Problem(hub.path, "-", "revision", (
-            f"no commit of {hub.path} could be verified when this task was written, so the task "
-            "does not pick one: pass -T revision=<commit id> (the dataset page's 'Files and "
-            f"versions' history lists them), or download the dataset and pass -T data=PATH: "
-            f"{hub.layout}"))])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    hub.path,
+                    "-",
+                    "revision",
+                    (
+                        f"no commit of {hub.path} could be verified when this task was written, so the task "
+                        "does not pick one: pass -T revision=<commit id> (the dataset page's 'Files and "
+                        f"versions' history lists them), or download the dataset and pass -T data=PATH: "
+                        f"{hub.layout}"
+                    ),
+                )
+            ]
+        )
     return requested
 
 
@@ -345,8 +443,11 @@ def _rows_of(dataset: Any, file: str, rows: LoadedRows, problems: list[Problem])
         try:
             row = dict(dataset[number])
         except Exception as error:  # Pillow, pyarrow: every failure names its row
-            problems.append(Problem(file, f"row {number}", "row",
-                                    f"cannot be read ({describe_error(error, 200)})"))  # fmt: skip
+            problems.append(
+                Problem(
+                    file, f"row {number}", "row", f"cannot be read ({describe_error(error, 200)})"
+                )
+            )
             continue
         rows.rows.append(row)
         rows.row_files.append(file)
@@ -360,9 +461,16 @@ def _read_file(path: Path, rows: LoadedRows, problems: list[Problem]) -> None:
     try:
         dataset = datasets.load_dataset(builder, data_files=[str(path)], split="train")
     except Exception as error:  # datasets, pyarrow and json errors all name this file
-        problems.append(_library_problem(path, error, (
-            ": check that it is the dataset's published file, whole (every row of a JSON/JSONL "
-            "file an object with the same fields)")))  # fmt: skip
+        problems.append(
+            _library_problem(
+                path,
+                error,
+                (
+                    ": check that it is the dataset's published file, whole (every row of a JSON/JSONL "
+                    "file an object with the same fields)"
+                ),
+            )
+        )
         return
     _rows_of(dataset, str(path), rows, problems)
 
@@ -370,9 +478,19 @@ def _read_file(path: Path, rows: LoadedRows, problems: list[Problem]) -> None:
 def _single_file_split(path: Path, split: str) -> dict[str, Any]:
     named = split_named_by(path.name)
     if named and canonical_split(split) not in named:
-        raise DatasetError([Problem(str(path), "-", "split", (
-            f"by its name this file holds the {', '.join(sorted(named))} split, and the task "
-            f"evaluates {split!r}: pass that split's file, or -T split=NAME"))])  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    str(path),
+                    "-",
+                    "split",
+                    (
+                        f"by its name this file holds the {', '.join(sorted(named))} split, and the task "
+                        f"evaluates {split!r}: pass that split's file, or -T split=NAME"
+                    ),
+                )
+            ]
+        )
     return {"split_from": "the file given" + (" (its name agrees)" if named else "")}
 
 
@@ -390,17 +508,37 @@ def _read_saved(
         names = {canonical_split(name): name for name in saved}
         chosen = names.get(canonical_split(split))
         if chosen is None:
-            raise DatasetError([Problem(str(path), "-", "split", (
-                f"the saved dataset has no split {split!r} (it has {', '.join(saved)}); pass "
-                "-T split=NAME"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(path),
+                        "-",
+                        "split",
+                        (
+                            f"the saved dataset has no split {split!r} (it has {', '.join(saved)}); pass "
+                            "-T split=NAME"
+                        ),
+                    )
+                ]
+            )
         dataset, how = saved[chosen], {"split_from": "the saved DatasetDict", "split_name": chosen}
     else:
         dataset, how = saved, {"split_from": "the saved dataset (one split)"}
         recorded = getattr(saved, "split", None)
         if recorded and canonical_split(str(recorded)) != canonical_split(split):
-            raise DatasetError([Problem(str(path), "-", "split", (
-                f"the saved dataset is the {recorded} split and the task evaluates {split!r}: "
-                "pass -T split=NAME or the right folder"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(path),
+                        "-",
+                        "split",
+                        (
+                            f"the saved dataset is the {recorded} split and the task evaluates {split!r}: "
+                            "pass -T split=NAME or the right folder"
+                        ),
+                    )
+                ]
+            )
     _rows_of(dataset, str(path), rows, problems)
     return how
 
@@ -417,8 +555,16 @@ def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
             files, how = split_files(path, hub, split)
         else:
             if path.suffix.lower() not in DATA_FILE_SUFFIXES:
-                raise DatasetError([Problem(str(path), "-", "data", (
-                    f"not a {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"))])  # fmt: skip
+                raise DatasetError(
+                    [
+                        Problem(
+                            str(path),
+                            "-",
+                            "data",
+                            (f"not a {', '.join(DATA_FILE_SUFFIXES)} file: expected {hub.layout}"),
+                        )
+                    ]
+                )
             files, how = [path], _single_file_split(path, split)
         for file in files:
             _read_file(file, rows, problems)
@@ -426,8 +572,9 @@ def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
         origin = {"kind": f"local {'/'.join(kinds)}", "path": str(path), **how}
     if problems:
         raise DatasetError(problems)
-    origin.update(split=canonical_split(split), files=[str(file) for file in files],
-                  rows=len(rows.rows))  # fmt: skip
+    origin.update(
+        split=canonical_split(split), files=[str(file) for file in files], rows=len(rows.rows)
+    )
     rows.origin = origin
     return rows
 
@@ -440,9 +587,19 @@ def _hub_split_files(hub: HubSource, split: str) -> dict[str, str] | None:
     for name, path in hub.data_files.items():
         if canonical_split(name) == canonical_split(split):
             return {split: path}
-    raise DatasetError([Problem(hub.path, "-", "split", (
-        f"{hub.path} ({hub.name}) has no split {split!r}; it has "
-        f"{', '.join(hub.data_files)}"))])  # fmt: skip
+    raise DatasetError(
+        [
+            Problem(
+                hub.path,
+                "-",
+                "split",
+                (
+                    f"{hub.path} ({hub.name}) has no split {split!r}; it has "
+                    f"{', '.join(hub.data_files)}"
+                ),
+            )
+        ]
+    )
 
 
 def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
@@ -461,19 +618,34 @@ def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
     except DatasetError:
         raise
     except Exception as error:  # the hub's many failure types all need the same advice
-        raise DatasetError([Problem(hub.path, "-", "data", (
-            f"could not load {hub.path} (config {hub.name}, split {split}, revision "
-            f"{requested}) from the Hugging Face hub ({describe_error(error, 200)}). Without "
-            f"network access, or for a dataset the hub no longer serves, download it and pass "
-            f"-T data=PATH: {hub.layout}."))]) from error  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    hub.path,
+                    "-",
+                    "data",
+                    (
+                        f"could not load {hub.path} (config {hub.name}, split {split}, revision "
+                        f"{requested}) from the Hugging Face hub ({describe_error(error, 200)}). Without "
+                        f"network access, or for a dataset the hub no longer serves, download it and pass "
+                        f"-T data=PATH: {hub.layout}."
+                    ),
+                )
+            ]
+        ) from error
     rows = LoadedRows([], {}, None)
     problems: list[Problem] = []
     _rows_of(dataset, hub.path, rows, problems)
     if problems:
         raise DatasetError(problems)
-    rows.origin = {"kind": "huggingface", "path": hub.path, "name": hub.name,
-                   "split": canonical_split(split), "rows": len(rows.rows),
-                   **revision_record(hub, requested, pinned)}  # fmt: skip
+    rows.origin = {
+        "kind": "huggingface",
+        "path": hub.path,
+        "name": hub.name,
+        "split": canonical_split(split),
+        "rows": len(rows.rows),
+        **revision_record(hub, requested, pinned),
+    }
     return rows
 
 
@@ -495,8 +667,16 @@ def load_rows(
         if not path.exists():
             raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
         if not (path.is_dir() or path.is_file()):
-            raise DatasetError([Problem(str(path), "-", "data", (
-                "not a regular file or folder (a pipe or a device is never read)"))])  # fmt: skip
+            raise DatasetError(
+                [
+                    Problem(
+                        str(path),
+                        "-",
+                        "data",
+                        ("not a regular file or folder (a pipe or a device is never read)"),
+                    )
+                ]
+            )
         loaded = _read_local(path, hub, chosen)
         if revision:
             loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"
@@ -511,7 +691,7 @@ def hub_image_root(hub: HubSource, loaded: LoadedRows) -> Path | None:
         return loaded.image_root
     from huggingface_hub import hf_hub_download
 
-    from inspect_medreason.archives import unpack_archive
+    from inspect_medreason.core.archives import unpack_archive
 
     archive_name, folder = hub.image_archive
     commit = str(loaded.origin["revision"])
@@ -520,9 +700,19 @@ def hub_image_root(hub: HubSource, loaded: LoadedRows) -> Path | None:
             hf_hub_download(hub.path, archive_name, repo_type="dataset", revision=commit)
         )
     except Exception as error:  # the hub's many failure types all need the same advice
-        raise DatasetError([Problem(f"{hub.path}/{archive_name}", "-", "images", (
-            f"could not be downloaded ({describe_error(error, 200)}): download it, unpack it "
-            f"and pass -T image_root=<the {folder}/ folder>"))]) from error  # fmt: skip
+        raise DatasetError(
+            [
+                Problem(
+                    f"{hub.path}/{archive_name}",
+                    "-",
+                    "images",
+                    (
+                        f"could not be downloaded ({describe_error(error, 200)}): download it, unpack it "
+                        f"and pass -T image_root=<the {folder}/ folder>"
+                    ),
+                )
+            ]
+        ) from error
     root = unpack_archive(archive, "hub_images") / folder
     loaded.origin["images"] = {"archive": archive_name, "revision": commit, "folder": str(root)}
     return root
@@ -581,8 +771,14 @@ def unexpected_values(
             if value is None or str(value).strip().lower() in {v.lower() for v in values}:
                 continue
             file, where = loaded.where(index)
-            problems.append(Problem(file, f"{where} ({id_of(row, index)})", name,
-                                    f"{value!r} is not one of {', '.join(values)}"))  # fmt: skip
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({id_of(row, index)})",
+                    name,
+                    f"{value!r} is not one of {', '.join(values)}",
+                )
+            )
     return problems
 
 
@@ -671,8 +867,10 @@ def _image_root_hint(image_root: Path, name: str) -> str:
                 return f"; it is under {candidate}: pass -T image_root={candidate}"
     archives = sorted(p.name for p in image_root.iterdir() if p.suffix.lower() == ".zip")
     if archives:
-        return (f"; the images may still be in {', '.join(archives)}: unpack it and pass "
-                "-T image_root=<the folder the image names are relative to>")  # fmt: skip
+        return (
+            f"; the images may still be in {', '.join(archives)}: unpack it and pass "
+            "-T image_root=<the folder the image names are relative to>"
+        )
     return ""
 
 

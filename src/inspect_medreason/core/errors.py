@@ -28,10 +28,12 @@ def invalid_fields(error: ValidationError, prefix: str = "") -> list[tuple[str, 
     """Each invalid field of a pydantic error, dotted (under ``prefix``; empty for the value
     itself), with why: never the offending value, which may be megabytes."""
     return [
-        (".".join([prefix, *map(str, problem["loc"])] if prefix else map(str, problem["loc"])),
-         str(problem["msg"]))
+        (
+            ".".join([prefix, *map(str, problem["loc"])] if prefix else map(str, problem["loc"])),
+            str(problem["msg"]),
+        )
         for problem in error.errors(include_url=False, include_input=False)
-    ]  # fmt: skip
+    ]
 
 
 def first_few(items: Sequence[str], shown: int, separator: str = ", ") -> str:

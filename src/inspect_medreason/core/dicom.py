@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from inspect_medreason.images import ImagePathError, cache_root
+from inspect_medreason.core.images import ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
@@ -56,8 +56,13 @@ def check_pixel_budget(path: Path, dataset: Any) -> None:
     budget = Image.MAX_IMAGE_PIXELS
     dimensions = {
         name: int(dataset.get(name, default) or default)
-        for name, default in (("Rows", 0), ("Columns", 0), ("NumberOfFrames", 1), ("SamplesPerPixel", 1))
-    }  # fmt: skip
+        for name, default in (
+            ("Rows", 0),
+            ("Columns", 0),
+            ("NumberOfFrames", 1),
+            ("SamplesPerPixel", 1),
+        )
+    }
     total = 1
     for value in dimensions.values():
         total *= max(value, 0)

@@ -39,7 +39,7 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from inspect_medreason.errors import invalid_fields
+from inspect_medreason.core.errors import invalid_fields
 
 if sys.version_info < (3, 14):
     # Python before 3.14 has no zstd codec for zipfile; this is the package Inspect

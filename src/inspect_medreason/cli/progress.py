@@ -39,8 +39,13 @@ def track(items: Iterable[Item], description: str, total: int | None = None) -> 
     console = Console(
         stderr=True, force_terminal=True if os.environ.get("MEDREASON_PROGRESS") else None
     )
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn(), TimeRemainingColumn())  # fmt: skip
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task(description, total=total)
         for item in items:

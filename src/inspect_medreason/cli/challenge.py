@@ -25,10 +25,7 @@ from inspect_ai.log import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from inspect_medreason.errors import describe_error
-from inspect_medreason.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
-from inspect_medreason.files import check_output_path, write_bytes_atomically, write_text_atomically
-from inspect_medreason.log_reading import (
+from inspect_medreason.cli.log_reading import (
     LoggedSample,
     SampleKey,
     UnreadableSample,
@@ -37,9 +34,16 @@ from inspect_medreason.log_reading import (
     logged_samples,
     task_record,
 )
-from inspect_medreason.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
-from inspect_medreason.progress import track
-from inspect_medreason.schema import sample_options
+from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
+from inspect_medreason.cli.progress import track
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
+from inspect_medreason.core.files import (
+    check_output_path,
+    write_bytes_atomically,
+    write_text_atomically,
+)
+from inspect_medreason.core.schema import sample_options
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
@@ -151,12 +155,15 @@ def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     metadata = sample.metadata
     options = metadata.get("options")  # logs written before option_labels
-    if options is not None and (not isinstance(options, list) or not all(
-        isinstance(option, dict)
-        and isinstance(option.get("label"), str)
-        and isinstance(option.get("text"), str)
-        for option in options
-    )):  # fmt: skip
+    if options is not None and (
+        not isinstance(options, list)
+        or not all(
+            isinstance(option, dict)
+            and isinstance(option.get("label"), str)
+            and isinstance(option.get("text"), str)
+            for option in options
+        )
+    ):
         problems.append(("metadata.options", "is not a list of {label, text} objects"))
     if options is None and not sample.choices:
         problems.append(("choices", "is empty: the case's options are missing"))
@@ -166,7 +173,9 @@ def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
         or not all(isinstance(label, str) for label in labels)
         or len(labels) != len(sample.choices)
     ):
-        problems.append(("metadata.option_labels", f"is not a list of {len(sample.choices)} labels"))
+        problems.append(
+            ("metadata.option_labels", f"is not a list of {len(sample.choices)} labels")
+        )
     label_map = metadata.get("label_map") or {}
     if not isinstance(label_map, dict) or not all(
         isinstance(key, str) and isinstance(value, str) for key, value in label_map.items()
@@ -196,13 +205,17 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
     model_names: list[str] = []
     headers = medreason_headers(logs, notes)
     if not headers:
-        problems.append(f"none of the {len(logs)} log file(s) given is a log of a MedReason "
-                        "task (mcq, open_ended, medreason): nothing to export (see the notes)")  # fmt: skip
+        problems.append(
+            f"none of the {len(logs)} log file(s) given is a log of a MedReason "
+            "task (mcq, open_ended, medreason): nothing to export (see the notes)"
+        )
     for path, header in headers:
         model_names.append(header.eval.model)
         if header.status != "success":
-            problems.append(f"{path}: the run ended with status {header.status!r}; the cases it "
-                            "did not finish would be missing (resume it with inspect eval-retry)")  # fmt: skip
+            problems.append(
+                f"{path}: the run ended with status {header.status!r}; the cases it "
+                "did not finish would be missing (resume it with inspect eval-retry)"
+            )
         total = header.results.total_samples if header.results else None
         read: set[SampleKey] = set()
         try:
@@ -221,9 +234,11 @@ def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
 
 
 def _absent_message(path: Path, key: SampleKey) -> str:
-    return (f"{path}: case {str(key[0])!r} (epoch {key[1]}): the log's header lists it but the "
-            "file holds no sample for it (a damaged or edited log); re-run the case or pass "
-            "the original log")  # fmt: skip
+    return (
+        f"{path}: case {str(key[0])!r} (epoch {key[1]}): the log's header lists it but the "
+        "file holds no sample for it (a damaged or edited log); re-run the case or pass "
+        "the original log"
+    )
 
 
 def _export_sample(
@@ -243,8 +258,11 @@ def _export_sample(
     if task_type == "mcq":
         malformed = _malformed_mcq_fields(sample)
         if malformed:
-            problems.extend(f"{path}: case {case_id!r}: its logged field {field!r} {what} (an "
-                            "edited or foreign log?); re-run the case" for field, what in malformed)  # fmt: skip
+            problems.extend(
+                f"{path}: case {case_id!r}: its logged field {field!r} {what} (an "
+                "edited or foreign log?); re-run the case"
+                for field, what in malformed
+            )
             return
         answer, trace, method = _mcq_answer(sample)
         if method in NO_ANSWER_METHODS:
@@ -301,8 +319,13 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
     notes: list[str] = []
     headers = medreason_headers(logs, notes)
     if not headers:
-        raise ChallengeError([*notes, f"none of the {len(logs)} log file(s) given is a log of a "
-                              "MedReason task: no judge scores to write"])  # fmt: skip
+        raise ChallengeError(
+            [
+                *notes,
+                f"none of the {len(logs)} log file(s) given is a log of a "
+                "MedReason task: no judge scores to write",
+            ]
+        )
     for path, header in headers:
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")
@@ -313,8 +336,9 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
         read: set[SampleKey] = set()
         total = header.results.total_samples if header.results else None
         try:
-            for sample in track(logged_samples(path, header),
-                                f"reading judge scores in {path.name}", total):  # fmt: skip
+            for sample in track(
+                logged_samples(path, header), f"reading judge scores in {path.name}", total
+            ):
                 read.add((sample.id, sample.epoch))
                 if isinstance(sample, UnreadableSample):
                     log_left_out.append(f"{path}: {sample.describe()}")
@@ -324,8 +348,10 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                     continue
                 case_id = str(metadata.get("case_id", sample.id))
                 if sample.epoch != 1:
-                    log_duplicates.append(f"case {case_id!r}: {path} has several epochs; "
-                                          "the official file has one score per case")  # fmt: skip
+                    log_duplicates.append(
+                        f"case {case_id!r}: {path} has several epochs; "
+                        "the official file has one score per case"
+                    )
                     continue
                 if case_id in seen or case_id in log_seen:
                     first = seen.get(case_id, log_seen.get(case_id))
@@ -338,8 +364,10 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 else:
                     log_rows.append(row)
         except Exception as error:  # a damaged log: name it, take nothing from it
-            left_out.append(f"{path}: its samples cannot be read ({describe_error(error)}); "
-                            "none of its scores are written")  # fmt: skip
+            left_out.append(
+                f"{path}: its samples cannot be read ({describe_error(error)}); "
+                "none of its scores are written"
+            )
             continue
         rows.extend(log_rows)
         left_out.extend(log_left_out)
@@ -359,8 +387,12 @@ def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str
     values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}
     # A score the judges cannot have given (a bool, a number outside 0-4: an edited log) is
     # reported with the unscored, never written to the official file.
-    foreign = [k for k, v in values.items() if isinstance(v, bool) or (
-        isinstance(v, int | float) and not math.isnan(v) and not 0 <= v <= 4)]  # fmt: skip
+    foreign = [
+        k
+        for k, v in values.items()
+        if isinstance(v, bool)
+        or (isinstance(v, int | float) and not math.isnan(v) and not 0 <= v <= 4)
+    ]
     if foreign:
         shown = ", ".join(f"{k}={values[k]!r}" for k in foreign)
         return None, f"{case_id}: {shown} in {path} is not a judge score (0-4)"
@@ -441,7 +473,7 @@ def submission_problems(document: Any, cases: list[CaseSpec] | None) -> list[str
 
 def case_specs(cases_path: Path) -> list[CaseSpec]:
     """Ids, tracks and labels of a cases file (images are not opened)."""
-    from inspect_medreason.loaders import load_cases
+    from inspect_medreason.core.loaders import load_cases
 
     loaded = load_cases(cases_path, check_images=False)
     return [CaseSpec(c.case_id, c.task_type, tuple(c.labels)) for c in loaded.cases]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from inspect_medreason.errors import TaskArgumentError
-from inspect_medreason.extraction import (
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.extraction import (
     free_text_statements,
     parse_reply,
     readable_text,
@@ -72,8 +72,9 @@ def read_short_answer(completion: str) -> ShortAnswer:
     text = readable_text(visible.text)
     if not text.strip():
         if visible.unclosed_thinking:
-            return ShortAnswer("", "thinking_only",
-                               "the reply is all reasoning: its <think> block never closes")  # fmt: skip
+            return ShortAnswer(
+                "", "thinking_only", "the reply is all reasoning: its <think> block never closes"
+            )
         return ShortAnswer("", "unparsed", "the reply is empty")
     statements = free_text_statements(text)
     if statements:
@@ -93,8 +94,9 @@ def read_short_answer(completion: str) -> ShortAnswer:
         return ShortAnswer(stripped, "bare_reply")
     if _OPENING_YES_NO.match(stripped):
         return ShortAnswer(_clean(stripped.split("\n", 1)[0]), "opening_yes_no")
-    return ShortAnswer("", "unparsed",
-                       "no answer statement, no opening yes or no, and not a one-line reply")  # fmt: skip
+    return ShortAnswer(
+        "", "unparsed", "no answer statement, no opening yes or no, and not a one-line reply"
+    )
 
 
 def final_answer(completion: str) -> tuple[str, str]:

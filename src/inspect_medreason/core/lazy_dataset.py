@@ -101,9 +101,14 @@ class LazySampleDataset(Dataset, Generic[Item]):
         if self._built is not None:
             return self._built[index]
         if isinstance(index, slice):
-            return LazySampleDataset(self._items[index], self._make_sample, self._name,
-                                     self._location, self._shuffled,
-                                     self._keep_built_up_to)  # fmt: skip
+            return LazySampleDataset(
+                self._items[index],
+                self._make_sample,
+                self._name,
+                self._location,
+                self._shuffled,
+                self._keep_built_up_to,
+            )
         if len(self._items) <= self._keep_built_up_to:
             return self._all_built()[index]
         return self._make_sample(self._items[index])
@@ -152,5 +157,11 @@ class LazySampleDataset(Dataset, Generic[Item]):
         if self._built is not None:
             return self._built.filter(predicate, name)
         kept = [item for item in self._items if predicate(self._make_sample(item))]
-        return LazySampleDataset(kept, self._make_sample, name or self._name, self._location,
-                                 self._shuffled, self._keep_built_up_to)  # fmt: skip
+        return LazySampleDataset(
+            kept,
+            self._make_sample,
+            name or self._name,
+            self._location,
+            self._shuffled,
+            self._keep_built_up_to,
+        )

@@ -37,10 +37,10 @@ from inspect_ai.model import (
 from inspect_ai.util import json_schema
 from pydantic import BaseModel, Field
 
-from inspect_medreason.errors import TaskArgumentError, UserInputError, is_setup_error
-from inspect_medreason.extraction import json_objects
-from inspect_medreason.params import coerce_bool, coerce_float, coerce_int
-from inspect_medreason.prompts import PromptTemplate, context_block, load_template
+from inspect_medreason.core.errors import TaskArgumentError, UserInputError, is_setup_error
+from inspect_medreason.core.extraction import json_objects
+from inspect_medreason.core.params import coerce_bool, coerce_float, coerce_int
+from inspect_medreason.core.prompts import PromptTemplate, context_block, load_template
 
 JudgeKind = Literal["gt", "va", "rvf"]
 JUDGE_KINDS: tuple[JudgeKind, ...] = ("gt", "va", "rvf")
@@ -128,11 +128,21 @@ class JudgeSettings:
     def from_judge_args(cls, args: dict[str, Any]) -> JudgeSettings:
         """From a task's ``judge_*`` arguments; absent ones keep their defaults."""
         defaults = cls()
-        return cls.from_args(**{
-            name: args.get(f"judge_{name}", getattr(defaults, name))
-            for name in ("temperature", "seed", "max_tokens", "retries", "structured_output",
-                         "cache", "timeout", "max_connections")
-        })  # fmt: skip
+        return cls.from_args(
+            **{
+                name: args.get(f"judge_{name}", getattr(defaults, name))
+                for name in (
+                    "temperature",
+                    "seed",
+                    "max_tokens",
+                    "retries",
+                    "structured_output",
+                    "cache",
+                    "timeout",
+                    "max_connections",
+                )
+            }
+        )
 
     def generate_config(self, schema: type[BaseModel] = JudgeScore) -> GenerateConfig:
         """The judges' generation config; built once per settings and reply schema (building
@@ -189,10 +199,11 @@ class JudgeTemplates:
             )
         templates = {name: load_template(name, directory) for name in JUDGE_TEMPLATE_NAMES}
         unfenced = [
-            f"{name}.txt" for name, template in templates.items()
+            f"{name}.txt"
+            for name, template in templates.items()
             if ("${candidate_answer}" in template.text or "${candidate_trace}" in template.text)
             and "${fence_id}" not in template.text
-        ]  # fmt: skip
+        ]
         if unfenced:
             raise TaskArgumentError(
                 f"judge_prompts={directory}: {', '.join(unfenced)} put(s) the candidate's text in "
@@ -283,7 +294,6 @@ def echoed_spans(candidate: str) -> list[str]:
     return sorted(set(spans), key=len, reverse=True)
 
 
-
 def scrub_echo(reply: str, candidate: str) -> str:
     """The judge's reply without what it echoed of the candidate: fenced blocks carrying the
     candidate's marker id, the candidate's text, JSON objects the candidate wrote."""
@@ -293,8 +303,10 @@ def scrub_echo(reply: str, candidate: str) -> str:
     if marker in reply:
         reply = re.sub(
             rf"<[^<>\n]{{0,40}}{marker}[^<>\n]{{0,10}}>.*?(?:</[^<>\n]{{0,40}}{marker}[^<>\n]{{0,10}}>|$)",
-            " ", reply, flags=re.DOTALL,
-        )  # fmt: skip
+            " ",
+            reply,
+            flags=re.DOTALL,
+        )
     for span in echoed_spans(candidate):
         reply = reply.replace(span, " ")
     return reply
@@ -466,7 +478,10 @@ def scored_by_rule(kind: JudgeKind, reason: str) -> JudgeOutcome:
 
 
 def gate_visual_accuracy(va_answer: float, rvf_trace: float) -> float:
-    """The official gate: an unfaithful trace caps the final visual score."""
+    """The official gate, expression for expression (``compute_va_final`` in the official
+    scoring.py): an unfaithful trace caps the final visual score. ``min(va, 1)`` is the int
+    1 when ``va > 1``, which the official output writes as ``1``; a fractional RVF such as
+    1.5 is not capped, as there (panels reduce to an integer RVF before the gate)."""
     if rvf_trace <= 1:
         return min(va_answer, 1)
     if rvf_trace == 2:
@@ -580,10 +595,16 @@ async def grade_correctness(
     )
     messages = judge_request(templates.templates["grader_correct_system"].text, text, [])
     return await run_judge(
-        "correct", judge_model("grader", allow_self_judging), messages, templates, settings,
-        parse=parse_correctness, expected=CORRECT_FORMAT, schema=CorrectnessVerdict,
+        "correct",
+        judge_model("grader", allow_self_judging),
+        messages,
+        templates,
+        settings,
+        parse=parse_correctness,
+        expected=CORRECT_FORMAT,
+        schema=CorrectnessVerdict,
         candidate=candidate,
-    )  # fmt: skip
+    )
 
 
 def dumps(value: Any) -> str:
@@ -640,7 +661,9 @@ def panel_component(kind: str, members: list[tuple[str, JudgeOutcome]], how: str
     return float(math.floor(value)) if kind == "rvf" else value
 
 
-def panel_metadata(members: list[tuple[str, JudgeOutcome]], value: float, how: str) -> dict[str, object]:
+def panel_metadata(
+    members: list[tuple[str, JudgeOutcome]], value: float, how: str
+) -> dict[str, object]:
     """What the log keeps of a component, each judge's result once. One judge (or a rule):
     that judge's own record with its role. A panel: the reduced score, how it was reduced,
     how many judges failed, and every judge's own record under ``panel``."""

@@ -21,8 +21,13 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from inspect_medreason.prompts import PromptTemplate, context_block, format_options, load_template
-from inspect_medreason.schema import sample_options
+from inspect_medreason.core.prompts import (
+    PromptTemplate,
+    context_block,
+    format_options,
+    load_template,
+)
+from inspect_medreason.core.schema import sample_options
 
 BLIND_NOTICE = (
     "Note: the image(s) for this question are withheld in this run. Answer from the text alone.\n\n"

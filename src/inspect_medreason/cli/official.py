@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.progress import track
+from inspect_medreason.cli.progress import track
+from inspect_medreason.core.judges import gate_visual_accuracy
 
 # The official scorer's task types; validate_submission.py has the same minus free_text.
 SCORER_TASK_TYPES = {
@@ -213,16 +214,6 @@ def _judge_scores(payload: Any, verdict: Verdict) -> dict[str, tuple[float, floa
     return found
 
 
-def official_va_final(va_answer: float, rvf_trace: float) -> float:
-    """The official gate, expression for expression (``min(va, 1)`` is the int 1 when
-    ``va > 1``, which the official output writes as ``1``)."""
-    if rvf_trace <= 1:
-        return min(va_answer, 1)
-    if rvf_trace == 2:
-        return min(va_answer, 3)
-    return va_answer
-
-
 def score_like_official(
     predictions: Any, ground_truth: Any, judge_scores: Any | None
 ) -> ScoreOutcome:
@@ -270,11 +261,20 @@ def score_like_official(
             )
         else:
             gt, va, rvf = judged[case_id]
-            va_final = official_va_final(va, rvf)
+            # the one gate: the same expressions as the official scorer's compute_va_final
+            va_final = gate_visual_accuracy(va, rvf)
             gt_values.append(gt)
             va_values.append(va_final)
-            per_case.append({"case_id": case_id, "task_type": "open", "GT_final": gt,
-                             "VA_answer": va, "RVF_trace": rvf, "VA_final": va_final})  # fmt: skip
+            per_case.append(
+                {
+                    "case_id": case_id,
+                    "task_type": "open",
+                    "GT_final": gt,
+                    "VA_answer": va,
+                    "RVF_trace": rvf,
+                    "VA_final": va_final,
+                }
+            )
     if outcome.problems:
         return outcome
     outcome.result = {
@@ -355,8 +355,16 @@ def read_submission(path: Path, verdict: Verdict) -> Any:
                 )
             with archive.open(RESULTS_FILE_NAME) as member:
                 data = member.read(MAX_MEMBER_BYTES + 1)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, RuntimeError, ValueError,
-            NotImplementedError, EOFError, zlib.error) as error:  # fmt: skip
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        OSError,
+        RuntimeError,
+        ValueError,
+        NotImplementedError,
+        EOFError,
+        zlib.error,
+    ) as error:
         verdict.problems.append(f"{path}: not a readable zip ({error})")
         return None
     if len(data) > MAX_MEMBER_BYTES:

@@ -26,11 +26,11 @@ from typing import Any
 
 from PIL import Image
 
-from inspect_medreason.extraction import normalise_text
-from inspect_medreason.files import file_sha256
-from inspect_medreason.images import ImagePathError, check_images_decode
-from inspect_medreason.loaders import UNKNOWN_GROUP, load_cases, prepare_image
-from inspect_medreason.schema import Case
+from inspect_medreason.core.extraction import normalise_text
+from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.images import ImagePathError, check_images_decode
+from inspect_medreason.core.loaders import UNKNOWN_GROUP, load_cases, prepare_image
+from inspect_medreason.core.schema import Case
 
 # Smaller than this on either side is reported as tiny (icons, thumbnails, broken exports).
 DEFAULT_MIN_SIDE = 32
@@ -119,9 +119,13 @@ def _image_hashes(
         with Image.open(path) as image:
             width, height = image.size
         if min(width, height) < min_side:
-            findings.append(ImageFinding(
-                relative, f"tiny: {width}x{height} pixels (under {min_side} on a side)", case_ids
-            ))  # fmt: skip
+            findings.append(
+                ImageFinding(
+                    relative,
+                    f"tiny: {width}x{height} pixels (under {min_side} on a side)",
+                    case_ids,
+                )
+            )
         hashes[relative] = file_sha256(path)
     return hashes, findings
 
@@ -149,7 +153,9 @@ def label_balance(cases: list[Case]) -> dict[str, Any]:
     }
     result: dict[str, Any] = {"cases": len(mcq), "labels": rows}
     if len(labels) > 1:
-        test = chisquare([observed[label] for label in labels], [expected[label] for label in labels])
+        test = chisquare(
+            [observed[label] for label in labels], [expected[label] for label in labels]
+        )
         result["chi_square"] = round(float(test.statistic), 3)
         result["p_value"] = float(test.pvalue)
     return result
@@ -177,8 +183,13 @@ def audit_data(data: str | Path, min_side: int = DEFAULT_MIN_SIDE) -> Audit:
             continue
         report.leakage_checked += 1
         if leaked:
-            report.leakage.append({"case_id": case.case_id, "task_type": case.task_type,
-                                   "answer": str(reference_answer_text(case))})  # fmt: skip
+            report.leakage.append(
+                {
+                    "case_id": case.case_id,
+                    "task_type": case.task_type,
+                    "answer": str(reference_answer_text(case)),
+                }
+            )
     hashes, report.images = _image_hashes(cases, loaded.data_dir, min_side)
     report.distinct_images = len(set(hashes.values()))
     groups: dict[tuple[tuple[str, ...], str], list[Case]] = defaultdict(list)
@@ -189,10 +200,16 @@ def audit_data(data: str | Path, min_side: int = DEFAULT_MIN_SIDE) -> Audit:
         if len(members) < 2:
             continue
         ids = [case.case_id for case in members]
-        answers = {normalise_text(text) for case in members
-                   if (text := reference_answer_text(case)) is not None}  # fmt: skip
-        entry = {"cases": ids, "question": members[0].question[:200],
-                 "images": members[0].image_paths}  # fmt: skip
+        answers = {
+            normalise_text(text)
+            for case in members
+            if (text := reference_answer_text(case)) is not None
+        }
+        entry = {
+            "cases": ids,
+            "question": members[0].question[:200],
+            "images": members[0].image_paths,
+        }
         if len(answers) > 1:
             report.conflicts.append({**entry, "answers": sorted(answers)})
         else:
@@ -226,31 +243,55 @@ def render(report: Audit, output_format: str) -> str:
         if total > SHOWN_EXAMPLES:
             lines.append(f"- ... and {total - SHOWN_EXAMPLES} more (--format json lists all)")
 
-    examples([f"- {row['case_id']} ({row['task_type']}): answer {row['answer'][:80]!r}"
-              for row in report.leakage], len(report.leakage))  # fmt: skip
+    examples(
+        [
+            f"- {row['case_id']} ({row['task_type']}): answer {row['answer'][:80]!r}"
+            for row in report.leakage
+        ],
+        len(report.leakage),
+    )
     lines += ["", f"## Same image and question, conflicting answers: {len(report.conflicts)}"]
-    examples([f"- {', '.join(c['cases'])}: {c['question'][:80]!r} -> {c['answers']}"
-              for c in report.conflicts], len(report.conflicts))  # fmt: skip
+    examples(
+        [
+            f"- {', '.join(c['cases'])}: {c['question'][:80]!r} -> {c['answers']}"
+            for c in report.conflicts
+        ],
+        len(report.conflicts),
+    )
     lines += ["", f"## Duplicate questions (same image content): {len(report.duplicates)}"]
-    examples([f"- {', '.join(d['cases'])}: {d['question'][:80]!r}" for d in report.duplicates],
-             len(report.duplicates))  # fmt: skip
+    examples(
+        [f"- {', '.join(d['cases'])}: {d['question'][:80]!r}" for d in report.duplicates],
+        len(report.duplicates),
+    )
     lines += ["", "## MCQ answer labels", ""]
     balance = report.label_balance
     if balance:
         lines += ["| label | answers | expected if uniform | share |", "|---|---|---|---|"]
-        lines += [f"| {label} | {row['answers']} | {row['expected']} | {row['share']:.1%} |"
-                  for label, row in balance["labels"].items()]  # fmt: skip
+        lines += [
+            f"| {label} | {row['answers']} | {row['expected']} | {row['share']:.1%} |"
+            for label, row in balance["labels"].items()
+        ]
         if "p_value" in balance:
-            lines += ["", f"Chi-square {balance['chi_square']:g}, p = {balance['p_value']:.3g} "
-                      f"({balance['cases']} MCQ cases)."]  # fmt: skip
+            lines += [
+                "",
+                f"Chi-square {balance['chi_square']:g}, p = {balance['p_value']:.3g} "
+                f"({balance['cases']} MCQ cases).",
+            ]
     else:
         lines.append("No MCQ case with an answer.")
     lines += ["", f"## Images with problems: {len(report.images)}"]
-    examples([f"- {finding.path}: {finding.problem} (cases: {', '.join(finding.cases[:5])}"
-              f"{' ...' if len(finding.cases) > 5 else ''})" for finding in report.images],
-             len(report.images))  # fmt: skip
-    for title, counts in (("modality", report.by_modality),
-                          ("organ system", report.by_organ_system)):  # fmt: skip
+    examples(
+        [
+            f"- {finding.path}: {finding.problem} (cases: {', '.join(finding.cases[:5])}"
+            f"{' ...' if len(finding.cases) > 5 else ''})"
+            for finding in report.images
+        ],
+        len(report.images),
+    )
+    for title, counts in (
+        ("modality", report.by_modality),
+        ("organ system", report.by_organ_system),
+    ):
         lines += ["", f"## Cases per {title}", "", "| value | cases |", "|---|---|"]
         lines += [f"| {value} | {n} |" for value, n in counts.items()]
     return "\n".join(lines) + "\n"

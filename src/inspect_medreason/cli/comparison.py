@@ -24,16 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from inspect_medreason.challenge import ChallengeError
-from inspect_medreason.errors import describe_error, first_few
-from inspect_medreason.intervals import PairedResult, case_cluster, paired_difference
-from inspect_medreason.log_reading import (
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
     log_header,
     logged_samples,
     task_record,
 )
+from inspect_medreason.core.errors import describe_error, first_few
+from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
 
 # metric -> (score name in a sample, key in a dict-valued score or None)
 METRICS = {
@@ -90,14 +90,18 @@ def read_run(path: Path) -> RunCases:
     try:
         header = log_header(path)
     except Exception as error:  # any file can be handed in: report it, never a traceback
-        raise ChallengeError([f"{path}: not a readable eval log ({describe_error(error)})"]) from error
+        raise ChallengeError(
+            [f"{path}: not a readable eval log ({describe_error(error)})"]
+        ) from error
     if header.status != "success":
         raise ChallengeError(
             [f"{path}: the run did not finish (status {header.status!r}); compare finished runs"]
         )
     try:
         # a log of another task has no run record: its lack of MedReason scores is the refusal
-        data = task_record(header).data.model_dump() if "data" in (header.eval.metadata or {}) else {}
+        data = (
+            task_record(header).data.model_dump() if "data" in (header.eval.metadata or {}) else {}
+        )
     except ValueError as error:  # an edited header: which data it ran on is unknown
         raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
     sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -116,12 +120,24 @@ def read_run(path: Path) -> RunCases:
         ) from error
     values = {m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()}
     if not values:
-        raise ChallengeError([*(f"{path}: {problem}" for problem in unreadable),
-                              f"{path}: no MedReason scores in this log (a medreason, mcq or "
-                              "open_ended run is needed)"])  # fmt: skip
-    return RunCases(path, header.eval.model, header.eval.task, int(header.eval.config.epochs or 1),
-                    data, values, groups, clusters,
-                    unreadable)  # fmt: skip
+        raise ChallengeError(
+            [
+                *(f"{path}: {problem}" for problem in unreadable),
+                f"{path}: no MedReason scores in this log (a medreason, mcq or "
+                "open_ended run is needed)",
+            ]
+        )
+    return RunCases(
+        path,
+        header.eval.model,
+        header.eval.task,
+        int(header.eval.config.epochs or 1),
+        data,
+        values,
+        groups,
+        clusters,
+        unreadable,
+    )
 
 
 def _add_case_values(
@@ -150,28 +166,40 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     warnings: list[str] = []
     for key in ("cases_sha256", "ground_truth_sha256"):
         if a.data.get(key) != b.data.get(key):
-            warnings.append(f"the runs used different data files ({key.split('_')[0]}: "
-                            f"{a.data.get(key.replace('_sha256', '_file'))} vs "
-                            f"{b.data.get(key.replace('_sha256', '_file'))}); only the case ids "
-                            "they share are compared")  # fmt: skip
+            warnings.append(
+                f"the runs used different data files ({key.split('_')[0]}: "
+                f"{a.data.get(key.replace('_sha256', '_file'))} vs "
+                f"{b.data.get(key.replace('_sha256', '_file'))}); only the case ids "
+                "they share are compared"
+            )
     if a.epochs > 1 or b.epochs > 1:
-        warnings.append(f"epochs {a.epochs} vs {b.epochs}: per-case values are means over epochs, "
-                        "and MCQ correctness is tested with the Wilcoxon signed-rank test")  # fmt: skip
+        warnings.append(
+            f"epochs {a.epochs} vs {b.epochs}: per-case values are means over epochs, "
+            "and MCQ correctness is tested with the Wilcoxon signed-rank test"
+        )
     cases_a = {case for metric in a.values for case in a.values[metric]}
     cases_b = {case for metric in b.values for case in b.values[metric]}
     shared_any = cases_a & cases_b
     for label, only in (("A", cases_a - cases_b), ("B", cases_b - cases_a)):
         if only and shared_any:
             examples = first_few([repr(case) for case in sorted(only)], 5)
-            warnings.append(f"{len(only)} case(s) scored only in {label} ({examples}) are "
-                            "left out of the comparison")  # fmt: skip
+            warnings.append(
+                f"{len(only)} case(s) scored only in {label} ({examples}) are "
+                "left out of the comparison"
+            )
     for label, run in (("A", a), ("B", b)):
         if run.unreadable:
-            warnings.append(f"{len(run.unreadable)} sample(s) of {label} are left out, unreadable: "
-                            + first_few(run.unreadable, 3, "; "))  # fmt: skip
+            warnings.append(
+                f"{len(run.unreadable)} sample(s) of {label} are left out, unreadable: "
+                + first_few(run.unreadable, 3, "; ")
+            )
     if not shared_any:
-        raise ChallengeError([f"{a.path} and {b.path} share no scored case: nothing to compare "
-                              "(were they run on the same data?)"])  # fmt: skip
+        raise ChallengeError(
+            [
+                f"{a.path} and {b.path} share no scored case: nothing to compare "
+                "(were they run on the same data?)"
+            ]
+        )
     results: dict[str, PairedResult] = {}
     categories: dict[str, list[CategoryDifference]] = {}
     binary_mcq = a.epochs == 1 and b.epochs == 1
@@ -181,9 +209,11 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
         if not cases:
             continue
         results[metric] = paired_difference(
-            [first[c] for c in cases], [second[c] for c in cases],
-            [a.clusters.get(c, c) for c in cases], binary=metric == "MCQ Accuracy" and binary_mcq,
-        )  # fmt: skip
+            [first[c] for c in cases],
+            [second[c] for c in cases],
+            [a.clusters.get(c, c) for c in cases],
+            binary=metric == "MCQ Accuracy" and binary_mcq,
+        )
         if metric in LEADERBOARD_METRICS:
             categories[metric] = _category_differences(a, cases, first, second)
     return Comparison(a, b, len(shared_any), warnings, results, categories)
@@ -218,30 +248,58 @@ def _p_value(value: float | None) -> str:
 
 def _rows(comparison: Comparison) -> list[list[str]]:
     return [
-        [metric, str(r.cases), _number(r.mean_a), _number(r.mean_b), f"{r.difference:+.3f}",
-         f"[{_number(r.interval.lower)}, {_number(r.interval.upper)}]", r.test, _p_value(r.p_value),
-         _number(r.detectable) if r.detectable is not None else "— (no spread)"]
+        [
+            metric,
+            str(r.cases),
+            _number(r.mean_a),
+            _number(r.mean_b),
+            f"{r.difference:+.3f}",
+            f"[{_number(r.interval.lower)}, {_number(r.interval.upper)}]",
+            r.test,
+            _p_value(r.p_value),
+            _number(r.detectable) if r.detectable is not None else "— (no spread)",
+        ]
         for metric, r in comparison.results.items()
-    ]  # fmt: skip
+    ]
 
 
-HEADER = ["metric", "shared cases", "A", "B", "B − A", "95% interval", "test", "p",
-          "smallest detectable |B − A|"]  # fmt: skip
+HEADER = [
+    "metric",
+    "shared cases",
+    "A",
+    "B",
+    "B − A",
+    "95% interval",
+    "test",
+    "p",
+    "smallest detectable |B − A|",
+]
 CATEGORY_HEADER = ["metric", "field", "category", "cases", "A", "B", "B − A"]
 
 
 def _category_rows(comparison: Comparison) -> list[list[str]]:
     return [
-        [metric, d.field, d.category, str(d.cases), _number(d.mean_a), _number(d.mean_b),
-         f"{d.difference:+.3f}" + (" (too few cases to read)" if d.cases < MIN_CATEGORY_CASES else "")]
-        for metric, differences in comparison.categories.items() for d in differences
-    ]  # fmt: skip
+        [
+            metric,
+            d.field,
+            d.category,
+            str(d.cases),
+            _number(d.mean_a),
+            _number(d.mean_b),
+            f"{d.difference:+.3f}"
+            + (" (too few cases to read)" if d.cases < MIN_CATEGORY_CASES else ""),
+        ]
+        for metric, differences in comparison.categories.items()
+        for d in differences
+    ]
 
 
 def _summary(comparison: Comparison) -> str:
     a, b = comparison.a, comparison.b
-    return (f"A = {a.model} ({a.path.name}), B = {b.model} ({b.path.name}): "
-            f"{comparison.shared_cases} cases scored in both runs.")  # fmt: skip
+    return (
+        f"A = {a.model} ({a.path.name}), B = {b.model} ({b.path.name}): "
+        f"{comparison.shared_cases} cases scored in both runs."
+    )
 
 
 def render(comparison: Comparison, fmt: str) -> str:
@@ -268,14 +326,22 @@ NOTE = (
 
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(row) + " |" for row in rows)]  # fmt: skip
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
 
 
 def _document(comparison: Comparison) -> dict[str, Any]:
     def run(r: RunCases) -> dict[str, Any]:
-        return {"log": str(r.path), "model": r.model, "task": r.task, "epochs": r.epochs,
-                "data": r.data}  # fmt: skip
+        return {
+            "log": str(r.path),
+            "model": r.model,
+            "task": r.task,
+            "epochs": r.epochs,
+            "data": r.data,
+        }
 
     return {
         "a": run(comparison.a),
@@ -328,11 +394,14 @@ def plot_png(comparison: Comparison) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = [[m for m in comparison.results if m == "MCQ Accuracy"],
-              [m for m in comparison.results if m != "MCQ Accuracy"]]  # fmt: skip
+    panels = [
+        [m for m in comparison.results if m == "MCQ Accuracy"],
+        [m for m in comparison.results if m != "MCQ Accuracy"],
+    ]
     panels = [p for p in panels if p]
-    figure, axes = plt.subplots(len(panels), 1, figsize=(7, 1.2 + 0.6 * len(comparison.results)),
-                                squeeze=False)  # fmt: skip
+    figure, axes = plt.subplots(
+        len(panels), 1, figsize=(7, 1.2 + 0.6 * len(comparison.results)), squeeze=False
+    )
     for axis, metrics in zip(axes[:, 0], panels, strict=True):
         for y, metric in enumerate(metrics):
             result = comparison.results[metric]
@@ -344,8 +413,10 @@ def plot_png(comparison: Comparison) -> bytes:
         axis.set_yticks(range(len(metrics)), metrics)
         axis.invert_yaxis()
         axis.set_xlabel("B − A (95% interval)")
-    figure.suptitle(f"{comparison.b.model} vs {comparison.a.model} ({comparison.shared_cases} shared cases)",
-                    fontsize=10)  # fmt: skip
+    figure.suptitle(
+        f"{comparison.b.model} vs {comparison.a.model} ({comparison.shared_cases} shared cases)",
+        fontsize=10,
+    )
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=120)

@@ -77,14 +77,39 @@ INVISIBLE_FORMAT_CHARACTERS = re.compile(
 
 # Words that can follow an option label but never the article "A" or the pronoun "I".
 _LABEL_CONNECTIVES = {
-    "because", "since", "is", "as", "which", "would", "seems", "appears", "fits", "matches",
-    "was", "for", "given", "due",
-}  # fmt: skip
+    "because",
+    "since",
+    "is",
+    "as",
+    "which",
+    "would",
+    "seems",
+    "appears",
+    "fits",
+    "matches",
+    "was",
+    "for",
+    "given",
+    "due",
+}
 
 _NEGATIONS = {
-    "no", "not", "without", "absent", "absence", "excluded", "exclude", "unlikely", "neither",
-    "nor", "cannot", "isn", "doesn", "rather", "instead",
-}  # fmt: skip
+    "no",
+    "not",
+    "without",
+    "absent",
+    "absence",
+    "excluded",
+    "exclude",
+    "unlikely",
+    "neither",
+    "nor",
+    "cannot",
+    "isn",
+    "doesn",
+    "rather",
+    "instead",
+}
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _QUALIFIER = r"(?:final|correct|best|right|most\s+likely|only|true)"
@@ -590,26 +615,54 @@ def _answer_tags(text: str) -> list[Statement]:
             depth += 1
             continue
         if depth == 0:
-            tags.append(Statement(match.start(), "answer_tag", content="", verdict="broken",
-                                  reason="a closing </answer> tag with no opening tag"))  # fmt: skip
+            tags.append(
+                Statement(
+                    match.start(),
+                    "answer_tag",
+                    content="",
+                    verdict="broken",
+                    reason="a closing </answer> tag with no opening tag",
+                )
+            )
             continue
         depth -= 1
         if depth > 0:
             continue
         if nested:
-            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
-                                  reason="<answer> tags nested inside one another"))  # fmt: skip
+            tags.append(
+                Statement(
+                    opened_at,
+                    "answer_tag",
+                    content="",
+                    verdict="broken",
+                    reason="<answer> tags nested inside one another",
+                )
+            )
             continue
         content = text[content_start : min(match.start(), content_start + MAX_SEGMENT_CHARS)]
         tags.append(Statement(opened_at, "answer_tag", content=content.strip(), free_text=True))
     if depth > 0:
         line = _segment_after(text, content_start)
         if nested:
-            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
-                                  reason="<answer> tags nested inside one another"))  # fmt: skip
+            tags.append(
+                Statement(
+                    opened_at,
+                    "answer_tag",
+                    content="",
+                    verdict="broken",
+                    reason="<answer> tags nested inside one another",
+                )
+            )
         elif "</" in line:
-            tags.append(Statement(opened_at, "answer_tag", content="", verdict="broken",
-                                  reason=f"an <answer> tag closed by something else: {line.strip()[:60]!r}"))  # fmt: skip
+            tags.append(
+                Statement(
+                    opened_at,
+                    "answer_tag",
+                    content="",
+                    verdict="broken",
+                    reason=f"an <answer> tag closed by something else: {line.strip()[:60]!r}",
+                )
+            )
         else:
             content = re.split(r"[\n<]", line, maxsplit=1)[0]
             tags.append(Statement(opened_at, "answer_tag", content=content.strip(), free_text=True))
@@ -622,19 +675,30 @@ def free_text_statements(text: str) -> list[Statement]:
     ``\\boxed{X}``. The short-answer reader reads these; the label reader reads them too."""
     found: list[Statement] = []
     for match in _COLON_MARKER.finditer(text):
-        found.append(Statement(match.start(), "answer_statement", start=match.end(),
-                               free_text=True, colon=True))  # fmt: skip
+        found.append(
+            Statement(
+                match.start(), "answer_statement", start=match.end(), free_text=True, colon=True
+            )
+        )
     for match in _VERB_MARKER.finditer(text):
         found.append(
             Statement(match.start(), "answer_statement", start=match.end(), free_text=True)
         )
     for match in _CHINESE_ANSWER_MARKER.finditer(text):
-        found.append(Statement(match.start(), "chinese_statement", start=match.end(),
-                               free_text=True, colon=match.group(0).rstrip().endswith(":")))  # fmt: skip
+        found.append(
+            Statement(
+                match.start(),
+                "chinese_statement",
+                start=match.end(),
+                free_text=True,
+                colon=match.group(0).rstrip().endswith(":"),
+            )
+        )
     found.extend(_answer_tags(text))
     for match in _BOXED.finditer(text):
-        found.append(Statement(match.start(), "boxed", content=match.group("content"),
-                               free_text=True))  # fmt: skip
+        found.append(
+            Statement(match.start(), "boxed", content=match.group("content"), free_text=True)
+        )
     return sorted(found, key=lambda statement: statement.position)
 
 
@@ -649,8 +713,7 @@ def _statements(text: str) -> list[Statement]:
     for match in _CHOICE_PHRASE.finditer(text):
         found.append(Statement(match.start(), "choice_phrase", start=match.end()))
     for match in _HEDGED_PHRASE.finditer(text):
-        found.append(Statement(match.start(), "hedged_statement", start=match.end(),
-                               kind="hedged"))  # fmt: skip
+        found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
     for match in _LABEL_IS_CORRECT.finditer(text):
         letter = match.group("lower") or match.group("upper")
         found.append(Statement(match.start(), "label_is_correct", content=letter))
@@ -690,8 +753,15 @@ def _label_lines(text: str) -> list[Statement]:
             if label_only[index] and index + 1 < len(lines) and label_only[index + 1]:
                 letters = {_unwrap(lines[i][1]).strip("().[]").upper() for i in (index, index + 1)}
                 if len(letters) > 1:
-                    found.append(Statement(start, "label_lines", content=line, verdict="multiple",
-                                           reason="several lines of nothing but a label"))  # fmt: skip
+                    found.append(
+                        Statement(
+                            start,
+                            "label_lines",
+                            content=line,
+                            verdict="multiple",
+                            reason="several lines of nothing but a label",
+                        )
+                    )
             continue
         if label_only[index]:
             found.append(Statement(start, "label_line", content=line, kind="bare_line"))
@@ -842,8 +912,9 @@ def _opening_label(
         return "none", None, ""
     labels = [label for label, _ in options]
     label = letter if letter in labels else letter.upper() if letter.upper() in labels else None
-    if label is None or (letter.islower() and not bracketed and label != letter and sep != "."
-                         and sep != ")"):  # fmt: skip
+    if label is None or (
+        letter.islower() and not bracketed and label != letter and sep != "." and sep != ")"
+    ):
         return "none", None, ""
     if _names_another_label(letter, cleaned[match.end("letter") :].lstrip(")]")):
         return "multiple", None, f"the reply opens with several labels: {cleaned[:60]!r}"
@@ -891,8 +962,13 @@ def _read_statements(
     return None
 
 
-_VERDICT_METHOD = {"multiple": "ambiguous", "invalid": "invalid_label", "none": "no_option",
-                   "denied": "denied_label", "broken": "broken_tag"}  # fmt: skip
+_VERDICT_METHOD = {
+    "multiple": "ambiguous",
+    "invalid": "invalid_label",
+    "none": "no_option",
+    "denied": "denied_label",
+    "broken": "broken_tag",
+}
 # The methods that mean "no answer": the reply is counted, never given a guessed label.
 NO_ANSWER_METHODS = frozenset({"empty", "unparsed", "thinking_only", *_VERDICT_METHOD.values()})
 
@@ -928,8 +1004,9 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     normalised = readable_text(visible.text)
     if not normalised.strip():
         if visible.unclosed_thinking:
-            return result(None, "thinking_only",
-                          "the reply is all reasoning: its <think> block never closes")  # fmt: skip
+            return result(
+                None, "thinking_only", "the reply is all reasoning: its <think> block never closes"
+            )
         return result(None, "empty", "the reply is empty")
     stated = _read_statements(normalised, options)
     if stated is not None:

@@ -153,7 +153,9 @@ def bootstrap_interval(
     return Interval(float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail)))
 
 
-def case_cluster(metadata: Mapping[str, Any] | None, sample_id: object, key: str = IMAGE_CLUSTER) -> str:
+def case_cluster(
+    metadata: Mapping[str, Any] | None, sample_id: object, key: str = IMAGE_CLUSTER
+) -> str:
     """The cluster a case is resampled with: the metadata's ``key`` when it has one (logs
     written before 2026-11-23 carry ``image_cluster``), else for the image cluster the case's
     image paths (cases on the same image(s) go together), else the case alone."""
@@ -216,8 +218,17 @@ def paired_difference(
     first, second = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     count = len(first)
     if count == 0:
-        return PairedResult(0, math.nan, math.nan, math.nan, NO_INTERVAL, "", None, None,
-                            "no case was scored in both runs")  # fmt: skip
+        return PairedResult(
+            0,
+            math.nan,
+            math.nan,
+            math.nan,
+            NO_INTERVAL,
+            "",
+            None,
+            None,
+            "no case was scored in both runs",
+        )
     differences = second - first
     interval = bootstrap_interval(differences, clusters, level, resamples, seed)
     spread = float(np.std(differences, ddof=1)) if count > 1 else 0.0
@@ -227,8 +238,17 @@ def paired_difference(
         test, p_value = "McNemar exact", mcnemar_exact(first, second)
     else:
         test, p_value = "Wilcoxon signed-rank", wilcoxon_signed_rank(differences)
-    return PairedResult(count, float(first.mean()), float(second.mean()),
-                        float(differences.mean()), interval, test, p_value, detectable, note)  # fmt: skip
+    return PairedResult(
+        count,
+        float(first.mean()),
+        float(second.mean()),
+        float(differences.mean()),
+        interval,
+        test,
+        p_value,
+        detectable,
+        note,
+    )
 
 
 def mcnemar_exact(first: np.ndarray, second: np.ndarray) -> float:

@@ -31,16 +31,16 @@ from typing import Any, Literal
 import numpy as np
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.challenge import ChallengeError
-from inspect_medreason.errors import describe_error
-from inspect_medreason.intervals import LEVEL, SEED, Interval
-from inspect_medreason.judges import gate_visual_accuracy, panel_members
-from inspect_medreason.log_reading import (
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
     log_header,
     logged_samples,
 )
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.intervals import LEVEL, SEED, Interval
+from inspect_medreason.core.judges import gate_visual_accuracy, panel_members
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
@@ -111,7 +111,9 @@ def bootstrap_estimate(
 _QUADRATIC_WEIGHTS = np.subtract.outer(np.arange(len(SCALE)), np.arange(len(SCALE))) ** 2.0
 
 
-def score_confusion(first: Sequence[int] | np.ndarray, second: Sequence[int] | np.ndarray) -> np.ndarray:
+def score_confusion(
+    first: Sequence[int] | np.ndarray, second: Sequence[int] | np.ndarray
+) -> np.ndarray:
     """5x5 counts: row = the first rater's score, column = the second's."""
     codes = np.asarray(first, dtype=np.int64) * len(SCALE) + np.asarray(second, dtype=np.int64)
     return np.bincount(codes, minlength=len(SCALE) ** 2).reshape(len(SCALE), len(SCALE))
@@ -145,7 +147,9 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 
 def krippendorff_alpha(matrix: np.ndarray, level: Level = "ordinal") -> float:
     """Krippendorff's alpha of a raters x cases matrix (NaN = not rated)."""
-    return _alpha(level, reliability_data=matrix, value_domain=SCALE if level == "ordinal" else None)
+    return _alpha(
+        level, reliability_data=matrix, value_domain=SCALE if level == "ordinal" else None
+    )
 
 
 def score_counts(matrix: np.ndarray) -> np.ndarray:
@@ -176,10 +180,13 @@ def icc_two_way(matrix: np.ndarray) -> Estimate:
     cases, raters = matrix.shape
     if cases < 2 or raters < 2 or np.all(matrix == matrix.flat[0]):
         return Estimate(math.nan, Interval(math.nan, math.nan))
-    long = pd.DataFrame({
-        "case": np.repeat(np.arange(cases), raters), "rater": np.tile(np.arange(raters), cases),
-        "score": matrix.reshape(-1),
-    })  # fmt: skip
+    long = pd.DataFrame(
+        {
+            "case": np.repeat(np.arange(cases), raters),
+            "rater": np.tile(np.arange(raters), cases),
+            "score": matrix.reshape(-1),
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = pingouin.intraclass_corr(data=long, targets="case", raters="rater", ratings="score")
@@ -273,8 +280,12 @@ def _read_reference(path: Path, ratings: Ratings) -> None:
         raise ChallengeError([f"{path}: JSON nested too deeply to read"]) from error
     rows = document.get("scores") if isinstance(document, dict) else document
     if not isinstance(rows, list):
-        raise ChallengeError([f"{path}: expected {{\"scores\": [{{\"case_id\", \"gt_final\", "
-                              "\"va_answer\", \"rvf_trace\"}, ...]} (judge_scores.json)"])  # fmt: skip
+        raise ChallengeError(
+            [
+                f'{path}: expected {{"scores": [{{"case_id", "gt_final", '
+                '"va_answer", "rvf_trace"}, ...]} (judge_scores.json)'
+            ]
+        )
     problems: list[str] = []
     for number, row in enumerate(rows, 1):
         case = str(row.get("case_id", "")).strip() if isinstance(row, dict) else ""
@@ -351,14 +362,16 @@ def _pair(
         return bootstrap_estimate(lambda idx: statistic(a[idx], b[idx]), len(shared))
 
     return PairAgreement(
-        first, second, len(shared),
+        first,
+        second,
+        len(shared),
         kappa=on(quadratic_kappa),
         exact=on(lambda x, y: float(np.mean(x == y))),
         within_one=on(lambda x, y: float(np.mean(np.abs(x - y) <= 1))),
         spearman=on(spearman),
         bias=on(lambda x, y: float(np.mean(y - x))),
         confusion=score_confusion(a, b).tolist(),
-    )  # fmt: skip
+    )
 
 
 def _cell(estimate: Estimate | None) -> str:
@@ -369,26 +382,50 @@ def _cell(estimate: Estimate | None) -> str:
     return f"{estimate.value:.2f}{interval}"
 
 
-PAIR_HEADER = ["first", "second", "cases", "weighted κ", "exact", "within one", "Spearman ρ",
-               "bias (second − first)"]  # fmt: skip
+PAIR_HEADER = [
+    "first",
+    "second",
+    "cases",
+    "weighted κ",
+    "exact",
+    "within one",
+    "Spearman ρ",
+    "bias (second − first)",
+]
 
 
 def _pair_rows(result: ComponentAgreement) -> list[list[str]]:
-    return [[p.first, p.second, str(p.cases), _cell(p.kappa), _cell(p.exact), _cell(p.within_one),
-             _cell(p.spearman), _cell(p.bias)] for p in result.pairs]  # fmt: skip
+    return [
+        [
+            p.first,
+            p.second,
+            str(p.cases),
+            _cell(p.kappa),
+            _cell(p.exact),
+            _cell(p.within_one),
+            _cell(p.spearman),
+            _cell(p.bias),
+        ]
+        for p in result.pairs
+    ]
 
 
 def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps({"components": [_document(r) for r in results], "notes": notes,
-                           "method": __doc__}, indent=2)  # fmt: skip
+        return json.dumps(
+            {"components": [_document(r) for r in results], "notes": notes, "method": __doc__},
+            indent=2,
+        )
     if fmt == "html":
         return _html(results, notes)
     lines = ["# Judge agreement", ""]
     for result in results:
         lines += [f"## {result.component}", ""]
-        lines += [f"Krippendorff's α (ordinal, all raters): {_cell(result.alpha)}; "
-                  f"ICC(2,1): {_cell(result.icc)} on {result.icc_cases} cases every rater scored.", ""]  # fmt: skip
+        lines += [
+            f"Krippendorff's α (ordinal, all raters): {_cell(result.alpha)}; "
+            f"ICC(2,1): {_cell(result.icc)} on {result.icc_cases} cases every rater scored.",
+            "",
+        ]
         if result.pairs:
             lines += ["| " + " | ".join(PAIR_HEADER) + " |", "|" + "---|" * len(PAIR_HEADER)]
             lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result)] + [""]
@@ -396,11 +433,17 @@ def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str
             "| rater | " + " | ".join(str(s) for s in SCALE) + " |",
             "|" + "---|" * (len(SCALE) + 1),
         ]
-        lines += [f"| {rater} | " + " | ".join(str(n) for n in counts) + " |"
-                  for rater, counts in result.distributions.items()] + [""]  # fmt: skip
+        lines += [
+            f"| {rater} | " + " | ".join(str(n) for n in counts) + " |"
+            for rater, counts in result.distributions.items()
+        ] + [""]
         for pair in result.pairs:
-            lines += [f"Confusion ({pair.first} rows, {pair.second} columns):", "",
-                      "| | " + " | ".join(str(s) for s in SCALE) + " |", "|" + "---|" * (len(SCALE) + 1)]  # fmt: skip
+            lines += [
+                f"Confusion ({pair.first} rows, {pair.second} columns):",
+                "",
+                "| | " + " | ".join(str(s) for s in SCALE) + " |",
+                "|" + "---|" * (len(SCALE) + 1),
+            ]
             lines += [
                 f"| {s} | " + " | ".join(str(n) for n in row) + " |"
                 for s, row in zip(SCALE, pair.confusion, strict=True)
@@ -442,19 +485,25 @@ def _html(results: list[ComponentAgreement], notes: list[str]) -> str:
     parts = []
     for result in results:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in PAIR_HEADER)
-        rows = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-                       for row in _pair_rows(result))  # fmt: skip
-        parts.append(f"<h2>{result.component}</h2><p>Krippendorff's α (ordinal): {_cell(result.alpha)}; "
-                     f"ICC(2,1): {_cell(result.icc)} ({result.icc_cases} cases)</p>"
-                     f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")  # fmt: skip
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in _pair_rows(result)
+        )
+        parts.append(
+            f"<h2>{result.component}</h2><p>Krippendorff's α (ordinal): {_cell(result.alpha)}; "
+            f"ICC(2,1): {_cell(result.icc)} ({result.icc_cases} cases)</p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+        )
     image = base64.b64encode(plot_png(results)).decode("ascii")
     note_html = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
-    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>Judge agreement"
-            "</title><style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:"
-            "collapse}td,th{border-bottom:1px solid #ddd;padding:.3rem .6rem}img{max-width:100%}"
-            f"</style></head><body><h1>Judge agreement</h1>{''.join(parts)}"
-            f"<img alt='Confusion matrices and score distributions' src='data:image/png;base64,{image}'>"
-            f"{note_html}</body></html>\n")  # fmt: skip
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>Judge agreement"
+        "</title><style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:"
+        "collapse}td,th{border-bottom:1px solid #ddd;padding:.3rem .6rem}img{max-width:100%}"
+        f"</style></head><body><h1>Judge agreement</h1>{''.join(parts)}"
+        f"<img alt='Confusion matrices and score distributions' src='data:image/png;base64,{image}'>"
+        f"{note_html}</body></html>\n"
+    )
 
 
 def plot_png(results: list[ComponentAgreement]) -> bytes:

@@ -24,7 +24,7 @@ from inspect_ai.scorer import (
     value_to_float,
 )
 
-from inspect_medreason.intervals import (
+from inspect_medreason.core.intervals import (
     IMAGE_CLUSTER,
     LEVEL,
     RESAMPLES,
@@ -32,7 +32,7 @@ from inspect_medreason.intervals import (
     bootstrap_interval,
     case_cluster,
 )
-from inspect_medreason.loaders import UNKNOWN_GROUP
+from inspect_medreason.core.loaders import UNKNOWN_GROUP
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 # Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
@@ -271,8 +271,9 @@ def score_components(
                     values.append(number)
                     kept.append(row)
             count = len(values)
-            interval = bootstrap_interval(values, [clusters[row] for row in kept], level,
-                                          resamples, seed)  # fmt: skip
+            interval = bootstrap_interval(
+                values, [clusters[row] for row in kept], level, resamples, seed
+            )
             result[key] = statistics.fmean(values) if count else math.nan
             result[f"{key}_stderr"] = _standard_error(values)
             result[f"{key}_lower"] = interval.lower

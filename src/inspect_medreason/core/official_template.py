@@ -167,11 +167,16 @@ def _baseline_label(answer: str, options: list[tuple[str, str]]) -> tuple[str, s
     return options[0][0], "nothing read: the first option (the container's fallback)"
 
 
-_PARSERS: dict[Reader, tuple[Callable[[str], tuple[str | None, str]],
-                             Callable[[str, list[tuple[str, str]]], tuple[str, str]]]] = {
+_PARSERS: dict[
+    Reader,
+    tuple[
+        Callable[[str], tuple[str | None, str]],
+        Callable[[str, list[tuple[str, str]]], tuple[str, str]],
+    ],
+] = {
     "template": (_template_answer, _template_label),
     "baseline": (_baseline_answer, _baseline_label),
-}  # fmt: skip
+}
 
 
 def official_reading(reply: str, options: list[tuple[str, str]], reader: Reader) -> OfficialReading:
