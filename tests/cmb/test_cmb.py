@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import run_with_grader, scripted_output, user_text, write_json
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ModelOutput
-from published_schemas import CMB_CLIN_CASE, OPTIONS, exam_row
+from utils.published_schemas import CMB_CLIN_CASE, OPTIONS, exam_row
 
 from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.cmb.scorer import extract_cmb_safe, extract_cmb_upstream, parse_clin

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from published_schemas import CMB_CLIN_CASE, cmb_answer_key, cmb_snapshot
+from utils.published_schemas import CMB_CLIN_CASE, cmb_answer_key, cmb_snapshot
 
 from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.core.loaders import DatasetError

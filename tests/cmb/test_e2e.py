@@ -8,7 +8,7 @@ from conftest import scripted_output
 from inspect_ai import Task, eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, get_model
-from published_schemas import CMB_CLIN_CASE, cmb_clin_file, cmb_exam_file, exam_row
+from utils.published_schemas import CMB_CLIN_CASE, cmb_clin_file, cmb_exam_file, exam_row
 
 from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.cmb.dataset import clin_record_to_sample, exam_record_to_sample

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from published_schemas import gemex_folder
+from utils.published_schemas import gemex_folder
 
 from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.gemex.gemex import gemex

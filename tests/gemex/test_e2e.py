@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from inspect_ai import eval
-from published_schemas import gemex_folder
+from utils.published_schemas import gemex_folder
 
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.gemex.dataset import record_to_sample

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conftest import run_with_grader, scripted_output, user_text
 from inspect_ai.model import ChatMessage, ModelOutput
-from published_schemas import gemex_folder
+from utils.published_schemas import gemex_folder
 
 from inspect_medreason.gemex.dataset import parse_label_set
 from inspect_medreason.gemex.gemex import gemex

@@ -11,7 +11,7 @@ from conftest import scripted_output, user_text, write_json, write_jsonl
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
-from published_schemas import (
+from utils.published_schemas import (
     MED_CMR_MCQ,
     MED_CMR_MCQ_FILE,
     MED_CMR_OPEN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspect_ai import eval
-from published_schemas import medxpertqa_folder
+from utils.published_schemas import medxpertqa_folder
 
 from inspect_medreason.core.loaders import Problem
 from inspect_medreason.medxpertqa.dataset import question_without_choices, record_to_sample

@@ -7,7 +7,7 @@ from typing import Any
 
 from conftest import run_with_grader, scripted_output, user_text
 from inspect_ai.model import ChatMessage, ModelOutput
-from published_schemas import medxpertqa_folder
+from utils.published_schemas import medxpertqa_folder
 
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 

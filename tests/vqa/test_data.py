@@ -12,7 +12,7 @@ import datasets
 import pytest
 from conftest import write_json
 from inspect_ai import eval
-from published_schemas import (
+from utils.published_schemas import (
     PATH_VQA_SHARDS,
     VQA_RAD_CARD,
     image_rows,

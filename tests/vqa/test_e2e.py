@@ -6,7 +6,7 @@ from pathlib import Path
 
 from inspect_ai import eval
 from inspect_ai.model import ContentImage
-from published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
+from utils.published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.vqa.dataset import SLAKE, VQA_RAD, record_to_sample

@@ -14,7 +14,7 @@ from conftest import run_with_grader, scripted_output, user_text, write_json, wr
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput
 from PIL import Image
-from published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
+from utils.published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
 from inspect_medreason.core.short_answers import final_answer, is_yes_no_reference, yes_no
 from inspect_medreason.vqa.scorer import closed_correct

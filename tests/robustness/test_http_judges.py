@@ -13,7 +13,7 @@ from typing import Any
 from conftest import scripted_output, write_json, write_png
 from inspect_ai import eval
 from inspect_ai.model import ModelOutput, get_model
-from openai_stub import message_parts, openai_stub
+from utils.openai_stub import message_parts, openai_stub
 
 from inspect_medreason.medreason.medreason import open_ended
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import write_json, write_png
-from published_schemas import med_cmr_release
+from utils.published_schemas import med_cmr_release
 
 from inspect_medreason.cli import main
 from inspect_medreason.cli.audit import audit_data, leaks_answer, render

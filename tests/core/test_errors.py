@@ -21,7 +21,7 @@ from inspect_medreason.core.errors import (
     user_error_hook,
 )
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "inspect_medreason"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "inspect_medreason"
 
 
 def test_hook_prints_a_user_error_as_its_message_and_passes_others_on(

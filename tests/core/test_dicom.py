@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import write_json
-from dicom_fixtures import gradient, write_dicom
 from PIL import Image
+from utils.dicom_fixtures import gradient, write_dicom
 
 from inspect_medreason.core.dicom import dicom_as_png, dicom_to_image, is_dicom
 from inspect_medreason.core.images import ImagePathError

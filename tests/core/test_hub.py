@@ -10,9 +10,9 @@ from typing import Any
 import datasets
 import pytest
 from conftest import write_json
-from dicom_fixtures import gradient, write_dicom
 from inspect_ai.model import ContentImage
 from PIL import Image
+from utils.dicom_fixtures import gradient, write_dicom
 
 from inspect_medreason.core import hub
 from inspect_medreason.vqa.dataset import VQA_RAD

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from conftest import scripted_output, user_text, write_json, write_png
-from fault_server import FaultPlan, fault_server
 from inspect_ai import eval
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
+from utils.fault_server import FaultPlan, fault_server
 
 from inspect_medreason.medreason.medreason import open_ended
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import write_json, write_png
-from dicom_fixtures import gradient, write_dicom
 from PIL import Image
+from utils.dicom_fixtures import gradient, write_dicom
 
 from inspect_medreason.core.images import check_image_decodes
 from inspect_medreason.core.loaders import DatasetError, load_cases

@@ -1,12 +1,13 @@
-"""Every `inspect` and `medreason` command in the README runs as written, offline.
+"""Every `inspect` and `medreason` command in the README and the docs pages runs as written,
+offline; so does every command of the family READMEs.
 
-The README's code blocks are read in order and each command is run in one scratch folder
-(so `logs/` and the files one command writes are there for the next). Real hosts are
+Each page's bash blocks are read in order and its commands are run in one scratch folder of
+its own (so `logs/` and the files one command writes are there for the next). Real hosts are
 rewritten to a local OpenAI-compatible server started here, `openai/` models reach it
 through OPENAI_BASE_URL, and placeholder data paths become the demo data. Commands that
 cannot run here (installing, serving GPUs, browsing) are listed below with the reason; any
-other command that appears in the README is run, so a README change that breaks a command
-fails CI.
+other command that appears on a page is run, so a page change that breaks a command fails
+CI. The pages' links to files and headings must resolve too.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from typing import Any
 
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
-from openai_stub import message_parts, openai_stub
-from published_schemas import (
+from utils.openai_stub import message_parts, openai_stub
+from utils.published_schemas import (
     cmb_answer_key,
     cmb_clin_file,
     cmb_exam_file,
@@ -42,10 +43,12 @@ from published_schemas import (
 
 from inspect_medreason.core.loaders import sample_data_dir
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS_PAGES = sorted((ROOT / "docs").glob("*.md"))  # one page per topic
+PAGES = [README, *DOCS_PAGES]  # each page's commands run in a scratch folder of its own
 FAMILY_READMES = sorted(  # one per evaluation family: the folders with an eval.yaml
-    path.parent / "README.md"
-    for path in (README.parent / "src" / "inspect_medreason").glob("*/eval.yaml")
+    path.parent / "README.md" for path in (ROOT / "src" / "inspect_medreason").glob("*/eval.yaml")
 )
 # Commands that are not run, and why. Matched on how the command starts.
 NOT_RUN = {
@@ -99,20 +102,76 @@ def rewrite(command: str, url: str, demo: Path, workdir: Path) -> str:
     command = command.replace("-T data=...", f"-T data={demo}")
     if "<" in command:  # logs/<log>.eval: the newest log so far (<previous ...>: the one before)
         logs = sorted((workdir / "logs").glob("*.eval"), key=lambda path: path.stat().st_mtime_ns)
-        command = re.sub(r"logs/<previous[^>]*>\.eval", shlex.quote(str(logs[-2])), command)
-        command = re.sub(r"logs/<[^>]*>\.eval", shlex.quote(str(logs[-1])), command)
+        # looked up only when the command names it: a page's first log has no previous one
+        command = re.sub(
+            r"logs/<previous[^>]*>\.eval", lambda _: shlex.quote(str(logs[-2])), command
+        )
+        command = re.sub(r"logs/<[^>]*>\.eval", lambda _: shlex.quote(str(logs[-1])), command)
     return command
 
 
-def test_every_readme_command_runs(tmp_path: Path) -> None:
-    commands = readme_commands()
-    assert len(commands) >= 15
-    demo = tmp_path / "demo"
+def scratch_folder(folder: Path) -> Path:
+    """A page's scratch folder: the demo data and a copy of the judge prompts (the
+    `organizer_prompts/` the pages name); returns the demo data's folder."""
+    demo = folder / "demo"
     shutil.copytree(sample_data_dir(), demo, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    prompts = tmp_path / "organizer_prompts"
-    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", prompts)
-    skipped: list[str] = []
+    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", folder / "organizer_prompts")
+    return demo
+
+
+def run_page(page: Path, folder: Path, url: str, env: dict[str, str]) -> list[str]:
+    """Run a page's commands in order in `folder`; returns those run (the others are in
+    NOT_RUN)."""
+    demo = scratch_folder(folder)
     ran: list[str] = []
+    for raw in readme_commands(page):
+        if any(raw.startswith(start) for start in NOT_RUN):
+            continue
+        assert raw.startswith(("inspect eval", "inspect score", "medreason ")), (
+            f"{page.name} shows a command this test does not know how to run: {raw!r}"
+        )
+        command = rewrite(raw, url, demo, folder)
+        before = {info.name for info in list_eval_logs(str(folder / "logs"))}
+        argv = shlex.split(command)
+        if argv[0] == "medreason":
+            argv = [sys.executable, "-m", "inspect_medreason.cli", *argv[1:]]
+        else:
+            argv = [sys.executable, "-m", "inspect_ai", *argv[1:]]
+        result = subprocess.run(
+            argv,
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert result.returncode == 0, (
+            page.name,
+            raw,
+            command,
+            result.stdout[-2000:],
+            result.stderr[-3000:],
+        )
+        for info in list_eval_logs(str(folder / "logs")):
+            if info.name not in before:
+                assert read_eval_log(info, header_only=True).status == "success", (page, raw)
+        ran.append(raw)
+    return ran
+
+
+def test_every_readme_and_docs_command_runs(tmp_path: Path) -> None:
+    assert {page.name for page in DOCS_PAGES} >= {
+        "mcq.md",
+        "open_ended.md",
+        "judges_at_scale.md",
+        "medreason_command.md",
+        "data_formats.md",
+    }
+    commands = [command for page in PAGES for command in readme_commands(page)]
+    assert len(commands) >= 15
+    ran: list[str] = []
+    folders = [tmp_path / page.stem for page in PAGES]
     with openai_stub("stub", respond) as (url, requests):
         env = {
             **os.environ,
@@ -123,51 +182,69 @@ def test_every_readme_command_runs(tmp_path: Path) -> None:
             "NO_COLOR": "1",
             "INSPECT_DISPLAY": "plain",
         }
-        for raw in commands:
-            reason = next((why for start, why in NOT_RUN.items() if raw.startswith(start)), None)
-            if reason is not None:
-                skipped.append(raw)
-                continue
-            assert raw.startswith(("inspect eval", "inspect score", "medreason ")), (
-                f"the README shows a command this test does not know how to run: {raw!r}"
-            )
-            command = rewrite(raw, url, demo, tmp_path)
-            before = {info.name for info in list_eval_logs(str(tmp_path / "logs"))}
-            argv = shlex.split(command)
-            if argv[0] == "medreason":
-                argv = [sys.executable, "-m", "inspect_medreason.cli", *argv[1:]]
-            else:
-                argv = [sys.executable, "-m", "inspect_ai", *argv[1:]]
-            result = subprocess.run(
-                argv,
-                cwd=tmp_path,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
-            assert result.returncode == 0, (
-                raw,
-                command,
-                result.stdout[-2000:],
-                result.stderr[-3000:],
-            )
-            for info in list_eval_logs(str(tmp_path / "logs")):
-                if info.name not in before:
-                    assert read_eval_log(info, header_only=True).status == "success", raw
-            ran.append(raw)
+        for page, folder in zip(PAGES, folders, strict=True):
+            ran.extend(run_page(page, folder, url, env))
     assert len(requests) > 0  # the real-provider examples reached the local server
     assert any(c.startswith("inspect eval") for c in ran) and any(
         c.startswith("medreason score") for c in ran
     )
-    assert (tmp_path / "metrics.json").is_file() and (tmp_path / "submission.zip").is_file()
-    assert (tmp_path / "compare.png").is_file()  # medreason compare --plot ran
+    written = {
+        name
+        for folder in folders
+        for name in ("metrics.json", "submission.zip", "compare.png")
+        if (folder / name).is_file()
+    }
+    # medreason score --output, export --zip and compare --plot ran
+    assert written == {"metrics.json", "submission.zip", "compare.png"}, written
     assert len(ran) >= 12, ran
 
 
-@pytest.mark.parametrize("command", [c for c in readme_commands() if c.startswith("inspect eval")])
-def test_readme_eval_commands_name_registered_tasks(command: str) -> None:
+HEADING = re.compile(r"^#{1,6} (.+)$", re.M)
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+# A repository file named in code (`tests/cli/test_official.py`), not a pattern (`judge_*.txt`)
+FILE_IN_CODE = re.compile(
+    r"`((?:tests|src|perf|scripts|docs|templates)/[\w./-]+\.(?:py|md|json|txt|yaml))`"
+)
+
+
+def anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    return {anchor(heading) for heading in HEADING.findall(text)}
+
+
+@pytest.mark.parametrize(
+    "page", [*PAGES, *FAMILY_READMES], ids=lambda path: str(path.relative_to(ROOT))
+)
+def test_every_link_to_a_file_or_heading_resolves(page: Path) -> None:
+    """Content moved between pages; a link left pointing at its old place fails here."""
+    text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+    broken: list[str] = []
+    for target in LINK.findall(text):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path_part, _, fragment = target.partition("#")
+        linked = (page.parent / path_part).resolve() if path_part else page
+        if not linked.exists():
+            broken.append(f"{target}: no such file")
+        elif fragment and linked.suffix == ".md" and fragment not in anchors(linked):
+            broken.append(f"{target}: no such heading")
+    pending = {"tests/docs/test_contributing.py"}  # written with CONTRIBUTING.md's test
+    for named in FILE_IN_CODE.findall(text):
+        if not (ROOT / named).exists() and named not in pending:
+            broken.append(f"{named}: no such file")
+    assert not broken, broken
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for page in PAGES for c in readme_commands(page) if c.startswith("inspect eval")],
+)
+def test_readme_and_docs_eval_commands_name_registered_tasks(command: str) -> None:
     task = command.split()[2]
     assert task.startswith("inspect_medreason/")
     from inspect_medreason import _registry
