@@ -28,7 +28,7 @@ from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.hub import LoadedRows, load_rows, missing_fields
 from inspect_medreason.core.judges import judge_arguments, require_judge_roles
 from inspect_medreason.core.loaders import DatasetError, Problem
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_int
 from inspect_medreason.core.prompts import load_template
 
 CMB_TASK_VERSION = family_version(__file__)
@@ -93,18 +93,11 @@ def cmb_clin(
     data: str | None = None,
     revision: str | None = None,
     split: str = "test",
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
+    **judging: Any,
 ) -> Task:
     """CMB-Clin (74 cases; its one split, test): a multi-turn consultation per case, judged
     per answer."""
+    judge_args = judge_arguments(judging, "cmb_clin", max_tokens=256)
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
     source = str(data or CMB_CLIN_HUB.path)
     template = load_template("cmb_clin_user")
@@ -123,8 +116,7 @@ def cmb_clin(
         reference_keys[str(key)] += 1
     if problems:
         raise DatasetError(problems)
-    judge_args = judge_arguments(locals())
-    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
+    require_judge_roles(["grader"], judge_args["allow_self_judging"])
     return Task(
         dataset=MemoryDataset(samples, name="cmb_clin", location=source),
         solver=clinical_conversation(),

@@ -6,13 +6,16 @@ or no score with the reason it failed. A failure is never turned into a number h
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import json
+import logging
 import math
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +44,8 @@ from inspect_medreason.core.errors import TaskArgumentError, UserInputError, is_
 from inspect_medreason.core.extraction import json_objects
 from inspect_medreason.core.params import coerce_bool, coerce_float, coerce_int
 from inspect_medreason.core.prompts import PromptTemplate, context_block, load_template
+
+logger = logging.getLogger(__name__)
 
 JudgeKind = Literal["gt", "va", "rvf"]
 JUDGE_KINDS: tuple[JudgeKind, ...] = ("gt", "va", "rvf")
@@ -75,6 +80,9 @@ class Verdict:
 class JudgeSettings:
     """Everything about judging that changes a number; recorded in the eval log."""
 
+    # Generation: the judge role's own config decides (--model-role 'grader={model: ...,
+    # temperature: 0}'); these fill in what the role leaves unset (the protocol's
+    # deterministic decoding). Set from the deprecated -T judge_temperature etc.
     temperature: float = 0.0
     seed: int = 42
     max_tokens: int = 512
@@ -126,32 +134,67 @@ class JudgeSettings:
 
     @classmethod
     def from_judge_args(cls, args: dict[str, Any]) -> JudgeSettings:
-        """From a task's ``judge_*`` arguments; absent ones keep their defaults."""
+        """From a task's or scorer's ``judge_*`` arguments; absent or None ones keep their
+        defaults (None is also how a scorer says "not given")."""
         defaults = cls()
-        return cls.from_args(
-            **{
-                name: args.get(f"judge_{name}", getattr(defaults, name))
-                for name in (
-                    "temperature",
-                    "seed",
-                    "max_tokens",
-                    "retries",
-                    "structured_output",
-                    "cache",
-                    "timeout",
-                    "max_connections",
-                )
-            }
+        values = {}
+        for name in SETTING_NAMES:
+            given = args.get(f"judge_{name}")
+            values[name] = getattr(defaults, name) if given is None else given
+        return cls.from_args(**values)
+
+    def generation(self, role_config: GenerateConfig | None = None) -> dict[str, Any]:
+        """The effective generation settings of a judge: the role's own where it sets them,
+        else these defaults; and where each came from, for the log."""
+        effective: dict[str, Any] = {}
+        source: dict[str, str] = {}
+        for name in JUDGE_GENERATION_FIELDS:
+            role_value = getattr(role_config, name, None) if role_config is not None else None
+            if role_value is not None:
+                effective[name], source[name] = role_value, "role"
+            else:
+                effective[name], source[name] = getattr(self, name), "default"
+        return {**effective, "from": source}
+
+    def generate_config(
+        self, schema: type[BaseModel] = JudgeScore, role_config: GenerateConfig | None = None
+    ) -> GenerateConfig:
+        """The judges' generation config; built once per settings, reply schema and role
+        generation settings (building the JSON schema was 6% of a judged run's CPU when it
+        was done for every call)."""
+        generation = self.generation(role_config)
+        return _judge_generate_config(
+            self, schema, *(generation[name] for name in JUDGE_GENERATION_FIELDS)
         )
 
-    def generate_config(self, schema: type[BaseModel] = JudgeScore) -> GenerateConfig:
-        """The judges' generation config; built once per settings and reply schema (building
-        the JSON schema was 6% of a judged run's CPU when it was done for every call)."""
-        return _judge_generate_config(self, schema)
+
+SETTING_NAMES = (
+    "temperature",
+    "seed",
+    "max_tokens",
+    "retries",
+    "structured_output",
+    "cache",
+    "timeout",
+    "max_connections",
+)
+GENERATION_RULE = (
+    "a judge's temperature, seed and max_tokens are its model role's own where the role sets "
+    "them (--model-role 'grader={model: ..., temperature: 0}'), else settings' values"
+)
+# What a judge role's own config decides (the rest of a judge's settings are task
+# parameters: Inspect gives a role the eval's --max-connections and --timeout over its own).
+JUDGE_GENERATION_FIELDS = ("temperature", "seed", "max_tokens")
 
 
 @functools.cache
-def _judge_generate_config(settings: JudgeSettings, schema: type[BaseModel]) -> GenerateConfig:
+def _judge_generate_config(
+    settings: JudgeSettings,
+    schema: type[BaseModel],
+    temperature: float,
+    seed: int,
+    max_tokens: int,
+) -> GenerateConfig:
     response_schema = (
         ResponseSchema(
             name=schema.__name__.lower(),
@@ -168,9 +211,9 @@ def _judge_generate_config(settings: JudgeSettings, schema: type[BaseModel]) -> 
     # both, so judge_max_connections sizes the judges' pool apart from the model under test.
     return GenerateConfig(
         max_connections=settings.max_connections,
-        temperature=settings.temperature,
-        seed=settings.seed,
-        max_tokens=settings.max_tokens,
+        temperature=temperature,
+        seed=seed,
+        max_tokens=max_tokens,
         response_schema=response_schema,
         attempt_timeout=max(1, int(settings.timeout)),
         timeout=max(1, int(settings.timeout)),
@@ -250,6 +293,8 @@ class JudgeOutcome:
     input_tokens: int = 0
     output_tokens: int = 0
     seconds: float = 0.0
+    # The generation settings the judge was called with, and where each came from.
+    generation: dict[str, Any] = field(default_factory=dict)
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -265,6 +310,7 @@ class JudgeOutcome:
                 "output_tokens": self.output_tokens,
                 "seconds": round(self.seconds, 3),
             },
+            **({"generation": self.generation} if self.generation else {}),
         }
 
 
@@ -427,7 +473,8 @@ async def run_judge(
         if settings.cache
         else False
     )
-    config = settings.generate_config(schema)
+    config = settings.generate_config(schema, model.config)
+    outcome.generation = settings.generation(model.config)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         started = time.monotonic()
@@ -498,13 +545,97 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
-def judge_arguments(task_arguments: dict[str, Any]) -> dict[str, Any]:
-    """A task's judge arguments (``judge_*``, ``allow_self_judging``, ``panel_reduce``) out of
-    all its arguments (its ``locals()``), for the scorer and the log record."""
+# The judge arguments a task takes as -T, declared once here (tasks take them as
+# ``**judging``): name -> (default, meaning). The judge's generation settings are not among
+# them: they travel with its model role (--model-role 'grader={model: ..., temperature: 0}').
+JUDGE_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
+    "allow_self_judging": (False, "judge with the model under test when a role is not given"),
+    "judge_retries": (2, "extra attempts after an invalid judge reply before it is unscored"),
+    "judge_structured_output": (True, "ask judges for a JSON schema (providers that take one)"),
+    "judge_cache": (False, "cache judge replies (Inspect's model cache)"),
+    "judge_timeout": (
+        DEFAULT_JUDGE_TIMEOUT,
+        "seconds one judge call may take before its component is unscored (a role's own "
+        "timeout gives way to the eval's --timeout in Inspect)",
+    ),
+    "judge_max_connections": (
+        None,
+        "concurrent calls per judge model (a role's own max_connections gives way to the "
+        "eval's --max-connections in Inspect; default: that)",
+    ),
+}
+# Taken by the tasks whose judges follow the challenge's rubric (their templates can be
+# replaced) and, where panels are scored, how a panel's scores become one.
+PROMPT_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
+    "judge_prompts": (None, "a folder of judge templates replacing the built-in ones"),
+}
+PANEL_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
+    "panel_reduce": ("median", "how a judge panel's scores become one: median, mean or min"),
+}
+# The old spellings of the generation settings: accepted for one version, with a warning;
+# they fill in what the judge role leaves unset.
+DEPRECATED_JUDGE_OPTIONS = {
+    "judge_temperature": "temperature",
+    "judge_seed": "seed",
+    "judge_max_tokens": "max_tokens",
+}
+
+
+def judge_arguments(
+    given: dict[str, Any],
+    task: str,
+    prompts: bool = False,
+    panel: bool = False,
+    max_tokens: int = 512,
+) -> dict[str, Any]:
+    """A task's judge arguments (its ``**judging``), checked and converted in one place:
+    a name the task does not take is refused (naming the likely one), a deprecated
+    generation setting is accepted with a warning, and defaults fill in the rest.
+    ``max_tokens`` is the reply budget where the role sets none (a rubric judge's 512, a
+    grader's 256)."""
+    accepted = accepted_judge_options(prompts, panel)
+    unknown = [
+        name for name in given if name not in accepted and name not in DEPRECATED_JUDGE_OPTIONS
+    ]
+    if unknown:
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, [*accepted, *DEPRECATED_JUDGE_OPTIONS], n=1)
+            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise TaskArgumentError(
+            f"{task} takes no {', '.join(hints)}; its judge arguments are "
+            f"{', '.join(sorted(accepted))}, and a judge's temperature, seed and max_tokens go "
+            "with its role: --model-role 'grader={model: ..., temperature: 0}'"
+        )
+    arguments = {name: given.get(name, default) for name, (default, _) in accepted.items()}
+    arguments["judge_max_tokens"] = max_tokens
+    for name, setting in DEPRECATED_JUDGE_OPTIONS.items():
+        if name not in given:
+            continue
+        message = (
+            f"-T {name} is deprecated and goes in the next version: give the judge's {setting} "
+            f"with its role, e.g. --model-role 'grader={{model: ..., {setting}: "
+            f"{given[name]}}}'. Until then it is used where the role sets no {setting}."
+        )
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        logger.warning(message)
+        arguments[name] = given[name]
+    # converted here, so a bad value stops the task before any model is called
+    JudgeSettings.from_judge_args(arguments)
+    if panel:
+        arguments["panel_reduce"] = check_panel_reduce(arguments["panel_reduce"])
+    arguments["allow_self_judging"] = coerce_bool(
+        arguments["allow_self_judging"], "allow_self_judging"
+    )
+    return arguments
+
+
+def accepted_judge_options(prompts: bool, panel: bool) -> dict[str, tuple[Any, str]]:
+    """The judge arguments a task takes: name -> (default, meaning)."""
     return {
-        key: value
-        for key, value in task_arguments.items()
-        if key.startswith(("judge_", "allow_", "panel_"))
+        **JUDGE_TASK_OPTIONS,
+        **(PROMPT_TASK_OPTIONS if prompts else {}),
+        **(PANEL_TASK_OPTIONS if panel else {}),
     }
 
 

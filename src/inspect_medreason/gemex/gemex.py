@@ -40,20 +40,13 @@ def gemex(
     revision: str | None = None,
     split: str = GEMEX_SPLIT,
     images: bool = True,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
+    **judging: Any,
 ) -> Task:
     """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
     the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under
     ``image_root``."""
     show_images = coerce_bool(images, "images")
+    judge_args = judge_arguments(judging, "gemex", max_tokens=256)
     kinds = question_types.split(",") if isinstance(question_types, str) else list(question_types)
     unknown = [k for k in kinds if k.strip() not in QUESTION_TYPES]
     if unknown:
@@ -104,8 +97,7 @@ def gemex(
         )
     if problems:
         raise DatasetError(problems)
-    judge_args = judge_arguments(locals())
-    require_judge_roles(["grader"], coerce_bool(allow_self_judging, "allow_self_judging"))
+    require_judge_roles(["grader"], judge_args["allow_self_judging"])
     return Task(
         dataset=MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB_ID)),
         solver=template_prompt(),

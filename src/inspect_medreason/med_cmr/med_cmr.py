@@ -4,6 +4,8 @@ with Med-CMR's own four-criterion open-ended score."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from inspect_medreason.core.errors import TaskArgumentError
@@ -28,17 +30,7 @@ def med_cmr(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    judge_prompts: str | None = None,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 512,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
-    panel_reduce: str = "median",
+    **judging: Any,
 ) -> Task:
     """Med-CMR's MCQ and open questions, prompted and scored like the MedReason tracks.
 
@@ -55,18 +47,10 @@ def med_cmr(
         shuffle_choices: Shuffle option texts per case (stable for a seed).
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control).
-        judge_prompts: Replacement challenge judge templates (not with open_scoring=med_cmr).
-        allow_self_judging: Judge with the evaluated model when a role is not given.
-        judge_temperature: Judge sampling temperature.
-        judge_seed: Judge sampling seed.
-        judge_max_tokens: Judge reply budget.
-        judge_retries: Extra attempts after an invalid judge reply.
-        judge_structured_output: Request a JSON schema from judges.
-        judge_cache: Cache judge replies.
-        judge_timeout: Seconds one judge call may take before it is unscored.
-        judge_max_connections: Concurrent calls per judge model (default: the eval's
-            --max-connections); sizes the judges' pool apart from the model under test's.
-        panel_reduce: How a judge panel's scores become one (median, mean or min).
+        judging: The judge arguments (``-T``), declared once in
+            ``core.judges.JUDGE_TASK_OPTIONS`` and ``PANEL_TASK_OPTIONS``; a judge's
+            temperature, seed and max_tokens go with its role
+            (``--model-role 'grader={model: ..., temperature: 0}'``).
     """
     if track not in TRACKS:
         raise TaskArgumentError(f"-T track={track!r}: expected one of {', '.join(TRACKS)}")
@@ -74,7 +58,7 @@ def med_cmr(
         raise TaskArgumentError(
             f"-T open_scoring={open_scoring!r}: expected one of {', '.join(OPEN_SCORINGS)}"
         )
-    judge_args = judge_arguments(locals())
+    judge_args = judge_arguments(judging, "med_cmr", prompts=True, panel=True)
     if open_scoring == "med_cmr":
         judge_args.update(
             open_scoring="med_cmr",

@@ -16,6 +16,7 @@ from inspect_medreason.core.extraction import EXTRACTION_MODE
 from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.judges import (
+    GENERATION_RULE,
     JudgeSettings,
     JudgeTemplates,
     check_panel_reduce,
@@ -69,17 +70,7 @@ def run_record(
 
 
 def judge_choices(
-    judge_prompts: str | None,
-    allow_self_judging: Any,
-    judge_temperature: Any,
-    judge_seed: Any,
-    judge_max_tokens: Any,
-    judge_retries: Any,
-    judge_structured_output: Any,
-    judge_cache: Any,
-    judge_timeout: Any = 120.0,
-    judge_max_connections: Any = None,
-    panel_reduce: Any = "median",
+    judge_args: dict[str, Any],
     open_scoring: str = "challenge",
     roles: dict[str, str] | None = None,
     templates: JudgeTemplates | None = None,
@@ -90,11 +81,14 @@ def judge_choices(
     scoring (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
     ``templates``.
     """
-    settings = JudgeSettings.from_judge_args(locals())
-    self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    settings = JudgeSettings.from_judge_args(judge_args)
+    judge_prompts = judge_args.get("judge_prompts")
+    panel_reduce = check_panel_reduce(judge_args.get("panel_reduce", "median"))
     scorer_args: dict[str, Any] = {
-        "panel_reduce": check_panel_reduce(panel_reduce),
-        "allow_self_judging": self_judging,
+        "panel_reduce": panel_reduce,
+        "allow_self_judging": coerce_bool(
+            judge_args.get("allow_self_judging", False), "allow_self_judging"
+        ),
         **{f"judge_{key}": value for key, value in asdict(settings).items()},
     }
     if templates is None:
@@ -106,11 +100,17 @@ def judge_choices(
             f"open_scoring={open_scoring} its judge's built-in template is used, so drop it"
         )
     component_roles = roles or JUDGE_ROLE_BY_COMPONENT
-    require_judge_roles(list(dict.fromkeys(component_roles.values())), self_judging)
+    require_judge_roles(
+        list(dict.fromkeys(component_roles.values())), scorer_args["allow_self_judging"]
+    )
     record = {
         "open_scoring": open_scoring,
         "roles": component_roles,
         "settings": asdict(settings),
+        # The roles are bound after the task is built: what each judge was called with is in
+        # every score's judge record ("generation"), the roles' own configs in the log's
+        # model_roles.
+        "generation_rule": GENERATION_RULE,
         "templates": templates.log_record(),
         "templates_sha256": templates.sha256,
         "allow_self_judging": scorer_args["allow_self_judging"],
@@ -143,7 +143,14 @@ def medreason_task(
     shuffle = coerce_bool(shuffle_choices, "shuffle_choices")
     shuffle_seed = coerce_int(seed, "seed")
     show_images = coerce_bool(images, "images")
-    scorer_args, judge_record = judge_choices(**judge_args) if judge_args else ({}, None)
+    scorer_args: dict[str, Any] = {}
+    judge_record = None
+    if judge_args:
+        options = dict(judge_args)
+        scoring = {
+            k: options.pop(k) for k in ("open_scoring", "roles", "templates") if k in options
+        }
+        scorer_args, judge_record = judge_choices(options, **scoring)
     dataset, loaded = build_dataset(
         data, ground_truth, tracks, shuffle_seed if shuffle else None, name, show_images
     )
@@ -210,17 +217,7 @@ def open_ended(
     data: str | None = None,
     ground_truth: str | None = None,
     images: bool = True,
-    judge_prompts: str | None = None,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 512,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
-    panel_reduce: str = "median",
+    **judging: Any,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
@@ -232,21 +229,12 @@ def open_ended(
         data: A cases.json, a folder holding one, or a .jsonl (default: the shipped demo set).
         ground_truth: An official ground_truth.json (default: the one beside cases.json).
         images: False withholds the images from the model (blind control); judges still see them.
-        judge_prompts: A folder of judge templates replacing the built-in ones (same file names).
-        allow_self_judging: Judge with the evaluated model when a role is not given.
-        judge_temperature: Judge sampling temperature.
-        judge_seed: Judge sampling seed (for providers that take one).
-        judge_max_tokens: Judge reply budget.
-        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
-        judge_structured_output: Request a JSON schema from judges (providers that support it).
-        judge_cache: Cache judge replies (Inspect's model cache).
-        judge_timeout: Seconds one judge call may take before its component is unscored.
-        judge_max_connections: Concurrent calls per judge model (default: the eval's
-            --max-connections); sizes the judges' pool apart from the model under test's.
-        panel_reduce: How a judge panel's scores become one (median, mean or min); a panel is
-            a role plus its numbered extras (``--model-role grader_2=...``).
+        judging: The judge arguments (``-T``), declared once in
+            ``core.judges.JUDGE_TASK_OPTIONS`` and ``PANEL_TASK_OPTIONS``; a judge's
+            temperature, seed and max_tokens go with its role
+            (``--model-role 'grader={model: ..., temperature: 0}'``).
     """
-    judge_args = judge_arguments(locals())
+    judge_args = judge_arguments(judging, "open_ended", prompts=True, panel=True)
     return medreason_task(
         {"open"},
         MEDREASON_TASK_VERSION,
@@ -267,23 +255,13 @@ def medreason(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    judge_prompts: str | None = None,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 512,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
-    panel_reduce: str = "median",
+    **judging: Any,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
     MCQ cases cost no judge call. Arguments as for ``mcq`` and ``open_ended``.
     """
-    judge_args = judge_arguments(locals())
+    judge_args = judge_arguments(judging, "medreason", prompts=True, panel=True)
     return medreason_task(
         {"mcq", "open"},
         MEDREASON_TASK_VERSION,

@@ -41,9 +41,7 @@ def vqa_task(
     judge_args: dict[str, Any],
 ) -> Task:
     show_images = coerce_bool(images, "images")
-    require_judge_roles(
-        ["grader"], coerce_bool(judge_args.get("allow_self_judging", False), "allow_self_judging")
-    )
+    require_judge_roles(["grader"], judge_args["allow_self_judging"])
     loaded = load_rows(data, benchmark.hub, revision, split)
     source = str(data or benchmark.hub.path)
 
@@ -100,18 +98,19 @@ def vqa_rad(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
+    **judging: Any,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
-    return vqa_task(VQA_RAD, data, None, revision, split, None, images, judge_arguments(locals()))
+    return vqa_task(
+        VQA_RAD,
+        data,
+        None,
+        revision,
+        split,
+        None,
+        images,
+        judge_arguments(judging, "vqa_rad", max_tokens=256),
+    )
 
 
 @task(version=VQA_TASK_VERSION)
@@ -120,18 +119,19 @@ def path_vqa(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
+    **judging: Any,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
-    return vqa_task(PATH_VQA, data, None, revision, split, None, images, judge_arguments(locals()))
+    return vqa_task(
+        PATH_VQA,
+        data,
+        None,
+        revision,
+        split,
+        None,
+        images,
+        judge_arguments(judging, "path_vqa", max_tokens=256),
+    )
 
 
 @task(version=VQA_TASK_VERSION)
@@ -142,18 +142,17 @@ def slake(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 256,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
+    **judging: Any,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ."""
     return vqa_task(
-        SLAKE, data, image_root, revision, split, language, images, judge_arguments(locals())
+        SLAKE,
+        data,
+        image_root,
+        revision,
+        split,
+        language,
+        images,
+        judge_arguments(judging, "slake", max_tokens=256),
     )
