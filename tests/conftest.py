@@ -189,3 +189,35 @@ def edit_log_entry(
                     data = json.dumps(document).encode()
             new.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED)
     return target
+
+
+# Tests that take many seconds each (whole commands in subprocesses, benchmarks, a hub that
+# does not answer): marked slow, so `python -m pytest -m "not slow"` is the quick loop;
+# .ci/run runs them too. Matched on the start of the test's node id; CONTRIBUTING.md lists
+# them.
+SLOW_TESTS = {
+    "tests/docs/test_readme_commands.py": "runs every command the documents show",
+    "tests/perf/test_benchmarks.py": "runs each benchmark at a small size",
+    "tests/robustness/test_user_errors.py::test_an_unreachable_hub_asks_for_a_local_copy": (
+        "waits for a hub that does not answer"
+    ),
+    "tests/robustness/test_user_errors.py::test_the_medreason_command_survives_a_real_log_folder": (
+        "a real eval, then every subcommand in a subprocess"
+    ),
+    "tests/medreason/test_open_ended.py::test_rescoring_an_edited_log_never_sends_outside_files": (
+        "an eval, then inspect score in a subprocess"
+    ),
+    "tests/medreason/test_mcq.py::test_offline_quick_start_command_runs_without_network": (
+        "the quick start's command in a subprocess"
+    ),
+    "tests/cli/test_cli.py::test_console_script_help_for_every_subcommand": (
+        "one subprocess per subcommand"
+    ),
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        node = item.nodeid
+        if any(node == slow or node.startswith(slow) for slow in SLOW_TESTS):
+            item.add_marker(pytest.mark.slow)
