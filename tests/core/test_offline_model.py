@@ -30,5 +30,5 @@ def test_every_grader_gets_a_reply_it_accepts() -> None:
     assert parse_judge_reply(reply(rubric, "grade"))[0] is not None
     correct = grader_templates("grader_correct").templates["grader_correct_system"].text
     assert parse_correctness(reply(correct, "grade"))[0] is not None
-    clin = grader_templates("grader_clin").templates["grader_clin_system"].text
+    clin = grader_templates("grader_clin", family="cmb").templates["grader_clin_system"].text
     assert parse_clin(reply(clin, "grade"))[0] is not None

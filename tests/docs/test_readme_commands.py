@@ -115,7 +115,9 @@ def scratch_folder(folder: Path) -> Path:
     `organizer_prompts/` the pages name); returns the demo data's folder."""
     demo = folder / "demo"
     shutil.copytree(sample_data_dir(), demo, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
-    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", folder / "organizer_prompts")
+    shutil.copytree(
+        Path(str(sample_data_dir())).parent / "core" / "prompts", folder / "organizer_prompts"
+    )
     return demo
 
 
@@ -292,7 +294,9 @@ def family_data(folder: Path) -> Path:
     cmb_clin_file(folder / "cmb_clin.json")
     med_cmr_release(folder / "med_cmr")
     med_cmr_zip(folder / "med_cmr.zip")
-    shutil.copytree(Path(str(sample_data_dir())).parent / "prompts", folder / "organizer_prompts")
+    shutil.copytree(
+        Path(str(sample_data_dir())).parent / "core" / "prompts", folder / "organizer_prompts"
+    )
     return folder / "demo"
 
 

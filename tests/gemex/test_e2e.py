@@ -44,7 +44,10 @@ def test_record_to_sample_maps_a_multi_choice_row(tmp_path: Path) -> None:
         "visual_regions": ["left lung"],
         "image_path": "files/img.jpg",
     }
-    templates = (load_template("gemex_system"), load_template("gemex_user"))
+    templates = (
+        load_template("gemex_system", family="gemex"),
+        load_template("gemex_user", family="gemex"),
+    )
     sample = record_to_sample(row, "multi", "multi_3", [tmp_path / "img.jpg"], templates, 224, True)
     assert json.loads(str(sample.target)) == ["A", "C"]
     assert sample.choices == ["Effusion", "Pneumothorax", "Cardiomegaly"]

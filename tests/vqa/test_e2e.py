@@ -30,7 +30,7 @@ def test_vqa_rad_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
 
 
 def test_record_to_sample_maps_a_published_row(tmp_path: Path) -> None:
-    templates = (load_template("vqa_system"), load_template("vqa_user"))
+    templates = (load_template("vqa_system", family="vqa"), load_template("vqa_user", family="vqa"))
     row = {"question": "is there a fracture?", "answer": "yes", "image": "x"}
     sample = record_to_sample(VQA_RAD, row, "vqa_rad_00001", [tmp_path / "a.png"], True, templates)
     assert sample.id == "vqa_rad_00001" and sample.target == "yes"

@@ -53,7 +53,7 @@ def cmb_exam(
     # The solver is built first: it checks prompt/fewshot/seed before any data is read.
     exam_prompt = cmb_exam_prompt(prompt, fewshot, fewshot_data, seed, revision)
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
-    template = load_template(f"cmb_{prompt}_user")
+    template = load_template(f"cmb_{prompt}_user", family="cmb")
     loaded = load_rows(data, CMB_EXAM_HUB, revision, split)
     source = str(data or CMB_EXAM_HUB.path)
 
@@ -100,7 +100,7 @@ def cmb_clin(
     judge_args = judge_arguments(judging, "cmb_clin", max_tokens=256)
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
     source = str(data or CMB_CLIN_HUB.path)
-    template = load_template("cmb_clin_user")
+    template = load_template("cmb_clin_user", family="cmb")
     problems = missing_fields(loaded, CLIN_FIELDS, lambda row, index: str(row.get("id", index)))
     if problems:
         raise DatasetError(problems)

@@ -274,7 +274,7 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
     """Each answer rated by the ``grader`` role; the case's score is the mean over turns."""
     settings = JudgeSettings.from_judge_args(judge_args)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
-    templates = grader_templates("grader_clin")
+    templates = grader_templates("grader_clin", family="cmb")
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata

@@ -74,7 +74,7 @@ def cmb_exam_prompt(
         raise TaskArgumentError(f"-T prompt={prompt!r}: choose answer_only or cot")
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
     pool = load_rows(fewshot_data, CMB_VAL_HUB, revision).rows if shots else []
-    template = load_template(f"cmb_{prompt}_user")
+    template = load_template(f"cmb_{prompt}_user", family="cmb")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         row = metadata_row(state.metadata)
@@ -91,7 +91,7 @@ def cmb_exam_prompt(
 def clinical_conversation() -> Solver:
     """Ask the case's questions in turn (the first with the case description, in the
     upstream template), keeping the model's own answers in the history."""
-    template = load_template("cmb_clin_user")
+    template = load_template("cmb_clin_user", family="cmb")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         questions: list[str] = state.metadata["questions"]

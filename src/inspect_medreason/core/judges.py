@@ -43,7 +43,7 @@ from pydantic import BaseModel, Field
 from inspect_medreason.core.errors import TaskArgumentError, UserInputError, is_setup_error
 from inspect_medreason.core.extraction import json_objects
 from inspect_medreason.core.params import coerce_bool, coerce_float, coerce_int
-from inspect_medreason.core.prompts import PromptTemplate, context_block, load_template
+from inspect_medreason.core.prompts import SHARED, PromptTemplate, context_block, load_template
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class JudgeTemplates:
                 f"-T judge_prompts={directory}: missing template file(s) "
                 + ", ".join(f"{name}.txt" for name in missing)
                 + f". A replacement set needs all of {', '.join(n + '.txt' for n in JUDGE_TEMPLATE_NAMES)}"
-                " (copy the built-in ones from the package's prompts/ folder and edit them)"
+                " (copy the built-in ones from the package's core/prompts/ folder and edit them)"
             )
         templates = {name: load_template(name, directory) for name in JUDGE_TEMPLATE_NAMES}
         unfenced = [
@@ -702,11 +702,18 @@ def parse_correctness(text: str) -> tuple[Verdict | None, str]:
 
 
 @functools.cache
-def grader_templates(prefix: str) -> JudgeTemplates:
-    """A grader's system/user templates plus the shared retry template (read once, not once
-    per graded answer)."""
-    names = (f"{prefix}_system", f"{prefix}_user", "judge_retry")
-    return JudgeTemplates({name: load_template(name) for name in names})
+def grader_templates(prefix: str, family: str = SHARED) -> JudgeTemplates:
+    """A grader's system/user templates (from its family's prompts) plus the shared retry
+    template (read once, not once per graded answer)."""
+    return JudgeTemplates(
+        {
+            **{
+                name: load_template(name, family=family)
+                for name in (f"{prefix}_system", f"{prefix}_user")
+            },
+            "judge_retry": load_template("judge_retry"),
+        }
+    )
 
 
 async def grade_correctness(

@@ -13,7 +13,10 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-PACKAGE_PROMPT_DIR = "prompts"
+# Each family keeps its prompts in its own prompts/ folder; what several families share
+# (the track prompts, the challenge's judges) is in core/prompts/.
+PROMPT_FOLDER = "prompts"
+SHARED = "core"
 
 
 @dataclass(frozen=True)
@@ -35,12 +38,19 @@ class PromptTemplate:
         return {"source": self.source, "sha256": self.sha256, "text": self.text}
 
 
-def load_template(name: str, directory: str | Path | None = None) -> PromptTemplate:
-    """Read ``<name>.txt`` from ``directory`` or, when None, from the package's prompts."""
+def load_template(
+    name: str, directory: str | Path | None = None, family: str = SHARED
+) -> PromptTemplate:
+    """Read ``<name>.txt`` from ``directory`` (a user's folder) or, when None, from the
+    package: the ``family``'s prompts folder (default: the shared ones in core)."""
     file_name = f"{name}.txt"
     if directory is None:
-        resource = files("inspect_medreason") / PACKAGE_PROMPT_DIR / file_name
-        return PromptTemplate(name, resource.read_text(encoding="utf-8"), f"package:{file_name}")
+        resource = files("inspect_medreason") / family / PROMPT_FOLDER / file_name
+        return PromptTemplate(
+            name,
+            resource.read_text(encoding="utf-8"),
+            f"package:{family}/{PROMPT_FOLDER}/{file_name}",
+        )
     path = Path(directory).expanduser() / file_name
     if not path.is_file():
         raise FileNotFoundError(f"prompt template {file_name} not found in {directory}")

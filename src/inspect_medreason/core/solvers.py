@@ -22,6 +22,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from inspect_medreason.core.prompts import (
+    SHARED,
     PromptTemplate,
     context_block,
     format_options,
@@ -95,8 +96,8 @@ def replace_prompt_text(state: TaskState, text: str) -> None:
 
 
 @functools.cache
-def _template(name: str) -> PromptTemplate:
-    return load_template(name)
+def _template(name: str, family: str) -> PromptTemplate:
+    return load_template(name, family=family)
 
 
 @solver
@@ -108,12 +109,14 @@ def template_prompt() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = state.metadata["prompt"]
-        text = _template(spec["user"]).render(**spec.get("values", {}))
+        family = spec.get("family", SHARED)
+        text = _template(spec["user"], family).render(**spec.get("values", {}))
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)
         if spec.get("system"):
-            return await generate(state, system_message=_template(spec["system"]).text.strip())
+            system = _template(spec["system"], family).text.strip()
+            return await generate(state, system_message=system)
         return await generate(state)
 
     return solve

@@ -224,6 +224,7 @@ def record_to_sample(
     }
     system, user = templates
     prompt = {
+        "family": "gemex",
         "system": system.name,
         "user": user.name,
         "values": {

@@ -53,7 +53,10 @@ def gemex(
         raise TaskArgumentError(
             f"-T question_types: unknown {unknown}; choose from {list(QUESTION_TYPES)}"
         )
-    system, user = load_template("gemex_system"), load_template("gemex_user")
+    system, user = (
+        load_template("gemex_system", family="gemex"),
+        load_template("gemex_user", family="gemex"),
+    )
     samples = []
     origins: dict[str, Any] = {}
     problems: list[Problem] = []

@@ -151,7 +151,7 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
 async def ar_rating(
     question: str, reference: str, candidate: str, settings: JudgeSettings, allow_self_judging: bool
 ) -> JudgeOutcome:
-    templates = grader_templates("grader_ar")
+    templates = grader_templates("grader_ar", family="gemex")
     text = templates.templates["grader_ar_user"].render(
         question=question,
         reference_answer=reference,

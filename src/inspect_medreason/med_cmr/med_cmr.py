@@ -63,7 +63,7 @@ def med_cmr(
         judge_args.update(
             open_scoring="med_cmr",
             roles={"med_cmr_score": MED_CMR_ROLE},
-            templates=grader_templates(TEMPLATE_PREFIX),
+            templates=grader_templates(TEMPLATE_PREFIX, family="med_cmr"),
         )
     location, origin = locate_release(data, hub_id, revision)
     tracks = TRACKS[track]

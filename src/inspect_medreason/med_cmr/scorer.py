@@ -156,7 +156,7 @@ def med_cmr_scorer(
     correctness 0-10; weighted 1/1/4/4 and normalised to 0-100. MCQ cases are left
     unscored here (they belong to ``mcq_scorer``)."""
     how = check_panel_reduce(panel_reduce)
-    templates = grader_templates(TEMPLATE_PREFIX)
+    templates = grader_templates(TEMPLATE_PREFIX, family="med_cmr")
     settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
 

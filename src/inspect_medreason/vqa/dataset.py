@@ -115,6 +115,7 @@ def record_to_sample(
         metadata["language"] = str(row.get(benchmark.language_field, ""))
     system, user = templates
     prompt = {
+        "family": "vqa",
         "system": system.name,
         "user": user.name,
         "values": {"question": str(row["question"])},

@@ -66,7 +66,10 @@ def vqa_task(
     if not loaded.rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
     files = collect_images(loaded, benchmark.images_of, root, id_of)
-    system, user = load_template("vqa_system"), load_template("vqa_user")
+    system, user = (
+        load_template("vqa_system", family="vqa"),
+        load_template("vqa_user", family="vqa"),
+    )
     samples = [
         record_to_sample(benchmark, row, id_of(row, index), row_files, show_images, (system, user))
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True))
