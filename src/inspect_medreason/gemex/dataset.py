@@ -9,11 +9,17 @@ import re
 from pathlib import Path
 from typing import Any, cast
 
-from inspect_ai.dataset import Sample
+from inspect_ai.dataset import MemoryDataset, Sample
 
 from inspect_medreason.core.extraction import extract_label
-from inspect_medreason.core.hub import HubSource, LoadedRows, load_rows
-from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, Problem, build_sample
+from inspect_medreason.core.hub import (
+    HubSource,
+    LoadedRows,
+    collect_images,
+    load_rows,
+    missing_fields,
+)
+from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import yes_no
 from inspect_medreason.core.splits import canonical_split, split_named_by
@@ -244,3 +250,61 @@ def record_to_sample(
         show_images,
         choices=[text for _, text in choices] or None,
     )
+
+
+def load_gemex_dataset(
+    data: str | None,
+    image_root: str | None,
+    kinds: list[str],
+    revision: str | None,
+    split: str,
+    show_images: bool,
+    templates: tuple[PromptTemplate, PromptTemplate],
+    size: int,
+) -> tuple[MemoryDataset, dict[str, Any]]:
+    """The samples of the chosen question types (every problem of every file reported at
+    once), and the record of where each type came from."""
+    system, user = templates
+    samples = []
+    origins: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for kind in kinds:
+        loaded, missing = load_question_type(data, kind, revision, split)
+        problems.extend(missing)
+        if loaded is None:
+            continue
+        origins[kind] = loaded.origin
+        root = Path(image_root) if image_root else loaded.image_root
+
+        def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
+            return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
+
+        required = REQUIRED_FIELDS[kind] + (("image_path",) if show_images else ())
+        empty = missing_fields(loaded, required, id_of)
+        if empty:
+            problems.extend(empty)
+            continue
+        # The blind control needs no image files (MIMIC-CXR is credentialed): none are read.
+        files = (
+            collect_images(loaded, lambda row: [row["image_path"]], root, id_of)
+            if show_images
+            else [[] for _ in loaded.rows]
+        )
+        for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True)):
+            samples.append(
+                record_to_sample(
+                    row, kind, id_of(row, index), row_files, (system, user), size, show_images
+                )
+            )
+    if not origins and not problems:
+        problems.append(
+            Problem(
+                str(data),
+                "-",
+                "data",
+                f"no file of the question types {', '.join(kinds)}: expected {GEMEX_LAYOUT}",
+            )
+        )
+    if problems:
+        raise DatasetError(problems)
+    return MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB_ID)), origins

@@ -7,10 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import Sample
+from inspect_ai.dataset import MemoryDataset, Sample
 
-from inspect_medreason.core.hub import HubSource
-from inspect_medreason.core.loaders import build_sample
+from inspect_medreason.core.hub import (
+    HubSource,
+    collect_images,
+    default_image_root,
+    hub_image_root,
+    load_rows,
+    missing_fields,
+    unexpected_values,
+)
+from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import is_yes_no_reference
 
@@ -129,3 +137,46 @@ def record_to_sample(
         metadata,
         show_images,
     )
+
+
+def load_vqa_dataset(
+    benchmark: VqaBenchmark,
+    data: str | None,
+    image_root: str | None,
+    revision: str | None,
+    split: str | None,
+    language: str | None,
+    show_images: bool,
+    templates: tuple[PromptTemplate, PromptTemplate],
+) -> tuple[MemoryDataset, dict[str, Any]]:
+    """One split of the benchmark as samples (every problem of the data reported at once),
+    and the record of where it came from."""
+    loaded = load_rows(data, benchmark.hub, revision, split)
+    source = str(data or benchmark.hub.path)
+
+    def id_of(row: dict[str, Any], index: int) -> str:
+        return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
+
+    missing = missing_fields(loaded, benchmark.required_fields, id_of)
+    missing += unexpected_values(loaded, benchmark.allowed_values, id_of)
+    if missing:
+        raise DatasetError(missing)
+    keep: list[int] = list(range(len(loaded.rows)))
+    if benchmark.language_field and language and language != "all":
+        keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
+    loaded = loaded.subset(keep)
+    root = (
+        Path(image_root)
+        if image_root is not None
+        else hub_image_root(benchmark.hub, loaded)
+        if loaded.image_root is None and show_images
+        else default_image_root(loaded, benchmark.images_of, benchmark.image_folder)
+    )
+    if not loaded.rows:
+        raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
+    files = collect_images(loaded, benchmark.images_of, root, id_of)
+    samples = [
+        record_to_sample(benchmark, row, id_of(row, index), row_files, show_images, templates)
+        for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True))
+    ]
+    return MemoryDataset(samples, name=benchmark.name, location=source), loaded.origin
