@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import ast
 import json
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import Sample
+from inspect_ai.dataset import MemoryDataset, Sample
 
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.files import file_sha256
-from inspect_medreason.core.hub import HubSource, LoadedRows, first_present, is_empty
-from inspect_medreason.core.loaders import Problem
+from inspect_medreason.core.hub import (
+    HubSource,
+    LoadedRows,
+    first_present,
+    is_empty,
+    load_rows,
+    missing_fields,
+)
+from inspect_medreason.core.loaders import DatasetError, Problem
 
 CMB_HUB_ID = "FreedomIntelligence/CMB"
 # The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
@@ -273,3 +282,68 @@ def clin_record_to_sample(
         },
     )
     return sample, next(iter(found))
+
+
+def load_exam_dataset(
+    data: str | None, answers: str | None, revision: str | None, split: str
+) -> tuple[MemoryDataset, dict[str, Any], dict[str, Any] | None]:
+    """One CMB-Exam split as samples, the test questions joined to the published answer key
+    (every problem reported at once); where it came from; the record of the key."""
+    loaded = load_rows(data, CMB_EXAM_HUB, revision, split)
+    source = str(data or CMB_EXAM_HUB.path)
+
+    def id_of(row: dict[str, Any], index: int) -> str:
+        return str(row.get("id", f"cmb_exam_{index:05d}"))
+
+    problems = missing_fields(loaded, EXAM_FIELDS, id_of)
+    key_record, key_problems = join_answer_key(loaded, answers, data)
+    problems += key_problems
+    if problems:
+        raise DatasetError(problems)
+    samples = collect_samples(loaded, exam_record_to_sample)
+    return MemoryDataset(samples, name="cmb_exam", location=source), loaded.origin, key_record
+
+
+def load_clin_dataset(
+    data: str | None, revision: str | None, split: str
+) -> tuple[MemoryDataset, dict[str, Any], dict[str, int]]:
+    """CMB-Clin's cases as samples (every problem reported at once); where they came from;
+    how many cases held their references under each key (``answer``, ``solution``)."""
+    loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
+    source = str(data or CMB_CLIN_HUB.path)
+    problems = missing_fields(loaded, CLIN_FIELDS, lambda row, index: str(row.get("id", index)))
+    if problems:
+        raise DatasetError(problems)
+    samples: list[Sample] = []
+    reference_keys: Counter[str] = Counter()
+    for index, row in enumerate(loaded.rows):
+        file, where = loaded.where(index)
+        sample, key = clin_record_to_sample(row, index, f"{file} {where}")
+        if isinstance(sample, list):
+            problems.extend(sample)
+            continue
+        samples.append(sample)
+        reference_keys[str(key)] += 1
+    if problems:
+        raise DatasetError(problems)
+    return (
+        MemoryDataset(samples, name="cmb_clin", location=source),
+        loaded.origin,
+        dict(reference_keys),
+    )
+
+
+def collect_samples(
+    loaded: LoadedRows,
+    record_to_sample: Callable[[dict[str, Any], int, str], Sample | Problem],
+) -> list[Sample]:
+    """Every row as a sample, or one error listing every row that is not one (its file and
+    row named)."""
+    converted = [
+        record_to_sample(row, index, " ".join(loaded.where(index)))
+        for index, row in enumerate(loaded.rows)
+    ]
+    problems = [item for item in converted if isinstance(item, Problem)]
+    if problems:
+        raise DatasetError(problems)
+    return [item for item in converted if isinstance(item, Sample)]
