@@ -5,10 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.dataset import Sample
+from inspect_ai.dataset import MemoryDataset, Sample
 
-from inspect_medreason.core.hub import HubSource, is_empty
-from inspect_medreason.core.loaders import Problem, build_sample
+from inspect_medreason.core.hub import (
+    HubSource,
+    collect_images,
+    default_image_root,
+    hub_image_root,
+    is_empty,
+    load_rows,
+    missing_fields,
+)
+from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",
@@ -88,3 +96,46 @@ def record_to_sample(
         show_images,
         choices=[o["text"] for o in options],
     )
+
+
+def load_medxpertqa_dataset(
+    data: str | None,
+    image_root: str | None,
+    revision: str | None,
+    split: str,
+    show_images: bool,
+) -> tuple[MemoryDataset, dict[str, Any]]:
+    """One MM split as samples (every problem reported at once), its images found in the
+    snapshot, a folder the user names, or the hub's archive; and where it came from."""
+    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split)
+    source = str(data or MEDXPERTQA_HUB.path)
+    rows = loaded.rows
+
+    def id_of(row: dict[str, Any], index: int) -> str:
+        return str(row.get("id") or f"medxpertqa_{index:05d}")
+
+    missing = missing_fields(loaded, REQUIRED_FIELDS, id_of)
+    if missing:
+        raise DatasetError(missing)
+    root = (
+        Path(image_root)
+        if image_root
+        else hub_image_root(MEDXPERTQA_HUB, loaded)
+        if loaded.image_root is None and show_images
+        else default_image_root(loaded, lambda row: list(row["images"]), IMAGE_FOLDER)
+    )
+    files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)
+    problems: list[Problem] = []
+    samples = []
+    for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):
+        file, where = loaded.where(index)
+        sample = record_to_sample(
+            row, id_of(row, index), row_files, show_images, file, f"{where} ({id_of(row, index)})"
+        )
+        if isinstance(sample, Problem):
+            problems.append(sample)
+        else:
+            samples.append(sample)
+    if problems:
+        raise DatasetError(problems)
+    return MemoryDataset(samples, name="medxpertqa_mm", location=source), loaded.origin
