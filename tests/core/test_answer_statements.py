@@ -19,6 +19,8 @@ from inspect_medreason.core.short_answers import (
 
 SHAPES = [("A", "a triangle"), ("B", "a yellow bus"), ("C", "the nucleus"), ("D", "three objects")]
 CHEST = [("A", "气胸"), ("B", "胸腔积液"), ("C", "肺实变"), ("D", "肺结节")]
+HEPATITIS = [("A", "Hepatitis B"), ("B", "Hepatitis C"), ("C", "Hepatitis E"),
+             ("D", "Autoimmune hepatitis")]  # fmt: skip
 GERMS = [
     ("A", "Streptococcus"),
     ("B", "Staphylococcus"),
@@ -54,6 +56,14 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
     ("I'd say B", SHAPES, "B"),
     ("I would say a triangle.", SHAPES, "A"),
     ("B would be my answer.", SHAPES, "B"),
+    ("So B is correct.", SHAPES, "B"),
+    # a negated Chinese choice names what is not chosen
+    ("本题选C，不选A。", CHEST, "C"),
+    ("选C，故不选B", CHEST, "C"),
+    # a sentence describing the answer after it is no statement
+    ("Answer: B\nThe answer is supported by the blunted costophrenic angle.", SHAPES, "B"),
+    # a disease named with a letter is its option's text, not the letter
+    ("Hepatitis B is the most likely diagnosis.", HEPATITIS, "A"),
     ("I believe it is (B).", SHAPES, "B"),
     ("I think it's the nucleus.", SHAPES, "C"),
     # a thinking model: the trace is never the answer
@@ -79,6 +89,10 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
 # (reply, options, method, words the reason must hold)
 REFUSED: list[tuple[str, list[tuple[str, str]], str, str]] = [
     ("B\nD", SHAPES, "ambiguous", "several lines"),
+    ("Low vitamin D is the most likely cause.", SHAPES, "unparsed", "no answer statement"),
+    ("Plan B is the best option here.", SHAPES, "unparsed", "no answer statement"),
+    ("The answer is B. fragilis.", GERMS, "no_option", "B. fragilis"),
+    ("The answer is not B.", SHAPES, "no_option", "not B"),
     ("It is not B.", SHAPES, "unparsed", "no answer statement"),
     ("It is B or C.", SHAPES, "unparsed", "no answer statement"),
     ("Answer: A or B", SHAPES, "ambiguous", "no single option"),
@@ -197,6 +211,9 @@ def test_short_answers_refused_say_why(reply: str, method: str, reason: str) -> 
         ("yes", "vqa_rad", "yes"),
         ("No, this is not a fracture.", "vqa_rad", "no"),
         ("true", "vqa_rad", None),  # VQA-RAD's peers count yes and no only
+        ("No doubt, the heart is enlarged.", "vqa_rad", None),  # an idiom, not "no"
+        ("No idea.", "slake", None),
+        ("No fracture is seen.", "vqa_rad", "no"),
         ("False.", "path_vqa", None),
         ("present", "vqa_rad", None),
         ("true", "slake", "yes"),  # SLAKE's synonyms

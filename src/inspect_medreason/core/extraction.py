@@ -134,6 +134,7 @@ _CHINESE_ANSWER_MARKER = re.compile(
     r"(?:最终答案|正确答案|正确选项|答案)\s*】?\s*(?:应该是|应该为|应为|是|为|选)?\s*:?\s*"
     r"|(?:回答|解答|答)\s*:\s*"
 )
+_CHINESE_NEGATIONS = ("不", "别", "勿", "未", "没", "非")
 _CHINESE_CHOICE_MARKER = re.compile(
     r"(?:我|应|故|所以|因此|因而|则|宜)?选(?:择)?\s*:?\s*(?=[(\[]?[A-Za-z](?![A-Za-z]))"
 )
@@ -487,6 +488,14 @@ def _exact_label(segment: str, labels: list[str]) -> str | None:
     return folded[0] if len(folded) == 1 else None
 
 
+def _is_species_name(letter: str, rest: str) -> bool:
+    """A capital, a full stop and an epithet name a germ ("E. coli", "B. fragilis")."""
+    if not letter.isupper() or not rest.startswith("."):
+        return False
+    words = rest[1:].split(maxsplit=1)
+    return bool(words) and words[0].rstrip(".,;:?!").lower() in _EPITHETS
+
+
 def label_from_segment(
     segment: str, options: list[tuple[str, str]]
 ) -> tuple[SegmentStatus, str | None]:
@@ -505,6 +514,8 @@ def label_from_segment(
         rest = cleaned[match.end() :]
         if _names_another_label(letter, rest):
             return "multiple", None
+        if _is_species_name(letter, rest):
+            return "none", None  # "B. fragilis" names a germ, not option B
         if not _is_word_not_label(letter, rest, wrapped):
             if letter in labels:
                 return "label", letter
@@ -706,6 +717,9 @@ def _statements(text: str) -> list[Statement]:
     """Every answer statement in the reply, in reading order."""
     found = free_text_statements(text)
     for match in _CHINESE_CHOICE_MARKER.finditer(text):
+        choose = text.index("选", match.start())
+        if any(word in text[max(0, choose - 3) : choose] for word in _CHINESE_NEGATIONS):
+            continue  # "不选A", "不应选A", "而不是选A": what is not chosen
         found.append(Statement(match.start(), "chinese_statement", start=match.end()))
     for match in _CHINESE_LABEL_IS_CORRECT.finditer(text):
         letter = match.group("letter") or match.group("before")
@@ -716,12 +730,33 @@ def _statements(text: str) -> list[Statement]:
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
     for match in _LABEL_IS_CORRECT.finditer(text):
         letter = match.group("lower") or match.group("upper")
+        if match.group("upper") and not _opens_a_clause(text, match.start("upper")):
+            continue  # "Hepatitis B is the most likely diagnosis" names a disease
         found.append(Statement(match.start(), "label_is_correct", content=letter))
     for match in _CONCLUDING_LABEL_LINE.finditer(text):
         found.append(Statement(match.start(), "concluding_line", content=match.group("letter")))
     found.extend(_label_lines(text))
     # stable: of two statements at one place, the one appended later is read first
     return sorted(found, key=lambda statement: statement.position)
+
+
+# Words after which a bare capital still opens the clause: "so B is correct",
+# "I think B is the best"; after any other word it is part of a name ("Hepatitis B",
+# "vitamin D", "Plan B", "Type A").
+_CLAUSE_OPENERS = frozenset(
+    {"so", "thus", "therefore", "hence", "then", "and", "but", "think", "believe", "guess",
+     "say", "said", "conclusion", "overall", "clearly", "likely", "probably", "that", "why"}
+)  # fmt: skip
+
+
+def _opens_a_clause(text: str, at: int) -> bool:
+    """Whether the capital at ``at`` (maybe after an opening bracket) starts its clause:
+    the line's start, after punctuation, or after a connective word."""
+    before = text[max(0, at - 40) : at].rstrip("( [")
+    if not before or before.endswith("\n") or before[-1] in ".,;:!?*>。，；：":
+        return True
+    last = re.split(r"[^A-Za-z]+", before)[-1].lower()
+    return last in _CLAUSE_OPENERS
 
 
 # The wrappers are single characters repeated (``**`` is ``*`` twice): an alternation of
@@ -785,6 +820,72 @@ _OPENING = re.compile(
 # full stop but name a germ, not option E.
 _EPITHETS = frozenset(
     {
+        "fragilis",
+        "cereus",
+        "diff",
+        "henselae",
+        "burnetii",
+        "auris",
+        "glabrata",
+        "parvum",
+        "pseudomallei",
+        "mallei",
+        "perfringens",
+        "botulinum",
+        "tetani",
+        "vulnificus",
+        "marinum",
+        "avium",
+        "kansasii",
+        "leprae",
+        "baumannii",
+        "aeruginosa",
+        "maltophilia",
+        "catarrhalis",
+        "meningitidis",
+        "haemolyticus",
+        "epidermidis",
+        "saprophyticus",
+        "lugdunensis",
+        "agalactiae",
+        "mutans",
+        "viridans",
+        "bovis",
+        "gallolyticus",
+        "enterocolitica",
+        "pestis",
+        "tularensis",
+        "abortus",
+        "melitensis",
+        "pertussis",
+        "ducreyi",
+        "granulomatis",
+        "recurrentis",
+        "interrogans",
+        "neoformans",
+        "gattii",
+        "capsulatum",
+        "dermatitidis",
+        "immitis",
+        "jirovecii",
+        "carinii",
+        "histolytica",
+        "intestinalis",
+        "falciparum",
+        "ovale",
+        "malariae",
+        "knowlesi",
+        "cruzi",
+        "brucei",
+        "donovani",
+        "lumbricoides",
+        "stercoralis",
+        "solium",
+        "saginata",
+        "granulosus",
+        "mansoni",
+        "haematobium",
+        "japonicum",
         "coli",
         "aureus",
         "pylori",
@@ -804,69 +905,26 @@ _EPITHETS = frozenset(
         "trachomatis",
         "vaginalis",
         "lamblia",
-        "falciparum",
         "vivax",
         "gondii",
-        "pertussis",
         "influenzae",
         "faecalis",
         "faecium",
         "pyogenes",
-        "agalactiae",
-        "epidermidis",
-        "neoformans",
-        "capsulatum",
-        "immitis",
-        "dermatitidis",
-        "jirovecii",
-        "carinii",
-        "mansoni",
-        "haematobium",
-        "japonicum",
-        "granulosus",
-        "solium",
-        "saginata",
-        "lumbricoides",
         "vermicularis",
-        "stercoralis",
-        "histolytica",
-        "cruzi",
-        "brucei",
-        "donovani",
-        "marinum",
-        "avium",
-        "leprae",
         "diphtheriae",
-        "tetani",
-        "botulinum",
-        "perfringens",
         "sonnei",
         "dysenteriae",
         "enteritidis",
-        "enterocolitica",
-        "pestis",
-        "tularensis",
-        "melitensis",
         "rickettsii",
         "pneumophila",
-        "catarrhalis",
-        "meningitidis",
-        "baumannii",
         "mirabilis",
         "cloacae",
         "marcescens",
-        "maltophilia",
         "cepacia",
         "israelii",
         "asteroides",
         "schenckii",
-        "saprophyticus",
-        "mutans",
-        "viridans",
-        "ovale",
-        "malariae",
-        "knowlesi",
-        "aeruginosa",
     }
 )
 # Words that deny the option a reply opens with ("B: incorrect", "A. Pneumothorax is
@@ -907,8 +965,7 @@ def _opening_label(
         if letter == "I" and sep in {".", ","}:
             return "none", None, ""  # a Roman numeral heading, the pronoun ("I, for one")
     text = rest.strip().lstrip(".:-–—)").strip()
-    words = text.split(maxsplit=1)
-    if sep == "." and words and words[0].rstrip(".,;:").lower() in _EPITHETS:
+    if sep == "." and _is_species_name(letter, "." + rest):
         return "none", None, ""
     labels = [label for label, _ in options]
     label = letter if letter in labels else letter.upper() if letter.upper() in labels else None
@@ -940,6 +997,15 @@ def _opening_label(
     return "label", label, ""
 
 
+# An answer phrase followed by words that describe the answer rather than give one. A
+# negation ("the answer is not B") is not among them: it stays a statement with no answer.
+DESCRIBES_THE_ANSWER = re.compile(
+    r"\s*(?:based|supported|consistent|derived|explained|reflected|shown|seen|given|"
+    r"evident|confirmed|suggested|indicated|determined|see|as\s+follows|above|below)\b",
+    re.IGNORECASE,
+)
+
+
 def _read_statements(
     text: str, options: list[tuple[str, str]]
 ) -> tuple[SegmentStatus, str | None, Statement, str] | None:
@@ -958,6 +1024,8 @@ def _read_statements(
             status, label = label_from_segment(segment, options)
         if status == "none" and statement.kind != "segment":
             continue  # a line, a hedge or an opening that names no option states nothing
+        if status == "none" and DESCRIBES_THE_ANSWER.match(segment):
+            continue  # "the answer is supported by ...", "see above": about an answer, not one
         return status, label, statement, reason
     return None
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import (
+    DESCRIBES_THE_ANSWER,
     free_text_statements,
     parse_reply,
     readable_text,
@@ -76,7 +77,12 @@ def read_short_answer(completion: str) -> ShortAnswer:
                 "", "thinking_only", "the reply is all reasoning: its <think> block never closes"
             )
         return ShortAnswer("", "unparsed", "the reply is empty")
-    statements = free_text_statements(text)
+    # "the answer is supported by ..." after the answer describes it: not a statement
+    statements = [
+        statement
+        for statement in free_text_statements(text)
+        if statement.content is not None or not DESCRIBES_THE_ANSWER.match(statement.segment(text))
+    ]
     if statements:
         last = statements[-1]
         method = "answer_line" if last.colon and last.method == "answer_statement" else last.method
@@ -195,6 +201,12 @@ _BOTH_POLARITIES = re.compile(
 )
 
 
+# Replies that open with "no" without answering no: "No doubt, ...", "No idea.".
+_NO_IDIOM = re.compile(
+    r"no\s+(?:doubt|idea|way|answer|clue|comment|question|matter|telling|wonder)\b|not\s+sure\b"
+)
+
+
 def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str]:
     """``yes``/``no`` for a yes/no answer under the dataset's vocabulary, or None with the
     reason: neither, both ("yes and no", "yes or no", "是或否"), or a word the dataset's
@@ -210,6 +222,9 @@ def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str
         return "yes", ""
     if normalised in words.no:
         return "no", ""
+    idiom = _NO_IDIOM.match(normalised)
+    if idiom:
+        return None, f"{idiom.group(0)!r} is an idiom, not a yes or no"
     first = re.split(r"[\s,，.。;；]", normalised, maxsplit=1)[0]
     if first in words.yes and first not in words.no:
         return "yes", ""
