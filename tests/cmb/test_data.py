@@ -77,3 +77,24 @@ def test_clin_without_references_is_refused_not_passed_on_empty(tmp_path: Path) 
     path.write_text(json.dumps([case], ensure_ascii=False), encoding="utf-8")
     with pytest.raises(DatasetError, match=r"QA_pairs\[0\].answer: missing or empty"):
         cmb_clin(data=str(path))
+
+
+def test_clin_pairs_that_are_no_list_are_refused_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "CMB-Clin-qa.json"
+    for pairs in ({"question": "简述诊断。", "answer": "斜疝。"}, "简述诊断：斜疝。", []):
+        path.write_text(
+            json.dumps([{**CMB_CLIN_CASE, "QA_pairs": pairs}], ensure_ascii=False), "utf-8"
+        )
+        with pytest.raises(DatasetError, match=r"QA_pairs: (expected a list|empty)"):
+            cmb_clin(data=str(path))
+
+
+def test_two_questions_with_one_id_are_refused_before_the_key_is_joined(tmp_path: Path) -> None:
+    root = cmb_snapshot(tmp_path / "CMB")
+    path = root / "CMB-Exam" / "CMB-test" / "CMB-test-choice-question-merge.json"
+    questions = json.loads(path.read_text(encoding="utf-8"))
+    questions[1]["id"] = questions[0]["id"]
+    path.write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
+    key = cmb_answer_key(tmp_path / "key.json")
+    with pytest.raises(DatasetError, match=r"row 1 \(1\)': id: duplicate id: row 0"):
+        cmb_exam(data=str(root), answers=str(key))

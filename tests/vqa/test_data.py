@@ -258,3 +258,40 @@ def test_files_beside_the_split_that_name_none_are_left_out_and_said(
     assert len(task.dataset) == 3
     assert (task.metadata or {})["data"]["not_read"] == ["data/extra.parquet"]
     assert "not read, as their names name no split: data/extra.parquet" in caplog.text
+
+
+def test_two_files_of_one_split_that_are_not_shards_are_refused(tmp_path: Path) -> None:
+    image_rows("a", 2).to_parquet(str(tmp_path / "test.parquet"))
+    image_rows("b", 2).to_parquet(str(tmp_path / "data_test.parquet"))
+    with pytest.raises(
+        DatasetError, match=r"not shards of one set \(data_test.parquet, test.parquet\)"
+    ):
+        vqa_rad(data=str(tmp_path))
+
+
+def test_slake_language_is_matched_whatever_its_case(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE")
+    rows = json.loads((root / "test.json").read_text(encoding="utf-8"))
+    rows[0]["q_lang"] = "EN"
+    write_json(root / "test.json", rows)
+    assert questions(slake(data=str(root))) == ["test: which modality?"]
+
+
+def test_the_hub_is_asked_for_a_split_by_its_published_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+
+    asked: list[str] = []
+
+    def load_dataset(path: str, **kwargs: Any) -> datasets.Dataset:
+        asked.append(kwargs["split"])
+        raise ConnectionError("offline")
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    for split in ("validation", "Dev"):
+        with pytest.raises(DatasetError):
+            medxpertqa_mm(split=split)
+    with pytest.raises(DatasetError):
+        vqa_rad(split="Test")
+    assert asked == ["dev", "dev", "test"]

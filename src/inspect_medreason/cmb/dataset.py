@@ -16,6 +16,7 @@ from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.hub import (
     HubSource,
     LoadedRows,
+    duplicate_ids,
     first_present,
     is_empty,
     load_rows,
@@ -245,7 +246,9 @@ def clin_record_to_sample(
     found: set[str] = set()
     questions: list[str] = []
     references: list[str] = []
-    for turn, pair in enumerate(pairs if isinstance(pairs, list) else []):
+    if not isinstance(pairs, list) or not pairs:
+        return [Problem(source, case_id, "QA_pairs", "expected a list of {question, answer}")], None
+    for turn, pair in enumerate(pairs):
         where = f"QA_pairs[{turn}]"
         if not isinstance(pair, dict):
             problems.append(Problem(source, case_id, where, "expected an object"))
@@ -296,12 +299,17 @@ def load_exam_dataset(
         return str(row.get("id", f"cmb_exam_{index:05d}"))
 
     problems = missing_fields(loaded, EXAM_FIELDS, id_of)
+    problems += duplicate_ids(loaded, id_of)
     key_record, key_problems = join_answer_key(loaded, answers, data)
     problems += key_problems
     if problems:
         raise DatasetError(problems)
     samples = collect_samples(loaded, exam_record_to_sample)
     return MemoryDataset(samples, name="cmb_exam", location=source), loaded.origin, key_record
+
+
+def clin_id(row: dict[str, Any], index: int) -> str:
+    return str(row.get("id", index))
 
 
 def load_clin_dataset(
@@ -311,7 +319,8 @@ def load_clin_dataset(
     how many cases held their references under each key (``answer``, ``solution``)."""
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
     source = str(data or CMB_CLIN_HUB.path)
-    problems = missing_fields(loaded, CLIN_FIELDS, lambda row, index: str(row.get("id", index)))
+    problems = missing_fields(loaded, CLIN_FIELDS, clin_id)
+    problems += duplicate_ids(loaded, clin_id)
     if problems:
         raise DatasetError(problems)
     samples: list[Sample] = []

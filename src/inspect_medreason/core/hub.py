@@ -277,6 +277,20 @@ def split_files(folder: Path, hub: HubSource, split: str) -> tuple[list[Path], d
     return _files_by_name(folder, hub, split, wanted)
 
 
+_SHARD = re.compile(r"-\d{5}-of-(\d{5})")
+
+
+def _one_set_of_shards(files: list[Path]) -> bool:
+    """Several files are one split's parts when they are numbered shards of one count
+    (``test-00000-of-00003-<hash>.parquet``) or the hub's export (``test/0000.parquet``)."""
+    counts = {match.group(1) if (match := _SHARD.search(f.name)) else None for f in files}
+    if None not in counts and len(counts) == 1:
+        return True
+    return len({f.parent for f in files}) == 1 and all(
+        re.fullmatch(r"\d+\.\w+", f.name) for f in files
+    )
+
+
 def _config_folder(folder: Path, config: str | None) -> Path:
     """A snapshot without a card keeps each config in a folder of its name (``MM/``,
     ``CMB-Exam/``): read that one."""
@@ -348,6 +362,25 @@ def _files_by_name(
             ]
         )
     matching = [name for name in by_split if canonical_split(name) == wanted]
+    if (
+        matching
+        and len(by_split[matching[0]]) > 1
+        and not _one_set_of_shards(by_split[matching[0]])
+    ):
+        raise DatasetError(
+            [
+                Problem(
+                    str(base),
+                    "-",
+                    "split",
+                    (
+                        f"several files of the {split!r} split that are not shards of one set "
+                        f"({first_few(_relative(by_split[matching[0]], base), 8)}): they would be read "
+                        "as one. Keep one, or pass the one file to evaluate"
+                    ),
+                )
+            ]
+        )
     if not matching:
         found = "; ".join(
             f"{name}: {first_few(_relative(files, base), 3)}" for name, files in by_split.items()
@@ -656,7 +689,8 @@ def load_rows(
     (local, any published layout) or the hub at a pinned commit, with where every row came
     from."""
     chosen = str(split or hub.split).strip()
-    if canonical_split(chosen) not in {canonical_split(name) for name in hub.splits}:
+    published = [name for name in hub.splits if canonical_split(name) == canonical_split(chosen)]
+    if not published:
         raise TaskArgumentError(
             f"-T split={chosen!r}: {hub.path}{f' ({hub.name})' if hub.name else ''} publishes "
             f"{', '.join(hub.splits)}"
@@ -681,7 +715,8 @@ def load_rows(
         if revision:
             loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"
         return loaded
-    return _read_hub(hub, chosen, revision)
+    # the hub is asked for the split by the name its card gives it ("dev", not "validation")
+    return _read_hub(hub, published[0], revision)
 
 
 def hub_image_root(hub: HubSource, loaded: LoadedRows) -> Path | None:
@@ -754,6 +789,29 @@ def missing_fields(
             else:
                 continue
             problems.append(Problem(file, f"{where} ({id_of(row, index)})", name, why))
+    return problems
+
+
+def duplicate_ids(loaded: LoadedRows, id_of: Callable[[dict[str, Any], int], str]) -> list[Problem]:
+    """A problem for each row whose id an earlier row already has (file and row of both):
+    two samples with one id would share an answer, or stop Inspect without saying where."""
+    first: dict[str, int] = {}
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        sample_id = id_of(row, index)
+        if sample_id in first:
+            file, where = loaded.where(index)
+            other_file, other = loaded.where(first[sample_id])
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({sample_id})",
+                    "id",
+                    f"duplicate id: {other} of {other_file} has it too",
+                )
+            )
+        else:
+            first[sample_id] = index
     return problems
 
 

@@ -16,6 +16,7 @@ from inspect_medreason.core.hub import (
     HubSource,
     LoadedRows,
     collect_images,
+    duplicate_ids,
     load_rows,
     missing_fields,
 )
@@ -280,7 +281,7 @@ def load_gemex_dataset(
             return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
 
         required = REQUIRED_FIELDS[kind] + (("image_path",) if show_images else ())
-        empty = missing_fields(loaded, required, id_of)
+        empty = missing_fields(loaded, required, id_of) + duplicate_ids(loaded, id_of)
         if empty:
             problems.extend(empty)
             continue

@@ -11,6 +11,7 @@ from inspect_medreason.core.hub import (
     HubSource,
     collect_images,
     default_image_root,
+    duplicate_ids,
     hub_image_root,
     is_empty,
     load_rows,
@@ -115,6 +116,7 @@ def load_medxpertqa_dataset(
         return str(row.get("id") or f"medxpertqa_{index:05d}")
 
     missing = missing_fields(loaded, REQUIRED_FIELDS, id_of)
+    missing += duplicate_ids(loaded, id_of)
     if missing:
         raise DatasetError(missing)
     root = (

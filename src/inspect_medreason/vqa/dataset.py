@@ -13,6 +13,7 @@ from inspect_medreason.core.hub import (
     HubSource,
     collect_images,
     default_image_root,
+    duplicate_ids,
     hub_image_root,
     load_rows,
     missing_fields,
@@ -158,12 +159,18 @@ def load_vqa_dataset(
         return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
 
     missing = missing_fields(loaded, benchmark.required_fields, id_of)
+    missing += duplicate_ids(loaded, id_of)
     missing += unexpected_values(loaded, benchmark.allowed_values, id_of)
     if missing:
         raise DatasetError(missing)
     keep: list[int] = list(range(len(loaded.rows)))
     if benchmark.language_field and language and language != "all":
-        keep = [i for i in keep if str(loaded.rows[i][benchmark.language_field]) == language]
+        wanted = str(language).strip().lower()
+        keep = [
+            i
+            for i in keep
+            if str(loaded.rows[i][benchmark.language_field]).strip().lower() == wanted
+        ]
     loaded = loaded.subset(keep)
     root = (
         Path(image_root)
