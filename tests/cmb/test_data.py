@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from utils.published_schemas import CMB_CLIN_CASE, cmb_answer_key, cmb_snapshot
@@ -81,7 +82,8 @@ def test_clin_without_references_is_refused_not_passed_on_empty(tmp_path: Path) 
 
 def test_clin_pairs_that_are_no_list_are_refused_not_a_crash(tmp_path: Path) -> None:
     path = tmp_path / "CMB-Clin-qa.json"
-    for pairs in ({"question": "简述诊断。", "answer": "斜疝。"}, "简述诊断：斜疝。", []):
+    shapes: list[Any] = [{"question": "简述诊断。", "answer": "斜疝。"}, "简述诊断：斜疝。", []]
+    for pairs in shapes:
         path.write_text(
             json.dumps([{**CMB_CLIN_CASE, "QA_pairs": pairs}], ensure_ascii=False), "utf-8"
         )
