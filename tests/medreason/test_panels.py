@@ -159,3 +159,71 @@ def test_every_judge_failing_leaves_the_component_unscored(one_case: Path, tmp_p
 def test_unknown_reduction_is_refused(one_case: Path) -> None:
     with pytest.raises(ValueError, match="panel_reduce='average'"):
         open_ended(data=str(one_case), panel_reduce="average")
+
+
+def first_score(log: EvalLog) -> Any:
+    assert log.samples is not None and log.samples[0].scores is not None
+    return log.samples[0].scores["open_ended_scorer"]
+
+
+def test_a_role_bound_to_several_models_is_the_same_panel(one_case: Path, tmp_path: Path) -> None:
+    """Inspect's own syntax (--model-role grader=a,b,c, a list in Python) gives the panel the
+    numbered roles give: same members' names, same reduction, same records and cost."""
+    listed = {
+        "grader": [judge(3), judge(1), judge(None)],
+        "vision_grader": [judge(None, va=4, rvf=3), judge(None, va=2, rvf=2)],
+    }
+    score = first_score(run_panel(one_case, tmp_path / "listed", listed, "median"))
+    numbered = {
+        "grader": judge(3),
+        "grader_2": judge(1),
+        "grader_3": judge(None),
+        "vision_grader": judge(None, va=4, rvf=3),
+        "vision_grader_2": judge(None, va=2, rvf=2),
+    }
+    same = first_score(run_panel(one_case, tmp_path / "numbered", numbered, "median"))
+    assert score.value == same.value == {
+        "gt_final": 1.0, "va_answer": 2.0, "rvf_trace": 2.0, "va_final": 2.0,
+    }  # fmt: skip
+    gt = score.metadata["judges"]["gt_final"]
+    assert [m["role"] for m in gt["panel"]] == ["grader", "grader_2", "grader_3"]
+    assert len(score.metadata["judge_models"]["gt_final"]) == 3
+    assert set(score.metadata["judge_cost"]) == set(same.metadata["judge_cost"])
+
+
+def test_a_panel_given_both_ways_is_refused(one_case: Path, tmp_path: Path) -> None:
+    roles = {
+        "grader": [judge(3), judge(1)],
+        "grader_2": judge(2),
+        "vision_grader": judge(None, 2, 2),
+    }
+    reply = scripted_output(json.dumps({"reasoning_trace": "A density.", "answer": "A nodule."}))
+    [log] = eval(
+        open_ended(data=str(one_case)),
+        model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
+        model_roles=roles,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "error" and log.error is not None
+    assert "give the panel one way" in log.error.message
+
+
+def test_a_list_where_one_judge_is_asked_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspect_medreason.core.errors import UserInputError
+    from inspect_medreason.core.judges import require_judge_roles
+
+    cli = ["inspect", "eval", "inspect_medreason/vqa_rad", "--model", "m"]
+    monkeypatch.setattr("sys.argv", [*cli, "--model-role", "grader=openai/a,openai/b"])
+    with pytest.raises(
+        UserInputError, match=r"grader is bound to 2 models, and this task asks one"
+    ):
+        require_judge_roles(["grader"], allow_self_judging=True)
+    require_judge_roles(["grader"], allow_self_judging=True, panels=True)  # a panel task
+    monkeypatch.setattr(
+        "sys.argv", [*cli, "--model-role", "grader=[a, b]", "--model-role=grader_2=c"]
+    )
+    with pytest.raises(UserInputError, match=r"grader_2 is given too: give the panel one way"):
+        require_judge_roles(["grader"], allow_self_judging=True, panels=True)
+    monkeypatch.setattr("sys.argv", [*cli, "--model-role", "grader={model: a, temperature: 0}"])
+    require_judge_roles(["grader"], allow_self_judging=True)  # one model with its config

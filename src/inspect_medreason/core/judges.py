@@ -640,15 +640,72 @@ def accepted_judge_options(prompts: bool, panel: bool) -> dict[str, tuple[Any, s
 
 
 def judge_model(role: str, allow_self_judging: bool) -> Model:
-    """The model bound to a judge role; refuse to fall back silently to the model under test."""
+    """The one model bound to a judge role; refuse to fall back silently to the model under
+    test, and refuse a role bound to several models where one judge is asked (Inspect would
+    use the first and say nothing)."""
+    bound = model_roles().get(role)
+    if isinstance(bound, list) and len(bound) > 1:
+        raise UserInputError(SINGLE_JUDGE_MESSAGE.format(role=role, count=len(bound)))
     if allow_self_judging:
         return get_model(role=role)  # falls back to the model under test, as asked
-    if role not in model_roles():
+    if bound is None:
         raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
     return get_model(role=role, required=True)
 
 
-def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:
+def panel_judges(base: str, allow_self_judging: bool) -> list[tuple[str, Model]]:
+    """The judges of a role's panel, each with the role name its records carry. A role bound
+    to several models (``--model-role grader=a,b``, Inspect's own syntax) is a panel whose
+    members are named as numbered roles would be (``grader``, ``grader_2``, ...); so is a
+    role with numbered extras (``--model-role grader_2=...``). Both at once is refused."""
+    bound = model_roles()
+    members = bound.get(base)
+    if isinstance(members, list) and len(members) > 1:
+        numbered = [role for role in panel_roles(base, bound) if role != base]
+        if numbered:
+            raise UserInputError(
+                MIXED_PANEL_MESSAGE.format(role=base, numbered=", ".join(numbered))
+            )
+        return [(base if n == 0 else f"{base}_{n + 1}", model) for n, model in enumerate(members)]
+    roles = panel_roles(base, [] if allow_self_judging else bound)
+    return [(role, judge_model(role, allow_self_judging)) for role in roles]
+
+
+SINGLE_JUDGE_MESSAGE = (
+    "--model-role {role} is bound to {count} models, and this task asks one {role} judge: "
+    "Inspect would quietly use the first. Bind one model to {role} (judge panels are for "
+    "the open-ended track's roles)."
+)
+MIXED_PANEL_MESSAGE = (
+    "--model-role {role} is bound to several models and {numbered} is given too: give the "
+    "panel one way, either {role}=a,b,c or {role}=a with {role}_2=b, {role}_3=c."
+)
+
+
+def cli_role_bindings() -> dict[str, int]:
+    """How many models each ``--model-role`` of this ``inspect eval`` command line binds
+    (``grader=a,b`` and ``grader=[a, b]`` bind two), read from the command line because a
+    task is built before Inspect makes its roles known."""
+    argv = sys.argv
+    counts: dict[str, int] = {}
+    for index, arg in enumerate(argv):
+        if arg == "--model-role" and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif arg.startswith("--model-role="):
+            value = arg.split("=", 1)[1]
+        else:
+            continue
+        role, _, models = value.partition("=")
+        text = models.strip()
+        if text.startswith("{"):
+            counts[role.strip()] = 1
+        else:
+            parts = [part for part in text.strip("[]").split(",") if part.strip()]
+            counts[role.strip()] = max(1, len(parts))
+    return counts
+
+
+def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool = False) -> None:
     """Stop an ``inspect eval`` that will score before the model under test is called, when
     a judge role is missing.
 
@@ -658,7 +715,19 @@ def require_judge_roles(roles: list[str], allow_self_judging: bool) -> None:
     ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
     the first score.
     """
-    if allow_self_judging or not _cli_run_that_scores():
+    if not _cli_run_that_scores():
+        return
+    bindings = cli_role_bindings()
+    for role in dict.fromkeys(roles):
+        count = bindings.get(role, 1)
+        if count > 1 and not panels:
+            raise UserInputError(SINGLE_JUDGE_MESSAGE.format(role=role, count=count))
+        numbered = [name for name in panel_roles(role, bindings) if name != role]
+        if count > 1 and numbered:
+            raise UserInputError(
+                MIXED_PANEL_MESSAGE.format(role=role, numbered=", ".join(numbered))
+            )
+    if allow_self_judging:
         return
     missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
     if missing:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessage, model_roles
+from inspect_ai.model import ChatMessage
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
@@ -35,9 +35,8 @@ from inspect_medreason.core.judges import (
     fence_id,
     grader_templates,
     integer_score,
-    judge_model,
     judge_request,
-    panel_roles,
+    panel_judges,
     rationale_text,
     reduce_panel,
     run_judge,
@@ -199,13 +198,14 @@ def med_cmr_scorer(
         messages = med_cmr_messages(
             templates, state.metadata, reply.reasoning_trace, reply.answer, images
         )
-        roles = panel_roles(MED_CMR_ROLE, [] if self_judging else list(model_roles()))
+        panel = panel_judges(MED_CMR_ROLE, self_judging)
+        roles = [role for role, _ in panel]
         candidate = candidate_text(reply.reasoning_trace, reply.answer)
         outcomes: list[JudgeOutcome] = await collect(
             *[
                 run_judge(
                     "med_cmr",
-                    judge_model(role, self_judging),
+                    model,
                     messages,
                     templates,
                     settings,
@@ -215,7 +215,7 @@ def med_cmr_scorer(
                     candidate=candidate,
                     role=role,
                 )
-                for role in roles
+                for role, model in panel
             ]
         )
         rated = [outcome for outcome in outcomes if outcome.score is not None]

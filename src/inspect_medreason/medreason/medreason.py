@@ -101,7 +101,9 @@ def judge_choices(
         )
     component_roles = roles or JUDGE_ROLE_BY_COMPONENT
     require_judge_roles(
-        list(dict.fromkeys(component_roles.values())), scorer_args["allow_self_judging"]
+        list(dict.fromkeys(component_roles.values())),
+        scorer_args["allow_self_judging"],
+        panels=True,
     )
     record = {
         "open_scoring": open_scoring,

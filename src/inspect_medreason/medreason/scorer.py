@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessageUser, ContentImage, model_roles
+from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_ai.scorer import (
     Metric,
     Score,
@@ -39,10 +39,9 @@ from inspect_medreason.core.judges import (
     check_panel_reduce,
     gate_visual_accuracy,
     judge_messages,
-    judge_model,
     panel_component,
+    panel_judges,
     panel_metadata,
-    panel_roles,
     run_judge,
     scored_by_rule,
 )
@@ -279,14 +278,12 @@ async def score_open_reply(
         outcomes["gt"] = JudgeOutcome(
             kind="gt", score=None, rationale="", failure="no reference answer for this case"
         )
-    bound = [] if allow_self_judging else list(model_roles())
     for kind in JUDGE_KINDS:
         if kind in outcomes:
             continue
         candidate = reply.reasoning_trace if kind == "rvf" else reply.answer
         messages = judge_messages(kind, templates, question, context, candidate, reference, images)
-        for role in panel_roles(JUDGE_ROLES[kind], bound):
-            model = judge_model(role, allow_self_judging)
+        for role, model in panel_judges(JUDGE_ROLES[kind], allow_self_judging):
             models.setdefault(OPEN_COMPONENTS[kind], []).append(str(model))
             calls[kind, role] = run_judge(
                 kind, model, messages, templates, settings, candidate=candidate, role=role
