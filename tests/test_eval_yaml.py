@@ -68,3 +68,12 @@ def test_pinned_hub_assets_name_the_commit_the_code_reads(path: Path) -> None:
     assert {a["source"] for a in assets if a["type"] == "huggingface"} <= set(pins) | {
         a["source"] for a in assets if a["state"] == "floating"
     }
+
+
+@pytest.mark.parametrize("path", EVAL_YAMLS, ids=lambda path: path.parent.name)
+def test_each_eval_yaml_validates_against_inspect_evals_own_model(path: Path) -> None:
+    from inspect_evals.metadata import InternalEvalMetadata
+
+    metadata = InternalEvalMetadata.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    assert metadata.id == path.parent.name
+    assert {task.name for task in metadata.tasks} <= set(inspect_medreason.__all__)

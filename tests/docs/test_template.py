@@ -62,7 +62,11 @@ def test_the_template_runs_end_to_end_on_a_published_layout(
     explanations = {s.scores["new_benchmark_scorer"].explanation for s in log.samples if s.scores}
     assert any(e and e.startswith("no answer:") for e in explanations)
     assert log.eval.metadata is not None and log.eval.metadata["split"] == "test"
-    version = yaml.safe_load((TEMPLATE / "eval.yaml").read_text(encoding="utf-8"))["version"]
+    from inspect_evals.metadata import InternalEvalMetadata
+
+    metadata = yaml.safe_load((TEMPLATE / "eval.yaml").read_text(encoding="utf-8"))
+    InternalEvalMetadata.model_validate(metadata)  # inspect_evals' own model accepts it
+    version = metadata["version"]
     assert log.eval.task_version == version
     with pytest.raises(DatasetError, match=r"pass -T revision=<commit id>"):
         module.new_benchmark()
