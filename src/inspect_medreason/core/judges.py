@@ -17,7 +17,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -157,27 +157,19 @@ class JudgeSettings:
         return {**effective, "from": source}
 
     def generate_config(
-        self, schema: type[BaseModel] = JudgeScore, role_config: GenerateConfig | None = None
+        self, schema: type[BaseModel] = JudgeScore, generation: dict[str, Any] | None = None
     ) -> GenerateConfig:
-        """The judges' generation config; built once per settings, reply schema and role
-        generation settings (building the JSON schema was 6% of a judged run's CPU when it
-        was done for every call)."""
-        generation = self.generation(role_config)
+        """The judges' generation config for the effective ``generation`` (this object's
+        ``generation()`` of a role's config; the defaults when None); built once per
+        settings, reply schema and generation (building the JSON schema was 6% of a judged
+        run's CPU when it was done for every call)."""
+        generation = generation or self.generation()
         return _judge_generate_config(
             self, schema, *(generation[name] for name in JUDGE_GENERATION_FIELDS)
         )
 
 
-SETTING_NAMES = (
-    "temperature",
-    "seed",
-    "max_tokens",
-    "retries",
-    "structured_output",
-    "cache",
-    "timeout",
-    "max_connections",
-)
+SETTING_NAMES = tuple(setting.name for setting in fields(JudgeSettings))
 GENERATION_RULE = (
     "a judge's temperature, seed and max_tokens are its model role's own where the role sets "
     "them (--model-role 'grader={model: ..., temperature: 0}'), else settings' values"
@@ -473,8 +465,8 @@ async def run_judge(
         if settings.cache
         else False
     )
-    config = settings.generate_config(schema, model.config)
     outcome.generation = settings.generation(model.config)
+    config = settings.generate_config(schema, outcome.generation)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         started = time.monotonic()

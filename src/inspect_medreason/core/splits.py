@@ -4,16 +4,19 @@ own keywords): ``test-00000-of-00001.parquet`` is test, ``CMB-val-merge.json`` a
 
 from __future__ import annotations
 
+import functools
 import re
 
 # A file name's words, for telling which split a file holds.
 _NAME_WORDS = re.compile(r"[A-Za-z]+")
 
 
-def _split_keywords() -> dict[str, list[str]]:
+@functools.cache
+def _split_keywords() -> dict[str, frozenset[str]]:
+    # read once: every file name of a folder is matched against them
     from datasets.data_files import SPLIT_KEYWORDS
 
-    return {str(split): list(words) for split, words in SPLIT_KEYWORDS.items()}
+    return {str(split): frozenset(words) for split, words in SPLIT_KEYWORDS.items()}
 
 
 def canonical_split(split: str) -> str:
@@ -30,4 +33,4 @@ def split_named_by(file_name: str) -> set[str]:
     """The splits a file's name (or folder's name) names by ``datasets``' keywords:
     ``train-00000-of-00001.parquet`` names train, ``CMB-val-merge.json`` validation."""
     words = {word.lower() for word in _NAME_WORDS.findall(file_name)}
-    return {name for name, keywords in _split_keywords().items() if words & set(keywords)}
+    return {name for name, keywords in _split_keywords().items() if words & keywords}
