@@ -227,6 +227,26 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_rate(args: argparse.Namespace) -> int:
+    from inspect_medreason.cli.rating import build_page
+
+    output = Path(args.output)
+    check_output_path(output, args.force)
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    page = build_page(logs, args.cases, args.seed, Path(args.data) if args.data else None)
+    for note in skipped + page.notes:
+        print(f"note: {note}", file=sys.stderr)
+    write_text_atomically(output, page.html, args.force)
+    print(
+        f"wrote {output} (page {page.page_id}: {page.cases} cases, "
+        f"{len(page.html.encode('utf-8')) / 1e6:.1f} MB)"
+    )
+    for stratum, count in page.strata.items():
+        print(f"  {count:4d}  {stratum}")
+    return EXIT_OK
+
+
 def cmd_check_data(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.audit import audit_data, render
 
@@ -446,6 +466,31 @@ def build_parser() -> argparse.ArgumentParser:
         "write a PNG of confusion heat maps and distributions",
     )
     agree.set_defaults(handler=cmd_agreement)
+
+    rate = commands.add_parser(
+        "rate",
+        help="write a rating page: clinicians score a blinded sample of judged cases",
+        description="Write one self-contained HTML page (works offline, from a file) showing "
+        "a stratified sample of judged open-ended cases one at a time (images, question, "
+        "reference, the model's answer and reasoning trace, the rubric's 0-4 anchors), blinded "
+        "to the judges' scores and the model. Raters save their ratings as a JSON file; "
+        "'agreement --ratings' and 'calibrate' read them with the same logs.",
+    )
+    rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
+    rate.add_argument("--output", required=True, help="the .html page to write")
+    rate.add_argument(
+        "--cases", type=_positive_int, default=60, help="cases on the page (60)"
+    )
+    rate.add_argument(
+        "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
+    )
+    rate.add_argument(
+        "--data",
+        help="the data folder to read images from when a log holds none (a blind-control run, "
+        "--no-log-images); default: the folder the run recorded",
+    )
+    rate.add_argument("--force", action="store_true", help="overwrite the output file")
+    rate.set_defaults(handler=cmd_rate)
 
     check = commands.add_parser(
         "check-data",

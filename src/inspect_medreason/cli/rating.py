@@ -1,0 +1,679 @@
+"""People rate what the judges rated: ``medreason rate`` and the ratings files it collects.
+
+``medreason rate`` writes one self-contained HTML page (images as data URIs, script and
+style inline, a content security policy that forbids any network request) showing a
+stratified, seeded sample of judged open-ended cases one at a time: the image(s), the
+question, the reference, the model's final answer and reasoning trace, and the rubric's 0-4
+anchors for GT, VA and RVF, read from the judges' own prompt files (``core/prompts``) so the
+raters and the judges are held to the same words. The rater never sees a judge's score or
+rationale, the model's name or the log: the page's data holds only the texts shown and an
+opaque id per case.
+
+Blinding and the way back. A case's id is a digest of the page id and the (eval id, sample
+id, epoch) of the logged sample; the page id is a digest of the seed and the sampled
+samples. Neither can be read backwards from the page, and ``medreason`` maps a ratings file
+back to its samples by recomputing the digests over the logs it is given with the file (the
+logs are the key: no key file to keep or lose). A ratings file whose cases do not map to
+the logs given is refused, naming them.
+
+The ratings file (``RATINGS_FORMAT`` version 1), what the page's Save button downloads::
+
+    {"format": "medreason-ratings", "version": 1, "page_id": "...", "rater": "alice",
+     "saved_at": "2026-...Z",
+     "ratings": [{"case": "c...", "gt": 3, "va": 2, "rvf": 4, "rated_at": "2026-...Z"},
+                 {"case": "c...", "skipped": "image does not load", "rated_at": "..."}]}
+
+Every problem of every file is listed at once (unknown keys, a score that is not a whole
+number 0-4, a case rated twice, files of different pages, one rater in two files).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+import json
+import random
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, read_eval_log_samples_by_id
+from inspect_ai.model import ChatMessageUser, ContentImage
+from PIL import Image, UnidentifiedImageError
+
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.log_reading import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+)
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.prompts import load_template
+
+RATINGS_FORMAT = "medreason-ratings"
+RATINGS_VERSION = 1
+PAGE_FORMAT = "medreason-rating-page"
+PAGE_VERSION = 1
+# What a rater scores, and the log component each is compared with.
+RATED_COMPONENTS = {"gt": "gt_final", "va": "va_answer", "rvf": "rvf_trace"}
+# The judges' rubrics, whose anchors the raters see (one source of the words for both).
+RUBRIC_TEMPLATES = {"gt": "judge_gt_system", "va": "judge_va_system", "rvf": "judge_rvf_system"}
+RUBRIC_TITLES = {
+    "gt": ("GT", "the final answer against the reference answer (ignore the image)"),
+    "va": ("VA", "the final answer against the image(s) (ignore the reference)"),
+    "rvf": ("RVF", "the reasoning trace's visual assertions against the image(s)"),
+}
+PAGE_TEMPLATE = "rating_page.html"
+DATA_MARKER = "/*PAGE_DATA*/"
+SCORER = "open_ended_scorer"
+# Breakdown fields a sample carries (core.metrics.CASE_GROUP_FIELDS): the strata, with the
+# model when several models' logs are rated together.
+STRATUM_FIELDS = ("modality", "task")
+RATINGS_KEYS = {"format", "version", "page_id", "rater", "ratings", "saved_at"}
+ENTRY_KEYS = {"case", "gt", "va", "rvf", "skipped", "rated_at"}
+# A ratings file is a few hundred kB at most; anything far larger is not one.
+MAX_RATINGS_BYTES = 50 * 1024 * 1024
+MAX_RATER_CHARS = 200
+# Image formats every browser shows; any other decodable image is converted to PNG.
+BROWSER_FORMATS = {
+    "PNG": "image/png",
+    "JPEG": "image/jpeg",
+    "GIF": "image/gif",
+    "WEBP": "image/webp",
+}
+MAX_IMAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, order=True)
+class SampleRef:
+    """A logged sample, across copies and renames of its log file."""
+
+    eval_id: str
+    sample_id: str  # JSON of the id: 1 and "1" stay apart
+    epoch: int
+
+
+def page_digest(seed: int, refs: Iterable[SampleRef]) -> str:
+    payload = json.dumps([seed, sorted((r.eval_id, r.sample_id, r.epoch) for r in refs)])
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+def case_digest(page_id: str, ref: SampleRef) -> str:
+    payload = "\0".join((page_id, ref.eval_id, ref.sample_id, str(ref.epoch)))
+    return "c" + hashlib.sha256(payload.encode("utf-8")).hexdigest()[:15]
+
+
+@dataclass
+class Candidate:
+    """A judged open-ended case that can be rated."""
+
+    ref: SampleRef
+    path: Path
+    sample_id: int | str
+    model: str
+    names: set[str]  # the model's and the judges' names, blanked from the shown texts
+    stratum: tuple[str, ...]
+    question: str
+    context: str
+    reference: str
+    answer: str
+    trace: str
+    metadata: dict[str, Any]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _model_names(header: EvalLog) -> set[str]:
+    names = {str(header.eval.model)}
+    for config in (header.eval.model_roles or {}).values():
+        names.add(str(getattr(config, "model", config)))
+    return {n for n in names if n and n != "none/none"}
+
+
+def collect_candidates(logs: Sequence[Path]) -> tuple[list[Candidate], list[str]]:
+    """Every judged open-ended case of the logs with an answer and a reference to rate, and
+    notes on what was left out and why."""
+    candidates: list[Candidate] = []
+    notes: list[str] = []
+    seen: dict[str, Path] = {}
+    for path in logs:
+        try:
+            header = log_header(path)
+            samples = [s for s in logged_samples(path, header)]
+        except Exception as error:  # as the leaderboard: a corrupt log is left out, named
+            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+            continue
+        eval_id = header.eval.eval_id
+        if eval_id in seen:
+            notes.append(f"skipped, {path}: the same run as {seen[eval_id]} (a copy)")
+            continue
+        seen[eval_id] = path
+        left_out: Counter[str] = Counter()
+        names = _model_names(header)
+        for sample in samples:
+            if isinstance(sample, UnreadableSample):
+                notes.append(f"{path}: {sample.describe()}")
+                continue
+            reason = _unratable(sample)
+            if reason:
+                left_out[reason] += 1
+                continue
+            score = sample.scores[SCORER]
+            meta = score.metadata or {}
+            candidates.append(
+                Candidate(
+                    ref=SampleRef(eval_id, json.dumps(sample.id), sample.epoch),
+                    path=path,
+                    sample_id=sample.id,
+                    model=str(header.eval.model),
+                    names=names,
+                    stratum=tuple(str(sample.metadata.get(f) or "?") for f in STRATUM_FIELDS),
+                    question=_text(sample.metadata.get("question")),
+                    context=_text(sample.metadata.get("context")),
+                    reference=_text(sample.metadata.get("reference_answer")),
+                    answer=_text(meta.get("answer")),
+                    trace=_text(meta.get("reasoning_trace")),
+                    metadata=sample.metadata,
+                )
+            )
+        for reason, count in sorted(left_out.items()):
+            notes.append(f"{path}: {count} case(s) left out: {reason}")
+    return candidates, notes
+
+
+def _unratable(sample: LoggedSample) -> str | None:
+    score = sample.scores.get(SCORER)
+    if score is None:
+        return "not an open-ended case judged in this log"
+    meta = score.metadata or {}
+    if not isinstance(meta.get("judges"), dict):
+        return "no judge record"
+    if sample.error:
+        return "the sample failed"
+    if not _text(meta.get("answer")).strip():
+        return "empty final answer (scored 0 by rule, no judge's opinion to check)"
+    if not _text(sample.metadata.get("reference_answer")).strip():
+        return "no reference answer (GT cannot be rated)"
+    if not _text(sample.metadata.get("question")).strip():
+        return "no question recorded"
+    return None
+
+
+def stratified_sample(candidates: list[Candidate], count: int, seed: int) -> list[Candidate]:
+    """``count`` cases drawn without replacement, stratified level by level: first by model
+    (when several models' logs are given), then by modality, then by task. At each level
+    every group gets its proportional share by largest remainder (ties broken at random)
+    and at least one case while the count allows; within a stratum the cases are drawn at
+    random. The result is in a shuffled order (a rater sees models and strata interleaved,
+    never in blocks). The same candidates, count and seed give the same sample whatever the
+    order of the logs."""
+    rng = random.Random(seed)
+    several_models = len({c.model for c in candidates}) > 1
+    ordered = sorted(candidates, key=lambda c: c.ref)
+    keys = [((c.model,) if several_models else ()) + c.stratum for c in ordered]
+    chosen = _draw(list(range(len(ordered))), keys, 0, min(count, len(ordered)), rng)
+    result = [ordered[i] for i in chosen]
+    rng.shuffle(result)
+    return result
+
+
+def _draw(
+    members: list[int], keys: list[tuple[str, ...]], level: int, count: int, rng: random.Random
+) -> list[int]:
+    if not members or count <= 0:
+        return []
+    if level == len(keys[members[0]]):
+        picked = list(members)
+        rng.shuffle(picked)
+        return picked[:count]
+    groups: dict[str, list[int]] = defaultdict(list)
+    for member in members:
+        groups[keys[member][level]].append(member)
+    names = sorted(groups)
+    rng.shuffle(names)  # the order ties are broken in
+    shares = {name: count * len(groups[name]) / len(members) for name in names}
+    taken = {name: int(shares[name]) for name in names}
+    if count >= len(names):  # every group shown at least once
+        taken = {name: max(taken[name], 1) for name in names}
+    while sum(taken.values()) > count:  # the floor of one overdrew: trim the most favoured
+        favoured = max(names, key=lambda n: taken[n] - shares[n])
+        taken[favoured] -= 1
+    by_remainder = sorted(names, key=lambda n: -(shares[n] - taken[n]))
+    while sum(taken.values()) < count:
+        for name in by_remainder:
+            if sum(taken.values()) < count and taken[name] < len(groups[name]):
+                taken[name] += 1
+    return [
+        member
+        for name in names
+        for member in _draw(groups[name], keys, level + 1, taken[name], rng)
+    ]
+
+
+def rubric() -> dict[str, Any]:
+    """The 0-4 anchors and the uncertainty rule of each judge's rubric, from its prompt file,
+    with the file's digest (the page records which rubric the raters read)."""
+    result: dict[str, Any] = {}
+    for key, name in RUBRIC_TEMPLATES.items():
+        template = load_template(name)
+        anchors = [
+            [int(m.group(1)), m.group(2).strip()]
+            for m in re.finditer(r"^([0-4]) - (.+)$", template.text, re.MULTILINE)
+        ]
+        if sorted(a[0] for a in anchors) != [0, 1, 2, 3, 4]:
+            raise ChallengeError([f"{template.source}: its 0-4 anchors cannot be read"])
+        uncertainty = next(
+            (p.strip() for p in template.text.split("\n\n") if p.startswith("Uncertainty:")), ""
+        )
+        title, compares = RUBRIC_TITLES[key]
+        result[key] = {
+            "title": title,
+            "compares": compares,
+            "anchors": sorted(anchors, reverse=True),
+            "uncertainty": uncertainty,
+            "source": template.source,
+            "sha256": template.sha256,
+        }
+    return result
+
+
+def _blank_names(text: str, names: set[str]) -> str:
+    """The model's and judges' names (whole, and without their provider) as ``[model]``: a
+    reply that names its model would unblind the rater."""
+    variants = {n for name in names for n in (name, name.split("/")[-1]) if len(n) >= 3}
+    for variant in sorted(variants, key=len, reverse=True):
+        text = re.sub(
+            rf"(?<![\w/-]){re.escape(variant)}(?![\w-])", "[model]", text, flags=re.IGNORECASE
+        )
+    return text
+
+
+def _browser_image(data: bytes, origin: str) -> str:
+    """A data URI the browser can show, from image bytes checked by decoding them: what a
+    log holds as an image could be anything (an edited log)."""
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ValueError(f"{origin}: {len(data):,} bytes, more than a page should embed")
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+            kind = image.format or ""
+            if kind not in BROWSER_FORMATS:
+                converted = io.BytesIO()
+                image.convert("RGB" if image.mode not in ("L", "RGB", "RGBA") else image.mode).save(
+                    converted, format="PNG"
+                )
+                data, kind = converted.getvalue(), "PNG"
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
+        raise ValueError(f"{origin}: not an image ({describe_error(error, 120)})") from error
+    return f"data:{BROWSER_FORMATS[kind]};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _logged_images(path: Path, candidates: list[Candidate]) -> dict[SampleRef, list[bytes]]:
+    """The images each case's input holds in the log (data URIs), by sample."""
+    keys = [(c.sample_id, c.ref.epoch) for c in candidates]
+    found: dict[SampleRef, list[bytes]] = {}
+    by_key = {(c.sample_id, c.ref.epoch): c.ref for c in candidates}
+    for sample in read_eval_log_samples_by_id(str(path), keys, resolve_attachments=True):
+        images: list[bytes] = []
+        for message in sample.input if isinstance(sample.input, list) else []:
+            if not isinstance(message, ChatMessageUser) or isinstance(message.content, str):
+                continue
+            for content in message.content:
+                if isinstance(content, ContentImage) and content.image.startswith("data:"):
+                    _, _, encoded = content.image.partition(",")
+                    try:
+                        images.append(base64.b64decode(encoded, validate=True))
+                    except (binascii.Error, ValueError):
+                        images.append(b"")  # checked (and refused) by _browser_image
+        found[by_key[(sample.id, sample.epoch)]] = images
+    return found
+
+
+def case_images(candidates: list[Candidate], data_dir: Path | None) -> dict[SampleRef, list[str]]:
+    """Each chosen case's images as data URIs: the ones its log holds, else (a blind-control
+    run, a log written without images) its image files resolved again under the data folder
+    (``data_dir``, else the one the run recorded), confined to it as the loader confines
+    them. A case whose images cannot be found or decoded is a problem, all listed."""
+    problems: list[str] = []
+    result: dict[SampleRef, list[str]] = {}
+    by_log: dict[Path, list[Candidate]] = defaultdict(list)
+    for candidate in candidates:
+        by_log[candidate.path].append(candidate)
+    for path, group in by_log.items():
+        try:
+            logged = _logged_images(path, group)
+        except Exception as error:  # the samples were readable a moment ago: say what failed
+            problems.append(f"{path}: its samples' images cannot be read ({describe_error(error)})")
+            continue
+        for candidate in group:
+            case = f"{path}: case {candidate.sample_id!r}"
+            wanted = [str(p) for p in candidate.metadata.get("image_paths") or []]
+            raw = logged.get(candidate.ref) or []
+            try:
+                if raw and (not wanted or len(raw) == len(wanted)):
+                    result[candidate.ref] = [
+                        _browser_image(data, f"{case}: logged image {n}")
+                        for n, data in enumerate(raw, 1)
+                    ]
+                    continue
+                if not wanted:
+                    result[candidate.ref] = []  # a text-only case
+                    continue
+                folder = data_dir or (
+                    Path(str(candidate.metadata["data_dir"]))
+                    if candidate.metadata.get("data_dir")
+                    else None
+                )
+                if folder is None:
+                    raise ValueError(
+                        "the log holds no image and records no data folder: give --data"
+                    )
+                frame = (candidate.metadata.get("extra_metadata") or {}).get("frame")
+                result[candidate.ref] = [
+                    _browser_image(prepare_image(folder, rel, frame).read_bytes(), f"{case}: {rel}")
+                    for rel in wanted
+                ]
+            except (ImagePathError, ValueError, OSError) as error:
+                problems.append(f"{case}: its image cannot be shown ({error})")
+    if problems:
+        raise ChallengeError([*problems, "a rater must see the images the judges saw"])
+    return result
+
+
+def page_data(
+    chosen: list[Candidate], seed: int, images: dict[SampleRef, list[str]]
+) -> dict[str, Any]:
+    """What the page embeds: the texts shown, images, rubric, opaque ids. Nothing else of
+    the log (no score, rationale, model, role, file name, eval id or sample id)."""
+    page_id = page_digest(seed, (c.ref for c in chosen))
+    return {
+        "format": PAGE_FORMAT,
+        "version": PAGE_VERSION,
+        "page_id": page_id,
+        "ratings_format": RATINGS_FORMAT,
+        "ratings_version": RATINGS_VERSION,
+        "rubric": rubric(),
+        "cases": [
+            {
+                "case": case_digest(page_id, c.ref),
+                "question": _blank_names(c.question, c.names),
+                "context": _blank_names(c.context, c.names),
+                "reference": _blank_names(c.reference, c.names),
+                "answer": _blank_names(c.answer, c.names),
+                "trace": _blank_names(c.trace, c.names),
+                "images": images.get(c.ref, []),
+            }
+            for c in chosen
+        ],
+    }
+
+
+def _script_safe_json(value: Any) -> str:
+    """JSON that cannot end the ``<script>`` element holding it, whatever the texts say."""
+    text = json.dumps(value, ensure_ascii=False)
+    for character, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(character, escape)
+    return text
+
+
+def render_page(data: dict[str, Any]) -> str:
+    template = (files("inspect_medreason") / "cli" / PAGE_TEMPLATE).read_text(encoding="utf-8")
+    if template.count(DATA_MARKER) != 1:
+        raise RuntimeError(f"{PAGE_TEMPLATE}: expected one {DATA_MARKER} marker")
+    return template.replace(DATA_MARKER, _script_safe_json(data))
+
+
+@dataclass
+class RatingRound:
+    """Several raters' ratings of one page, read and checked."""
+
+    page_id: str
+    # rater -> case -> {"gt": 0-4, "va": 0-4, "rvf": 0-4}
+    scores: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # rater -> case -> why
+    files: dict[str, Path] = field(default_factory=dict)  # rater -> file
+
+    @property
+    def cases(self) -> set[str]:
+        return {case for by_case in self.scores.values() for case in by_case}
+
+
+def _load_json(path: Path, problems: list[str]) -> Any:
+    try:
+        if path.stat().st_size > MAX_RATINGS_BYTES:
+            problems.append(
+                f"{path}: larger than {MAX_RATINGS_BYTES // 2**20} MiB: not a ratings file"
+            )
+            return None
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        problems.append(f"{path}: not a readable JSON file ({describe_error(error, 200)})")
+    except RecursionError:
+        problems.append(f"{path}: JSON nested too deeply to read")
+    return None
+
+
+def _is_score(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= 4
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
+    """One rater's file, every problem appended to ``problems`` (None when unusable)."""
+    document = _load_json(path, problems)
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        problems.append(
+            f"{path}: not a ratings file (a JSON object with format {RATINGS_FORMAT!r})"
+        )
+        return None
+    if document.get("format") != RATINGS_FORMAT:
+        problems.append(
+            f"{path}: format is {_brief(document.get('format'))}, not {RATINGS_FORMAT!r}: not a "
+            "ratings file saved by a medreason rating page"
+        )
+        return None
+    start = len(problems)
+    if document.get("version") != RATINGS_VERSION:
+        problems.append(
+            f"{path}: version {_brief(document.get('version'))}; this medreason reads version "
+            f"{RATINGS_VERSION}"
+        )
+    unknown = sorted(set(document) - RATINGS_KEYS)
+    if unknown:
+        problems.append(f"{path}: unknown key(s) {', '.join(map(repr, unknown))}")
+    page_id, rater = document.get("page_id"), document.get("rater")
+    if not isinstance(page_id, str) or not page_id.strip():
+        problems.append(f"{path}: page_id is {_brief(page_id)}, not the page's id")
+    if not isinstance(rater, str) or not rater.strip() or len(rater) > MAX_RATER_CHARS:
+        problems.append(
+            f"{path}: rater is {_brief(rater)}, not a name (1-{MAX_RATER_CHARS} characters)"
+        )
+    entries = document.get("ratings")
+    if not isinstance(entries, list) or not entries:
+        problems.append(f"{path}: ratings is {_brief(entries)}, not a list of rated cases")
+        entries = []
+    scores: dict[str, dict[str, int]] = {}
+    skipped: dict[str, str] = {}
+    first_seen: dict[str, int] = {}
+    for number, entry in enumerate(entries, 1):
+        where = f"{path}: rating {number}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: not an object")
+            continue
+        case = entry.get("case")
+        if not isinstance(case, str) or not case.strip():
+            problems.append(f"{where}: case is {_brief(case)}, not a case id from the page")
+            continue
+        where = f"{path}: case {case}"
+        if case in first_seen:
+            problems.append(f"{where}: rated twice (ratings {first_seen[case]} and {number})")
+            continue
+        first_seen[case] = number
+        unknown = sorted(set(entry) - ENTRY_KEYS)
+        if unknown:
+            problems.append(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}")
+        rated_at = entry.get("rated_at")
+        if rated_at is not None and not _is_timestamp(rated_at):
+            problems.append(f"{where}: rated_at is {_brief(rated_at)}, not an ISO 8601 time")
+        given = [k for k in RATED_COMPONENTS if k in entry]
+        if "skipped" in entry:
+            reason = entry["skipped"]
+            if not isinstance(reason, str) or not reason.strip():
+                problems.append(f"{where}: skipped is {_brief(reason)}; give the reason as text")
+            elif given:
+                problems.append(
+                    f"{where}: skipped, yet scored {', '.join(given)}: one or the other"
+                )
+            else:
+                skipped[case] = reason.strip()
+            continue
+        bad = [
+            f"{key}={_brief(entry.get(key))}"
+            for key in RATED_COMPONENTS
+            if not _is_score(entry.get(key))
+        ]
+        if bad:
+            problems.append(
+                f"{where}: {', '.join(bad)}: each of gt, va and rvf is a whole number 0-4 "
+                "(or the case is skipped with a reason)"
+            )
+            continue
+        scores[case] = {key: int(entry[key]) for key in RATED_COMPONENTS}
+    if len(problems) > start:
+        return None
+    assert isinstance(rater, str) and isinstance(page_id, str)
+    name = rater.strip()
+    return RatingRound(page_id, {name: scores}, {name: skipped}, {name: path})
+
+
+def _is_timestamp(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) > 64:
+        return False
+    try:
+        datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
+
+
+def read_rating_round(paths: Sequence[Path]) -> RatingRound:
+    """Several raters' files merged into one round: one page, one file per rater. Raises
+    ChallengeError listing every problem of every file."""
+    problems: list[str] = []
+    rounds = [r for r in (read_rater_file(p, problems) for p in paths) if r is not None]
+    if problems:
+        raise ChallengeError(problems)
+    merged = RatingRound(rounds[0].page_id)
+    for one in rounds:
+        [(rater, scores)] = one.scores.items()
+        path = one.files[rater]
+        if one.page_id != merged.page_id:
+            problems.append(
+                f"{path}: page {one.page_id}, but {merged.files[next(iter(merged.files))]} is "
+                f"page {merged.page_id}: ratings of different pages (samples) are not merged"
+            )
+            continue
+        if rater in merged.files:
+            problems.append(
+                f"{path}: rater {rater!r} again (also {merged.files[rater]}): one file per "
+                "rater; rename one or join the files"
+            )
+            continue
+        merged.scores[rater] = scores
+        merged.skipped[rater] = one.skipped[rater]
+        merged.files[rater] = path
+    if problems:
+        raise ChallengeError(problems)
+    return merged
+
+
+def map_round_to_logs(
+    rated: RatingRound, logs: Sequence[Path]
+) -> tuple[dict[str, Candidate], list[str]]:
+    """Each rated (or skipped) case id -> the logged sample it shows, by recomputing the
+    digests over the logs' rateable cases. Raises ChallengeError naming the ids that map to
+    none of them (ratings of a page made from other logs)."""
+    candidates, notes = collect_candidates(logs)
+    by_digest = {case_digest(rated.page_id, c.ref): c for c in candidates}
+    wanted = rated.cases | {c for by_case in rated.skipped.values() for c in by_case}
+    unknown = sorted(wanted - set(by_digest))
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (
+            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        )
+        raise ChallengeError(
+            [
+                f"{len(unknown)} rated case(s) of page {rated.page_id} are not cases of these "
+                f"logs: {shown}. Give the logs the page was made from (medreason rate LOG...)",
+                *notes,
+            ]
+        )
+    return {case: by_digest[case] for case in wanted}, notes
+
+
+@dataclass
+class WrittenPage:
+    html: str
+    page_id: str
+    cases: int
+    strata: dict[str, int]
+    notes: list[str]
+
+
+def build_page(
+    logs: Sequence[Path], cases: int, seed: int, data_dir: Path | None = None
+) -> WrittenPage:
+    """The rating page of ``cases`` cases drawn from the logs (the whole of ``medreason
+    rate`` but the writing)."""
+    candidates, notes = collect_candidates(logs)
+    if not candidates:
+        raise ChallengeError(
+            [
+                *notes,
+                "no judged open-ended case to rate: give logs of open_ended or medreason "
+                "runs scored with their judges",
+            ]
+        )
+    chosen = stratified_sample(candidates, cases, seed)
+    if len(chosen) < cases:
+        notes.append(f"{len(chosen)} case(s) to rate: all the logs hold (asked for {cases})")
+    data = page_data(chosen, seed, case_images(chosen, data_dir))
+    several_models = len({c.model for c in candidates}) > 1
+    strata = Counter(
+        " / ".join(
+            (
+                (f"model {sorted({c.model for c in candidates}).index(c.model) + 1}",)
+                if several_models
+                else ()
+            )
+            + c.stratum
+        )
+        for c in chosen
+    )
+    return WrittenPage(
+        render_page(data), data["page_id"], len(chosen), dict(sorted(strata.items())), notes
+    )
