@@ -213,6 +213,7 @@ SLOW_TESTS = {
     "tests/cli/test_cli.py::test_console_script_help_for_every_subcommand": (
         "one subprocess per subcommand"
     ),
+    "tests/cli/test_rating_browser.py": "starts headless Chromium and rates a page in it",
 }
 
 

@@ -53,6 +53,7 @@ FAMILY_READMES = sorted(  # one per evaluation family: the folders with an eval.
 # Commands that are not run, and why. Matched on how the command starts.
 NOT_RUN = {
     "pip install": "installing is what CI itself does first",
+    "apt-get ": "installs system packages as root, what CI itself does first",
     "python -m pytest": "this is the test run itself",
     "vllm serve": "serves a model on GPUs",
     "export ": "sets an environment variable (applied to the commands after it)",

@@ -478,9 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     rate.add_argument("--output", required=True, help="the .html page to write")
-    rate.add_argument(
-        "--cases", type=_positive_int, default=60, help="cases on the page (60)"
-    )
+    rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(
         "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
     )

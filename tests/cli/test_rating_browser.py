@@ -1,0 +1,152 @@
+"""The rating page in a real browser: Debian's headless Chromium, driven by Selenium, opens the
+page from a file, rates several cases, skips one, reloads (nothing is lost), saves, and the
+downloaded file is read back by ``medreason``. Skips, saying why, where Chromium or its
+driver is not installed (``apt-get install chromium chromium-driver``; CI installs them)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from utils.rated_logs import judged_log
+
+from inspect_medreason.cli import main
+from inspect_medreason.cli.rating import map_round_to_logs, read_rating_round
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+def _missing() -> str | None:
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not path.exists():
+            return f"{path} is missing: apt-get install -y {package} to test the page in a browser"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[dev]')"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")  # a fresh profile
+    options.add_experimental_option(
+        "prefs",
+        {
+            "download.default_directory": str(downloads),
+            "download.prompt_for_download": False,
+            "safebrowsing.enabled": False,
+        },
+    )
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    try:
+        # Headless Chromium writes downloads only where it is told to, through DevTools.
+        driver.execute_cdp_cmd(
+            "Browser.setDownloadBehavior",
+            {"behavior": "allow", "downloadPath": str(downloads)},
+        )
+        yield driver, downloads
+    finally:
+        driver.quit()
+
+
+def _wait_for_file(folder: Path, timeout: float = 15.0) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = [p for p in folder.glob("*.json") if not p.name.endswith(".crdownload")]
+        if done and not list(folder.glob("*.crdownload")):
+            return done[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no download in {folder}: {list(folder.iterdir())}")
+
+
+def test_rating_in_a_browser_survives_a_reload_and_saves_a_file_the_tool_reads(
+    browser: tuple[Any, Path], tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver, downloads = browser
+    log = judged_log(tmp_path, 6)
+    page = tmp_path / "page.html"
+    assert main(["rate", str(log), "--output", str(page), "--cases", "5"]) == 0
+
+    driver.get(page.as_uri())
+    text = driver.find_element(By.ID, "position").text
+    assert text == "1 of 5"
+    # the images are shown (decoded by the browser, not broken)
+    widths = driver.execute_script(
+        "return [...document.querySelectorAll('#images img')].map(i => i.naturalWidth)"
+    )
+    assert widths and all(w > 0 for w in widths)
+    # the rubric's anchors are on the page
+    assert "Well aligned with the reference" in driver.find_element(By.ID, "rubric").text
+
+    driver.find_element(By.ID, "rater").send_keys("Dr Alice")
+    given: dict[int, tuple[int, int, int]] = {0: (4, 3, 2), 1: (0, 1, 2), 3: (2, 2, 2)}
+    for position in range(5):
+        if position in given:
+            for component, score in zip(("gt", "va", "rvf"), given[position], strict=True):
+                driver.find_element(By.ID, f"{component}-{score}").click()
+        if position == 2:
+            driver.find_element(By.ID, "skip-reason").send_keys("image does not load")
+            driver.find_element(By.ID, "skip").click()
+        if position == 4:  # partly rated: kept in the browser, left out of the file
+            driver.find_element(By.ID, "gt-1").click()
+        if position < 4:
+            driver.find_element(By.ID, "next").click()
+    assert driver.find_element(By.ID, "progress").text == "4 of 5 done"
+    case_ids = driver.execute_script(
+        "return JSON.parse(document.getElementById('page-data').textContent).cases.map(c => c.case)"
+    )
+
+    driver.refresh()  # nothing is lost
+    assert driver.find_element(By.ID, "progress").text == "4 of 5 done"
+    assert driver.find_element(By.ID, "rater").get_attribute("value") == "Dr Alice"
+    assert driver.find_element(By.ID, "position").text == "5 of 5"
+    assert driver.find_element(By.ID, "gt-1").is_selected()
+    driver.find_element(By.ID, "prev").click()
+    assert driver.find_element(By.ID, "gt-2").is_selected()
+    assert driver.find_element(By.ID, "rvf-2").is_selected()
+
+    driver.find_element(By.ID, "save").click()
+    saved = _wait_for_file(downloads)
+    assert "1 partly rated" in driver.find_element(By.ID, "status").text
+
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    assert document["rater"] == "Dr Alice" and document["version"] == 1
+    rated = read_rating_round([saved])
+    scores = rated.scores["Dr Alice"]
+    for position, (gt, va, rvf) in given.items():
+        assert scores[case_ids[position]] == {"gt": gt, "va": va, "rvf": rvf}
+    assert rated.skipped["Dr Alice"] == {case_ids[2]: "image does not load"}
+    assert case_ids[4] not in scores
+    mapping, _ = map_round_to_logs(rated, [log])
+    assert set(mapping) == {case_ids[p] for p in (0, 1, 2, 3)}
