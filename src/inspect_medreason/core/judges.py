@@ -157,16 +157,89 @@ class JudgeSettings:
         return {**effective, "from": source}
 
     def generate_config(
-        self, schema: type[BaseModel] = JudgeScore, generation: dict[str, Any] | None = None
+        self,
+        schema: type[BaseModel] = JudgeScore,
+        generation: dict[str, Any] | None = None,
+        bounds: JudgeBounds | None = None,
     ) -> GenerateConfig:
         """The judges' generation config for the effective ``generation`` (this object's
-        ``generation()`` of a role's config; the defaults when None); built once per
-        settings, reply schema and generation (building the JSON schema was 6% of a judged
+        ``generation()`` of a role's config; the defaults when None) and time ``bounds``
+        (``judge_bounds``; the judge's own timeout when None); built once per settings,
+        reply schema, generation and bounds (building the JSON schema was 6% of a judged
         run's CPU when it was done for every call)."""
         generation = generation or self.generation()
+        bounds = bounds or judge_bounds(self)
         return _judge_generate_config(
-            self, schema, *(generation[name] for name in JUDGE_GENERATION_FIELDS)
+            self,
+            schema,
+            *(generation[name] for name in JUDGE_GENERATION_FIELDS),
+            _whole_seconds(bounds.timeout),
+            _whole_seconds(bounds.attempt_timeout),
         )
+
+
+@dataclass(frozen=True)
+class JudgeBounds:
+    """How long one judge call may take: ``timeout`` for the whole call (Inspect's retries
+    included), ``attempt_timeout`` for each attempt; and where each bound came from."""
+
+    timeout: float
+    attempt_timeout: float
+    source: dict[str, str] = field(default_factory=dict)
+
+    def as_record(self) -> dict[str, Any]:
+        return {
+            "timeout": self.timeout,
+            "attempt_timeout": self.attempt_timeout,
+            "from": self.source,
+        }
+
+
+def judge_bounds(
+    settings: JudgeSettings,
+    role_config: GenerateConfig | None = None,
+    run_config: GenerateConfig | None = None,
+) -> JudgeBounds:
+    """The smallest of the judge's own limits (``judge_timeout``, the role's ``timeout`` and
+    ``attempt_timeout``) and the run's (``--timeout``, ``--attempt-timeout``): a judge may
+    never hold a run longer than the run allows its own model, nor longer than its own
+    limit. An attempt is never allowed longer than the whole call."""
+    whole: list[tuple[float, str]] = [(settings.timeout, "judge_timeout")]
+    attempt: list[tuple[float, str]] = []
+    for config, origin in ((role_config, "role"), (run_config, "run")):
+        if config is None:
+            continue
+        if config.timeout is not None:
+            whole.append((float(config.timeout), f"{origin} timeout"))
+        if config.attempt_timeout is not None:
+            attempt.append((float(config.attempt_timeout), f"{origin} attempt_timeout"))
+    # min() keeps the first of equal bounds: the judge's own setting names a tie.
+    timeout, timeout_source = min(whole, key=lambda bound: bound[0])
+    attempt_timeout, attempt_source = min(
+        [(timeout, timeout_source), *attempt], key=lambda bound: bound[0]
+    )
+    return JudgeBounds(
+        timeout=timeout,
+        attempt_timeout=attempt_timeout,
+        source={"timeout": timeout_source, "attempt_timeout": attempt_source},
+    )
+
+
+def run_generate_config() -> GenerateConfig:
+    """The generation config of the run a judge is called in: the model under test's
+    (Inspect's public view of it; ``inspect eval --timeout/--attempt-timeout`` land there,
+    and ``inspect score`` rebuilds it from the log). Outside a run (a judge called directly)
+    there is none, and only the judge's own limits apply."""
+    try:
+        return get_model().config
+    except ValueError:  # "No model specified": no eval or score is running
+        return GenerateConfig()
+
+
+def _whole_seconds(seconds: float) -> int:
+    # GenerateConfig takes whole seconds; a fraction rounds down (never past the bound), to
+    # at least 1 (0 would mean no time at all).
+    return max(1, int(seconds))
 
 
 SETTING_NAMES = tuple(setting.name for setting in fields(JudgeSettings))
@@ -186,6 +259,8 @@ def _judge_generate_config(
     temperature: float,
     seed: int,
     max_tokens: int,
+    timeout: int,
+    attempt_timeout: int,
 ) -> GenerateConfig:
     response_schema = (
         ResponseSchema(
@@ -197,18 +272,19 @@ def _judge_generate_config(
         if settings.structured_output
         else None
     )
-    # Roles do not inherit the eval's --attempt-timeout: the judge's own bound is set here,
-    # and run_judge enforces it around the whole call as well. Inspect gives a role the
-    # eval's --max-connections over the role's own; a config passed to generate() wins over
-    # both, so judge_max_connections sizes the judges' pool apart from the model under test.
+    # A config passed to generate() wins over the role's and the eval's, so the bounds are
+    # set here already reduced to the smaller of the judge's and the run's (judge_bounds);
+    # run_judge enforces the whole-call bound around the call as well. Inspect gives a role
+    # the eval's --max-connections over the role's own; judge_max_connections sizes the
+    # judges' pool apart from the model under test.
     return GenerateConfig(
         max_connections=settings.max_connections,
         temperature=temperature,
         seed=seed,
         max_tokens=max_tokens,
         response_schema=response_schema,
-        attempt_timeout=max(1, int(settings.timeout)),
-        timeout=max(1, int(settings.timeout)),
+        attempt_timeout=attempt_timeout,
+        timeout=timeout,
     )
 
 
@@ -287,6 +363,8 @@ class JudgeOutcome:
     seconds: float = 0.0
     # The generation settings the judge was called with, and where each came from.
     generation: dict[str, Any] = field(default_factory=dict)
+    # The time bounds the judge was called with (judge_bounds), and where each came from.
+    bounds: dict[str, Any] = field(default_factory=dict)
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -303,6 +381,7 @@ class JudgeOutcome:
                 "seconds": round(self.seconds, 3),
             },
             **({"generation": self.generation} if self.generation else {}),
+            **({"bounds": self.bounds} if self.bounds else {}),
         }
 
 
@@ -453,8 +532,9 @@ async def run_judge(
     """Ask the judge; on an unusable reply ask again (bounded), then give up unscored.
 
     A retry appends the bad reply and a correction, so the request differs and the cache
-    cannot return the same bad reply again. Each call is bounded by ``settings.timeout``
-    seconds; what the judge echoes of ``candidate`` is never read as its verdict.
+    cannot return the same bad reply again. Each call is bounded by the smaller of the
+    judge's own limits and the run's (``judge_bounds``, recorded in the outcome); what the
+    judge echoes of ``candidate`` is never read as its verdict.
     """
     outcome = JudgeOutcome(kind=kind, score=None, rationale="")
     conversation = list(messages)
@@ -466,16 +546,20 @@ async def run_judge(
         else False
     )
     outcome.generation = settings.generation(model.config)
-    config = settings.generate_config(schema, outcome.generation)
+    bounds = judge_bounds(settings, model.config, run_generate_config())
+    outcome.bounds = bounds.as_record()
+    config = settings.generate_config(schema, outcome.generation, bounds)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         started = time.monotonic()
         try:
-            with anyio.fail_after(settings.timeout):
+            with anyio.fail_after(bounds.timeout):
                 output = await model.generate(conversation, config=config, cache=cache)
         except TimeoutError:
             outcome.seconds += time.monotonic() - started
-            outcome.failure = f"judge call timed out after {settings.timeout:g} s (judge_timeout)"
+            outcome.failure = (
+                f"judge call timed out after {bounds.timeout:g} s ({bounds.source['timeout']})"
+            )
             return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
             if is_setup_error(error):
@@ -547,8 +631,8 @@ JUDGE_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
     "judge_cache": (False, "cache judge replies (Inspect's model cache)"),
     "judge_timeout": (
         DEFAULT_JUDGE_TIMEOUT,
-        "seconds one judge call may take before its component is unscored (a role's own "
-        "timeout gives way to the eval's --timeout in Inspect)",
+        "seconds one judge call may take before its component is unscored (the run's "
+        "--timeout and --attempt-timeout, and the role's own, bound it when smaller)",
     ),
     "judge_max_connections": (
         None,
