@@ -11,6 +11,15 @@ confusion matrix; for all raters together: Krippendorff's alpha, ordinal (the
 rater; pingouin, with its own F-based 95% interval) on the cases every rater scored; and
 each rater's score distribution. Every other statistic has a 95% percentile bootstrap
 interval over cases (seeded).
+
+People's ratings from a rating round (``medreason rate``; ``--ratings``, one file per rater)
+make each person a rater named ``rater:<name>``. Every judge is then compared with each
+rater on the cases both scored (never with the raters' mean: kappa needs whole scores, and
+the raters' spread is itself reported), the raters with each other, and per pair the mean
+absolute error and the ICC(2,1) of the two are added; the ICC of the people alone is
+reported beside the ICC of all. A pair's bias is second minus first, and a person comes
+first: a positive bias is a judge scoring higher than the person. A person's VA_final is
+their own VA gated by their own RVF, as a judge's.
 """
 
 from __future__ import annotations
@@ -38,6 +47,12 @@ from inspect_medreason.cli.log_reading import (
     log_header,
     logged_samples,
 )
+from inspect_medreason.cli.rating import (
+    RATED_COMPONENTS,
+    RatingRound,
+    SampleRef,
+    map_round_to_logs,
+)
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
 from inspect_medreason.core.judges import gate_visual_accuracy, panel_members
@@ -46,6 +61,7 @@ COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
 RESAMPLES = 1000
 REFERENCE = "reference"
+PERSON = "rater:"  # the prefix of a person's name among the raters
 
 Ratings = dict[str, dict[str, dict[str, int]]]  # component -> rater -> case -> score
 
@@ -70,6 +86,14 @@ class PairAgreement:
     spearman: Estimate
     bias: Estimate
     confusion: list[list[int]]
+    mae: Estimate
+    icc: Estimate
+
+    @property
+    def kind(self) -> str:
+        """judge-judge, person-judge or person-person (a reference counts as a judge)."""
+        people = sum(name.startswith(PERSON) for name in (self.first, self.second))
+        return ("judge-judge", "person-judge", "person-person")[people]
 
 
 @dataclass
@@ -82,6 +106,8 @@ class ComponentAgreement:
     icc_cases: int
     distributions: dict[str, list[int]]
     notes: list[str] = field(default_factory=list)
+    people_icc: Estimate | None = None  # the ICC(2,1) of the people alone
+    people_icc_cases: int = 0
 
 
 def bootstrap_estimate(
@@ -197,10 +223,20 @@ def icc_two_way(matrix: np.ndarray) -> Estimate:
     return Estimate(float(row["ICC"]), Interval(low, high))
 
 
-def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratings, list[str]]:
-    """Every judge's own score per case and component, from judged logs and a reference."""
+def read_ratings(
+    logs: list[Path], reference: Path | None = None, people: RatingRound | None = None
+) -> tuple[Ratings, list[str]]:
+    """Every judge's own score per case and component, from judged logs and a reference;
+    with ``people`` (a rating round), only the cases on that page, keyed by the page's case
+    id (a case is a model's reply: two models' replies to one question are two cases), with
+    the people's ratings beside the judges'."""
     ratings: Ratings = {component: {} for component in COMPONENTS}
     notes: list[str] = []
+    on_page: dict[SampleRef, str] | None = None
+    if people is not None:
+        mapping, mapping_notes = map_round_to_logs(people, logs)
+        on_page = {candidate.ref: case for case, candidate in mapping.items()}
+        notes += mapping_notes
     for path in logs:
         try:
             header = log_header(path)
@@ -208,7 +244,9 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
         except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
             continue
-        suffix = f" [{path.name}]" if len(logs) > 1 else ""
+        # A judge judged one log's cases; with a page, cases are keyed apart already, and
+        # one judge model over several logs is one rater.
+        suffix = f" [{path.name}]" if len(logs) > 1 and on_page is None else ""
         models = {
             role: getattr(cfg, "model", str(cfg))
             for role, cfg in (header.eval.model_roles or {}).items()
@@ -224,6 +262,11 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
             if not judges:
                 continue
             case = str(sample.id)
+            if on_page is not None:
+                ref = SampleRef(header.eval.eval_id, json.dumps(sample.id), sample.epoch)
+                if ref not in on_page:
+                    continue  # not on the page: no person rated it
+                case = on_page[ref]
             if not isinstance(judges, dict):
                 unreadable.append(f"{case}: judges")
                 continue
@@ -257,10 +300,29 @@ def read_ratings(logs: list[Path], reference: Path | None = None) -> tuple[Ratin
                 + (" ..." if len(unreadable) > 5 else "")
             )
         if not judged:
-            notes.append(f"{path}: no judged open-ended case")
+            where = " on the rating page" if on_page is not None else ""
+            notes.append(f"{path}: no judged open-ended case{where}")
     if reference is not None:
         _read_reference(reference, ratings)
+    if people is not None:
+        _add_people(people, ratings, notes)
     return ratings, notes
+
+
+def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None:
+    for person, by_case in sorted(people.scores.items()):
+        name = f"{PERSON}{person}"
+        for case, scores in by_case.items():
+            for key, component in RATED_COMPONENTS.items():
+                ratings[component].setdefault(name, {})[case] = scores[key]
+            final = gate_visual_accuracy(scores["va"], scores["rvf"])
+            ratings["va_final"].setdefault(name, {})[case] = int(final)
+        skipped = people.skipped.get(person) or {}
+        notes.append(
+            f"{name}: {len(by_case)} case(s) rated"
+            + (f", {len(skipped)} skipped" if skipped else "")
+            + f" ({people.files[person]})"
+        )
 
 
 def _judged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | UnreadableSample]:
@@ -313,7 +375,11 @@ def agreement(ratings: Ratings) -> list[ComponentAgreement]:
     """The statistics of the module docstring, per component with at least two raters."""
     results: list[ComponentAgreement] = []
     for component in COMPONENTS:
-        raters = sorted(r for r, cases in ratings[component].items() if cases)
+        # people first, so that a pair's bias is the judge's over the person's
+        raters = sorted(
+            (r for r, cases in ratings[component].items() if cases),
+            key=lambda r: (not r.startswith(PERSON), r),
+        )
         by_rater = ratings[component]
         distributions = {
             rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE]
@@ -344,6 +410,14 @@ def agreement(ratings: Ratings) -> list[ComponentAgreement]:
         if len(complete) >= 2:
             full = matrix[:, complete].T
             result.icc = icc_two_way(full)
+        people = [i for i, r in enumerate(raters) if r.startswith(PERSON)]
+        if len(people) >= 2:
+            by_all = [
+                i for i, c in enumerate(cases) if all(c in by_rater[raters[p]] for p in people)
+            ]
+            result.people_icc_cases = len(by_all)
+            if len(by_all) >= 2:
+                result.people_icc = icc_two_way(matrix[np.ix_(people, by_all)].T)
         results.append(result)
     return results
 
@@ -371,6 +445,8 @@ def _pair(
         spearman=on(spearman),
         bias=on(lambda x, y: float(np.mean(y - x))),
         confusion=score_confusion(a, b).tolist(),
+        mae=on(lambda x, y: float(np.mean(np.abs(y - x)))),
+        icc=icc_two_way(np.stack([a, b], axis=1).astype(float)),
     )
 
 
@@ -390,11 +466,21 @@ PAIR_HEADER = [
     "exact",
     "within one",
     "Spearman ρ",
+    "MAE",
+    "ICC(2,1)",
     "bias (second − first)",
 ]
 
 
-def _pair_rows(result: ComponentAgreement) -> list[list[str]]:
+PAIR_KINDS = {
+    "person-judge": "Judges against people",
+    "person-person": "Between people",
+    "judge-judge": "Between judges",
+}
+
+
+def _pair_rows(result: ComponentAgreement, kind: str | None = None) -> list[list[str]]:
+    pairs = [p for p in result.pairs if kind is None or p.kind == kind]
     return [
         [
             p.first,
@@ -404,9 +490,11 @@ def _pair_rows(result: ComponentAgreement) -> list[list[str]]:
             _cell(p.exact),
             _cell(p.within_one),
             _cell(p.spearman),
+            _cell(p.mae),
+            _cell(p.icc),
             _cell(p.bias),
         ]
-        for p in result.pairs
+        for p in pairs
     ]
 
 
@@ -426,9 +514,18 @@ def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str
             f"ICC(2,1): {_cell(result.icc)} on {result.icc_cases} cases every rater scored.",
             "",
         ]
-        if result.pairs:
+        if result.people_icc is not None:
+            lines += [
+                f"ICC(2,1) of the people alone: {_cell(result.people_icc)} on "
+                f"{result.people_icc_cases} cases each of them rated.",
+                "",
+            ]
+        kinds = [k for k in PAIR_KINDS if any(p.kind == k for p in result.pairs)]
+        for kind in kinds:
+            if len(kinds) > 1 or kind != "judge-judge":
+                lines += [f"### {PAIR_KINDS[kind]}", ""]
             lines += ["| " + " | ".join(PAIR_HEADER) + " |", "|" + "---|" * len(PAIR_HEADER)]
-            lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result)] + [""]
+            lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result, kind)] + [""]
         lines += [
             "| rater | " + " | ".join(str(s) for s in SCALE) + " |",
             "|" + "---|" * (len(SCALE) + 1),
@@ -462,16 +559,21 @@ def _document(result: ComponentAgreement) -> dict[str, Any]:
         "krippendorff_alpha_ordinal": result.alpha.as_dict() if result.alpha else None,
         "icc_2_1": result.icc.as_dict() if result.icc else None,
         "icc_cases": result.icc_cases,
+        "people_icc_2_1": result.people_icc.as_dict() if result.people_icc else None,
+        "people_icc_cases": result.people_icc_cases,
         "pairs": [
             {
                 "first": p.first,
                 "second": p.second,
+                "kind": p.kind,
                 "cases": p.cases,
                 "weighted_kappa": p.kappa.as_dict(),
                 "exact": p.exact.as_dict(),
                 "within_one": p.within_one.as_dict(),
                 "spearman": p.spearman.as_dict(),
                 "bias": p.bias.as_dict(),
+                "mae": p.mae.as_dict(),
+                "icc_2_1": p.icc.as_dict(),
                 "confusion": p.confusion,
             }
             for p in result.pairs

@@ -206,11 +206,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
+    from inspect_medreason.cli.rating import read_rating_round
 
     _check_outputs(args)
+    if args.reference and args.ratings:
+        raise ChallengeError(
+            [
+                "--reference and --ratings key cases differently (case ids, a page's blinded "
+                "ids): give one of them"
+            ]
+        )
+    people = read_rating_round([Path(p) for p in args.ratings]) if args.ratings else None
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
-    ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None)
+    ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None, people)
     notes[:0] = skipped
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
@@ -459,6 +468,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     agree.add_argument("--reference", help="reference scores in the judge_scores.json format")
+    agree.add_argument(
+        "--ratings",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="people's ratings saved from a 'medreason rate' page (one file per rater) of "
+        "these logs: each person becomes a rater, rater:<name>",
+    )
     _add_report_arguments(
         agree,
         ["md", "json", "html"],
