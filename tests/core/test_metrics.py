@@ -34,7 +34,9 @@ from inspect_medreason.vqa.scorer import accuracy_closed, accuracy_open
 
 
 def sample(
-    value: float, metadata: dict[str, Any] | None = None, **sample_metadata: Any
+    value: float | dict[str, float],
+    metadata: dict[str, Any] | None = None,
+    **sample_metadata: Any,
 ) -> SampleScore:
     return SampleScore(
         score=Score(value=value, metadata=metadata or {}), sample_metadata=sample_metadata
@@ -45,12 +47,16 @@ def compute(metric: Any, scores: list[SampleScore]) -> Any:
     return metric()(scores)
 
 
+def mcq(correct: float, strict_correct: float, parsed: float) -> SampleScore:
+    value = {"correct": correct, "strict_correct": strict_correct, "parsed": parsed}
+    return SampleScore(score=Score(value=value))
+
+
 MCQ_SCORES = [
-    sample(1.0, {"correct": 1.0, "strict_correct": 1.0, "parsed": True}),
-    sample(1.0, {"correct": 1.0, "strict_correct": 0.0, "parsed": True}),  # "B." read as B
-    sample(0.0, {"correct": 0.0, "strict_correct": 0.0, "parsed": True}),
-    sample(0.0, {"correct": 0.0, "strict_correct": 0.0, "parsed": False}),  # no answer
-    sample(math.nan, {}),  # unscored (no reference): left out of every metric
+    mcq(1.0, 1.0, 1.0),
+    mcq(1.0, 0.0, 1.0),  # "B." read as B
+    mcq(0.0, 0.0, 1.0),
+    mcq(0.0, 0.0, 0.0),  # no answer
 ]
 
 
@@ -58,7 +64,8 @@ def test_mcq_metrics_by_hand() -> None:
     assert compute(strict_accuracy, MCQ_SCORES) == pytest.approx(1 / 4)
     assert compute(parsed_accuracy, MCQ_SCORES) == pytest.approx(2 / 3)
     assert compute(unparsed, MCQ_SCORES) == pytest.approx(1 / 4)
-    assert math.isnan(compute(strict_accuracy, [sample(math.nan, {})]))
+    assert math.isnan(compute(strict_accuracy, []))
+    assert math.isnan(compute(parsed_accuracy, [mcq(0.0, 0.0, 0.0)]))  # nothing read
 
 
 def test_vqa_subset_accuracies_by_hand() -> None:
@@ -77,26 +84,26 @@ def test_vqa_subset_accuracies_by_hand() -> None:
 def test_cmb_metrics_by_hand() -> None:
     scores = [
         sample(
-            1.0,
-            {"other_mode_correct": 0.0, "modes_disagree": 1.0},
+            {"correct": 1.0, "other_mode_correct": 0.0, "modes_disagree": 1.0},
+            None,
             exam_type="医师",
             exam_class="甲",
         ),
         sample(
-            0.0,
-            {"other_mode_correct": 0.0, "modes_disagree": 0.0},
+            {"correct": 0.0, "other_mode_correct": 0.0, "modes_disagree": 0.0},
+            None,
             exam_type="医师",
             exam_class="甲",
         ),
         sample(
-            1.0,
-            {"other_mode_correct": 1.0, "modes_disagree": 0.0},
+            {"correct": 1.0, "other_mode_correct": 1.0, "modes_disagree": 0.0},
+            None,
             exam_type="医师",
             exam_class="乙",
         ),
         sample(
-            1.0,
-            {"other_mode_correct": 1.0, "modes_disagree": 0.0},
+            {"correct": 1.0, "other_mode_correct": 1.0, "modes_disagree": 0.0},
+            None,
             exam_type="护理",
             exam_class="丙",
         ),
@@ -109,16 +116,16 @@ def test_cmb_metrics_by_hand() -> None:
     assert macro["exam_type:护理"] == 1.0 and macro["macro_all"] == pytest.approx(2.5 / 3)
 
 
-@pytest.mark.parametrize(("reducer", "expected"), [(mean_score(), 0.5), (max_score(), 1.0)])
-def test_epoch_reducers_keep_the_first_epochs_metadata(reducer: Any, expected: float) -> None:
-    """Why the MCQ task warns with several epochs: the reduced value covers every epoch, the
-    metadata the metadata-based metrics read is the first epoch's."""
-    first = Score(value=0.0, metadata={"correct": 0.0, "strict_correct": 0.0, "parsed": False})
-    second = Score(value=1.0, metadata={"correct": 1.0, "strict_correct": 1.0, "parsed": True})
-    reduced = reducer([first, second])
-    assert reduced.value == expected
-    scores = [SampleScore(score=reduced)]
-    assert compute(unparsed, scores) == 1.0 and compute(strict_accuracy, scores) == 0.0
+@pytest.mark.parametrize(
+    ("reducer", "unread", "strict"), [(mean_score(), 0.5, 0.5), (max_score(), 0.0, 1.0)]
+)
+def test_epoch_reducers_reduce_every_mcq_number(reducer: Any, unread: float, strict: float) -> None:
+    """Every number the MCQ metrics report is a key of the score's value, so Inspect's
+    reducers reduce it (they keep only the first epoch's metadata)."""
+    first = Score(value={"correct": 0.0, "strict_correct": 0.0, "parsed": 0.0})
+    second = Score(value={"correct": 1.0, "strict_correct": 1.0, "parsed": 1.0})
+    scores = [SampleScore(score=reducer([first, second]))]
+    assert compute(unparsed, scores) == unread and compute(strict_accuracy, scores) == strict
 
 
 def test_shared_score_metadata_is_shared_by_copies_and_read_only() -> None:

@@ -17,21 +17,18 @@ from inspect_medreason.core.metrics import (
 )
 
 
-def mcq_score(correct: float, strict_correct: float, parsed: bool) -> Score:
-    return Score(
-        value=correct,
-        metadata={"correct": correct, "strict_correct": strict_correct, "parsed": parsed},
-    )
+def mcq_score(correct: float, strict_correct: float, parsed: float) -> Score:
+    return Score(value={"correct": correct, "strict_correct": strict_correct, "parsed": parsed})
 
 
 def test_mcq_metrics_are_unchanged_by_agreeing_epochs() -> None:
     assert_agreeing_epochs_change_nothing(
         [strict_accuracy(), parsed_accuracy(), unparsed()],
         [
-            mcq_score(1.0, 1.0, True),
-            mcq_score(1.0, 0.0, True),
-            mcq_score(0.0, 0.0, True),
-            mcq_score(0.0, 0.0, False),
+            mcq_score(1.0, 1.0, 1.0),
+            mcq_score(1.0, 0.0, 1.0),
+            mcq_score(0.0, 0.0, 1.0),
+            mcq_score(0.0, 0.0, 0.0),
             Score(value=math.nan),  # unscored: no reference
         ],
     )

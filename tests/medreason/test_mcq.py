@@ -5,13 +5,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from conftest import reply_by_question, scripted_output, user_text, write_json
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
+from inspect_ai.scorer import Score
 
 from inspect_medreason.medreason.medreason import MEDREASON_TASK_VERSION, mcq
 
@@ -34,6 +35,12 @@ def metric(log: EvalLog, name: str, scorer: str = "mcq_scorer") -> float:
     return found.metrics[name].value
 
 
+def value(score: Score) -> dict[str, float]:
+    """An MCQ score's value: every number its metrics report, one key each."""
+    assert isinstance(score.value, dict)
+    return cast(dict[str, float], score.value)
+
+
 def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> None:
     model = get_model("mockllm/model", custom_outputs=reply_by_question(MCQ_REPLIES))
     log = run(mcq(data=str(official_dataset)), model, log_dir=str(tmp_path / "logs"))
@@ -42,17 +49,17 @@ def test_mcq_eval_scores_and_metrics(official_dataset: Path, tmp_path: Path) -> 
     scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
     assert set(scores) == {"q1", "q2", "q3"}  # the open case belongs to the other track
     q1, q2, q3 = scores["q1"], scores["q2"], scores["q3"]
-    assert q1.value == 1.0 and q1.metadata is not None
-    assert q1.metadata["strict_correct"] and q1.metadata["parsed"]
+    assert value(q1)["correct"] == 1.0 and q1.metadata is not None
+    assert value(q1)["strict_correct"] == 1.0 and value(q1)["parsed"] == 1.0
     # q2: right after extraction, wrong under the official strict rule (raw reply is not "C")
-    assert q2.value == 1.0 and q2.metadata is not None
-    assert not q2.metadata["strict_correct"]
+    assert value(q2)["correct"] == 1.0 and q2.metadata is not None
+    assert value(q2)["strict_correct"] == 0.0
     assert q2.metadata["extraction_method"] == "answer_statement"
     # no JSON answer field: the whole reply is what a submission would carry
     assert q2.metadata["answer_field"] is None
     assert q2.metadata["strict_answer"] == MCQ_REPLIES["(q2)"]
     # q3: no answer stated, counted wrong and unparsed, not guessed
-    assert q3.value == 0.0 and q3.metadata is not None and not q3.metadata["parsed"]
+    assert value(q3)["correct"] == 0.0 and value(q3)["parsed"] == 0.0
     assert q3.answer == "" and "no answer extracted" in (q3.explanation or "")
 
     assert metric(log, "accuracy") == pytest.approx(2 / 3)
@@ -76,10 +83,13 @@ def test_official_containers_readings_are_reported_beside_the_careful_one(
     assert log.samples is not None
     scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
     q2, q3 = scores["q2"].metadata or {}, scores["q3"].metadata or {}
+    q2_value, q3_value = value(scores["q2"]), value(scores["q3"])
     assert q2["official_template_answer"] == "C" and q2["official_baseline_answer"] == "C"
-    assert not q2["official_template_differs"] and q2["official_template_correct"]
+    assert q2_value["official_template_differs"] == 0.0
+    assert q2_value["official_template_correct"] == 1.0
     assert q3["official_template_answer"] == "A" and q3["official_baseline_answer"] == "A"
-    assert q3["official_template_differs"] and not q3["official_template_correct"]
+    assert q3_value["official_template_differs"] == 1.0
+    assert q3_value["official_template_correct"] == 0.0
     for reader in ("template", "baseline"):
         assert metric(log, f"official_{reader}_accuracy") == pytest.approx(2 / 3)
         assert metric(log, f"official_{reader}_differs") == 1.0
@@ -93,10 +103,10 @@ def test_an_official_container_that_guesses_right_is_counted_right(tmp_path: Pat
 
     metadata = {"task_type": "mcq", "has_reference": True}
     score = score_mcq_reply("I cannot tell.", metadata, "A", ["Axial", "Sagittal"])
-    assert score.value == 0.0 and score.metadata is not None
-    assert score.metadata["official_baseline_correct"] is True
+    assert value(score)["correct"] == 0.0 and score.metadata is not None
+    assert value(score)["official_baseline_correct"] == 1.0
     assert score.metadata["official_template_answer"] == "I cannot tell."
-    assert score.metadata["official_template_correct"] is False
+    assert value(score)["official_template_correct"] == 0.0
     assert "no answer extracted" in (score.explanation or "")
 
 
@@ -127,9 +137,9 @@ def test_a_thinking_models_reasoning_content_is_never_its_answer(
     )
     assert log.samples is not None
     scores = {s.id: s.scores["mcq_scorer"] for s in log.samples if s.scores}
-    assert scores["q1"].answer == "C" and scores["q1"].value == 0.0
+    assert scores["q1"].answer == "C" and value(scores["q1"])["correct"] == 0.0
     assert scores["q2"].answer == "" and "never closes" in (scores["q2"].explanation or "")
-    assert scores["q3"].answer == "B" and scores["q3"].value == 1.0
+    assert scores["q3"].answer == "B" and value(scores["q3"])["correct"] == 1.0
 
 
 def test_prompt_carries_images_options_context_and_is_logged(
@@ -377,24 +387,47 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
     assert "options" not in metadata and "case_id" not in metadata
 
 
-def test_several_epochs_say_which_metrics_cover_only_the_first(
-    official_dataset: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    from inspect_ai import Epochs
+def test_every_metric_is_the_mean_over_epochs(official_dataset: Path, tmp_path: Path) -> None:
+    """Three epochs, worked out by hand. Replies per case, epoch by epoch:
+    q1 (reference A, options A-D): ``{"answer": "A"}``, ``ANSWER: A``, ``I am not sure.``;
+    q2 (reference C): ``ANSWER: B``, ``{"answer": "C"}``, ``{"answer": "C"}``;
+    q3 (reference B): ``{"answer": "B"}`` in every epoch.
+    (correct, strict, parsed) per epoch: q1 (1,1,1) (1,0,1) (0,0,0); q2 (0,0,1) (1,1,1)
+    (1,1,1); q3 (1,1,1) three times. Means over epochs: correct 2/3, 2/3, 1; strict 1/3,
+    2/3, 1; parsed 2/3, 1, 1. So accuracy 7/9, strict_accuracy 2/3, unparsed 1/9 and
+    parsed_accuracy (correct replies over replies read) 7/8.
+    The official containers: on q1's silent reply the template submits the reply itself
+    (wrong) and the baseline its first option, A (right); both differ from "no answer".
+    So template accuracy (2/3 + 2/3 + 1) / 3 = 7/9, baseline (1 + 2/3 + 1) / 3 = 8/9, and
+    each differs on 1 case in one epoch of three: 1/3 a run."""
+    replies = {
+        "(q1)": ['{"reasoning_trace": "r", "answer": "A"}', "ANSWER: A", "I am not sure."],
+        "(q2)": ["ANSWER: B", *['{"reasoning_trace": "r", "answer": "C"}'] * 2],
+        "(q3)": ['{"reasoning_trace": "r", "answer": "B"}'] * 3,
+    }
+    served: dict[str, int] = {}
 
-    answers = iter(["ANSWER: A", "ANSWER: A", "ANSWER: A", "ANSWER: B", "ANSWER: C", "ANSWER: B"])
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        text = user_text(messages)
+        case = next(key for key in replies if key in text)
+        served[case] = served.get(case, 0) + 1
+        return scripted_output(replies[case][served[case] - 1])
 
-    def respond(*_: Any) -> ModelOutput:
-        return scripted_output(next(answers))
-
-    with caplog.at_level("WARNING"):
-        [log] = eval(
-            mcq(data=str(official_dataset)),
-            model=get_model("mockllm/model", custom_outputs=respond),
-            epochs=Epochs(2, "max"),
-            max_samples=1,
-            display="none",
-            log_dir=str(tmp_path / "logs"),
-        )
-    assert log.status == "success"
-    assert any("describe the first epoch only" in record.getMessage() for record in caplog.records)
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        epochs=3,
+        max_samples=1,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    assert served == {"(q1)": 3, "(q2)": 3, "(q3)": 3}
+    assert metric(log, "accuracy") == pytest.approx(7 / 9)
+    assert metric(log, "strict_accuracy") == pytest.approx(2 / 3)
+    assert metric(log, "unparsed") == pytest.approx(1 / 9)
+    assert metric(log, "parsed_accuracy") == pytest.approx(7 / 8)
+    assert metric(log, "official_template_accuracy") == pytest.approx(7 / 9)
+    assert metric(log, "official_baseline_accuracy") == pytest.approx(8 / 9)
+    assert metric(log, "official_template_differs") == pytest.approx(1 / 3)
+    assert metric(log, "official_baseline_differs") == pytest.approx(1 / 3)

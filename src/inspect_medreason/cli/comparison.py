@@ -35,9 +35,10 @@ from inspect_medreason.cli.log_reading import (
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
 
-# metric -> (score name in a sample, key in a dict-valued score or None)
+# metric -> (score name in a sample, key in a dict-valued score or None). An MCQ score written
+# before it was a dictionary is a float: the key is then the value itself.
 METRICS = {
-    "MCQ Accuracy": ("mcq_scorer", None),
+    "MCQ Accuracy": ("mcq_scorer", "correct"),
     "Open-ended GT": ("open_ended_scorer", "gt_final"),
     "Open-ended VA": ("open_ended_scorer", "va_final"),
     "VA_answer": ("open_ended_scorer", "va_answer"),

@@ -59,7 +59,7 @@ from inspect_medreason.core.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.core.metrics import metadata_mean, shared_score_metadata
+from inspect_medreason.core.metrics import component, component_mean, shared_score_metadata
 from inspect_medreason.core.params import coerce_bool
 
 MULTI_ANSWER = "多项选择题"
@@ -153,6 +153,9 @@ def exam_correct(predicted: str, answer: str, order_sensitive: bool) -> bool:
     return bool(predicted) and set(predicted) == set(answer)
 
 
+READ_CORRECT = component("correct")
+
+
 def _subcategory_means(scores: list[SampleScore]) -> dict[tuple[str, str], float]:
     groups: dict[tuple[str, str], list[float]] = defaultdict(list)
     for s in scores:
@@ -160,7 +163,9 @@ def _subcategory_means(scores: list[SampleScore]) -> dict[tuple[str, str], float
         if isinstance(value, float) and math.isnan(value):
             continue
         meta = s.sample_metadata or {}
-        groups[(str(meta.get("exam_type")), str(meta.get("exam_class")))].append(s.score.as_float())
+        groups[(str(meta.get("exam_type")), str(meta.get("exam_class")))].append(
+            READ_CORRECT(value)
+        )
     return {key: sum(v) / len(v) for key, v in groups.items()}
 
 
@@ -191,7 +196,7 @@ def accuracy_other_mode() -> Metric:
     """Accuracy had the other extraction mode been used."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "other_mode_correct")
+        return component_mean(scores, "other_mode_correct")
 
     return compute
 
@@ -201,12 +206,20 @@ def mode_disagreement() -> Metric:
     """Share of replies where the two extraction modes read different answers."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "modes_disagree")
+        return component_mean(scores, "modes_disagree")
 
     return compute
 
 
-@scorer(metrics=[accuracy(), stderr(), accuracy_other_mode(), mode_disagreement(), cmb_macro()])
+@scorer(
+    metrics=[
+        accuracy(to_float=READ_CORRECT),
+        stderr(to_float=READ_CORRECT),
+        accuracy_other_mode(),
+        mode_disagreement(),
+        cmb_macro(),
+    ]
+)
 def cmb_exam_scorer(extraction: str = "safe", order_sensitive: bool = False) -> Scorer:
     """Exact set (or upstream string) match of the extracted letters; both modes recorded."""
     if extraction not in EXTRACTION_MODES:
@@ -224,15 +237,20 @@ def cmb_exam_scorer(extraction: str = "safe", order_sensitive: bool = False) -> 
         }
         correct = {mode: exam_correct(p, target.text, ordered) for mode, p in predictions.items()}
         other = "cmb" if extraction == "safe" else "safe"
+        # Each number a metric reports is a key of the value: Inspect's epoch reducers
+        # reduce the value key by key and keep only the first epoch's metadata.
+        value = {
+            "correct": float(correct[extraction]),
+            "other_mode_correct": float(correct[other]),
+            "modes_disagree": float(predictions["safe"] != predictions["cmb"]),
+        }
         return Score(
-            value=float(correct[extraction]),
+            value=cast(Value, value),
             answer=predictions[extraction],
             explanation=f"{extraction}: {predictions[extraction]!r}, {other}: {predictions[other]!r}, "
             f"reference {target.text!r}",
             metadata={
                 "predictions": predictions,
-                "other_mode_correct": float(correct[other]),
-                "modes_disagree": float(predictions["safe"] != predictions["cmb"]),
                 "extraction": extraction,
                 "order_sensitive": ordered,
             },

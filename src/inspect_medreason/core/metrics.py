@@ -15,6 +15,7 @@ from inspect_ai.scorer import (
     Metric,
     SampleScore,
     Value,
+    ValueToFloat,
     accuracy,
     ci_wilson,
     grouped,
@@ -101,13 +102,16 @@ def _read_only(value: Any) -> Any:
     return value
 
 
-def breakdown(fields: list[str], of: str | None = None) -> list[Metric]:
+def breakdown(
+    fields: list[str], of: str | None = None, to_float: ValueToFloat | None = None
+) -> list[Metric]:
     """Means per value of each metadata field (``modality:CT``), one Inspect ``grouped()``
     per field. ``of`` names the score broken down where the column does not ("accuracy by
     modality:CT"); in a dictionary score the column is the score's own key."""
     label = f"{of} by " if of else ""
+    average = mean(to_float) if to_float else mean()
     return [
-        grouped(mean(), field, all=False, name_template=f"{label}{field}:{{group_name}}")
+        grouped(average, field, all=False, name_template=f"{label}{field}:{{group_name}}")
         for field in fields
     ]
 
@@ -118,16 +122,37 @@ def scored_samples(scores: list[SampleScore]) -> list[SampleScore]:
     ]
 
 
-def metadata_mean(scores: list[SampleScore], key: str, only_parsed: bool = False) -> float:
-    """Mean of a numeric score-metadata field over the scored samples (NaN when none)."""
-    values = [
-        float(s.score.metadata[key])
-        for s in scored_samples(scores)
-        if s.score.metadata is not None
-        and key in s.score.metadata
-        and (not only_parsed or s.score.metadata.get("parsed"))
-    ]
-    return sum(values) / len(values) if values else float("nan")
+def component(key: str) -> ValueToFloat:
+    """A ``ValueToFloat`` reading one key of a dictionary score, so Inspect's own metrics
+    (``accuracy``, ``stderr``, ``ci_wilson``, ``grouped``) summarise one component of it.
+
+    The numbers a metric reports must be in the score's value, not its metadata: Inspect's
+    epoch reducers average a dictionary value key by key but keep the first epoch's metadata,
+    so a metric read from metadata would describe the first epoch only. A float score (a log
+    written before the MCQ score was a dictionary) is its own accuracy.
+    """
+    to_float = value_to_float()
+
+    def read(value: Value) -> float:
+        if isinstance(value, dict):
+            part = value.get(key)
+            return math.nan if part is None else to_float(part)
+        return to_float(value)
+
+    return read
+
+
+def component_values(scores: list[SampleScore], key: str) -> list[float]:
+    """The scored cases' values of one key (a case without it, or NaN, is left out)."""
+    read = component(key)
+    values = (read(s.score.value) for s in scores)
+    return [value for value in values if not math.isnan(value)]
+
+
+def component_mean(scores: list[SampleScore], key: str) -> float:
+    """Mean of one key of a dictionary score over the cases that have it (NaN when none)."""
+    values = component_values(scores, key)
+    return math.fsum(values) / len(values) if values else math.nan
 
 
 @metric
@@ -135,17 +160,27 @@ def strict_accuracy() -> Metric:
     """The official rule on the raw answer field: ``answer.strip() == label``."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "strict_correct")
+        return component_mean(scores, "strict_correct")
 
     return compute
 
 
 @metric
 def parsed_accuracy() -> Metric:
-    """Accuracy over the replies from which a label was extracted."""
+    """Accuracy over the replies from which a label was extracted: correct replies over
+    replies read (an unread reply is never correct), pooled over every epoch's replies."""
+
+    read_correct, read_parsed = component("correct"), component("parsed")
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "correct", only_parsed=True)
+        pairs = [
+            (read_correct(s.score.value), read_parsed(s.score.value))
+            for s in scores
+            if isinstance(s.score.value, dict)
+        ]
+        read = math.fsum(parsed for correct, parsed in pairs if not math.isnan(parsed))
+        correct = math.fsum(correct for correct, parsed in pairs if not math.isnan(parsed))
+        return correct / read if read else math.nan
 
     return compute
 
@@ -155,7 +190,7 @@ def unparsed() -> Metric:
     """Share of replies with no extractable label (ambiguous, silent or empty)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return 1.0 - metadata_mean(scores, "parsed")
+        return 1.0 - component_mean(scores, "parsed")
 
     return compute
 
@@ -166,7 +201,7 @@ def official_template_accuracy() -> Metric:
     (its ``parse_reasoning_and_answer`` then ``normalize_mcq_answer``, guesses included)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "official_template_correct")
+        return component_mean(scores, "official_template_correct")
 
     return compute
 
@@ -177,50 +212,48 @@ def official_baseline_accuracy() -> Metric:
     submitted (its reply parser, first option when it reads nothing)."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return metadata_mean(scores, "official_baseline_correct")
+        return component_mean(scores, "official_baseline_correct")
 
     return compute
 
 
-def _count(scores: list[SampleScore], key: str) -> float:
-    """How many cases have a true ``key`` in their score metadata; unscored cases count too
-    (an unlabeled split's readings differ as much as a labelled one's)."""
-    return float(sum(1 for s in scores if (s.score.metadata or {}).get(key)))
-
-
 @metric
 def official_template_differs() -> Metric:
-    """How many cases the template container reads differently from ``accuracy``'s label
-    (a different label, or a label where this reader found no answer)."""
+    """How many scored cases the template container reads differently from ``accuracy``'s
+    label (a different label, or a label where this reader found no answer); with several
+    epochs, the mean over epochs of that count."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return _count(scores, "official_template_differs")
+        return math.fsum(component_values(scores, "official_template_differs"))
 
     return compute
 
 
 @metric
 def official_baseline_differs() -> Metric:
-    """How many cases the baseline container reads differently from ``accuracy``'s label."""
+    """How many scored cases the baseline container reads differently from ``accuracy``'s
+    label; with several epochs, the mean over epochs of that count."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        return _count(scores, "official_baseline_differs")
+        return math.fsum(component_values(scores, "official_baseline_differs"))
 
     return compute
 
 
-def mcq_metrics() -> list[Metric]:
+def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metric]:
     """``accuracy`` counts an unparsed reply as wrong, as the challenge does; with
     ``parsed_accuracy`` and ``unparsed`` beside it, what extraction costs is visible.
 
-    The score value is a single float (not a dict) on purpose: Inspect deep-copies every
-    sample score once per dict key when computing metrics, which on thousands of samples
-    costs seconds; the other numbers are read from the score's metadata instead.
+    The score is a dictionary (``correct``, ``strict_correct``, ``parsed``, the official
+    readings) so that Inspect's epoch reducers reduce every number reported here; the metrics
+    are one list, each reading its key in place (``component``): a dictionary of metric lists
+    would have Inspect deep-copy every sample's score once per key at each metrics pass.
     """
+    correct = component("correct")
     return [
-        accuracy(),
-        stderr(),
-        ci_wilson(),  # the 95% Wilson score interval of the accuracy
+        accuracy(to_float=correct),
+        stderr(to_float=correct),
+        ci_wilson(to_float=correct),  # the 95% Wilson score interval of the accuracy
         strict_accuracy(),
         parsed_accuracy(),
         unparsed(),
@@ -228,7 +261,7 @@ def mcq_metrics() -> list[Metric]:
         official_template_differs(),
         official_baseline_accuracy(),
         official_baseline_differs(),
-        *breakdown(list(MCQ_GROUP_FIELDS), of="accuracy"),
+        *breakdown(list(breakdown_fields), of="accuracy", to_float=correct),
     ]
 
 

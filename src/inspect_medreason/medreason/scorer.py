@@ -84,15 +84,16 @@ def score_mcq_reply(
     # What each official container would have submitted for this reply (a reply the
     # container would stop on submits nothing), and whether that differs from the label
     # read here; the answer is cut short: a container may submit a whole reply.
+    readings: dict[str, float] = {}
     for reader in READERS:
         reading = official_reading(completion, options, reader)
         submitted = reading.submitted
         score_metadata[f"official_{reader}_answer"] = (
             submitted if submitted is None or len(submitted) <= 80 else f"{submitted[:77]}..."
         )
-        score_metadata[f"official_{reader}_differs"] = submitted != extraction.label
+        readings[f"official_{reader}_differs"] = float(submitted != extraction.label)
         if target:
-            score_metadata[f"official_{reader}_correct"] = reading.correct(target)
+            readings[f"official_{reader}_correct"] = float(reading.correct(target))
     if label_map:  # the options were shuffled: the case's own labels
         score_metadata["original_label"] = (
             label_map.get(extraction.label, extraction.label) if extraction.label else None
@@ -103,7 +104,7 @@ def score_mcq_reply(
             reason="no reference answer for this case (unlabeled split)",
             answer=extraction.label or "",
             explanation=extraction.detail,
-            metadata=score_metadata,
+            metadata=score_metadata | readings,
         )
     correct = extraction.label == target
     explanation = (
@@ -113,13 +114,16 @@ def score_mcq_reply(
         else f"no answer extracted ({extraction.method}: {extraction.detail}); "
         f"counted wrong; reference {target!r}"
     )
-    score_metadata.update(
-        correct=correct,
-        strict_correct=official_mcq_correct(strict_answer, target),
-        parsed=extraction.parsed,
-    )
+    # Every number the metrics report is a key of the value, which Inspect's epoch reducers
+    # reduce key by key (they keep only the first epoch's metadata).
+    value: dict[str, float] = {
+        "correct": float(correct),
+        "strict_correct": float(official_mcq_correct(strict_answer, target)),
+        "parsed": float(extraction.parsed),
+        **readings,
+    }
     return Score(
-        value=float(correct),
+        value=cast(Value, value),
         answer=extraction.label or "",
         explanation=explanation,
         metadata=score_metadata,
@@ -129,21 +133,10 @@ def score_mcq_reply(
 @scorer(metrics=mcq_metrics())
 def mcq_scorer() -> Scorer:
     """Exact-match accuracy on the extracted option label, plus the official strict rule."""
-    warned = False
 
     async def score(state: TaskState, target: Target) -> Score:
-        nonlocal warned
         if state.metadata.get("task_type") != "mcq":
             return Score.unscored(reason="open-ended case: scored by open_ended_scorer")
-        if state.epoch > 1 and not warned:
-            # Inspect's epoch reducers keep the first epoch's score metadata, which these
-            # three metrics read: say so rather than let them pass for all epochs.
-            warned = True
-            logger.warning(
-                "with several epochs, strict_accuracy, parsed_accuracy, unparsed and the "
-                "official_* metrics describe the first epoch only (accuracy and its breakdowns "
-                "use every epoch)"
-            )
         choices = [choice.value for choice in state.choices]
         return score_mcq_reply(state.output.completion, state.metadata, target.text, choices)
 

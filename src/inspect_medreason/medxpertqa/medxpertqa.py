@@ -4,11 +4,11 @@ with the MedReason MCQ extraction and metrics, grouped by body system and task."
 from __future__ import annotations
 
 from inspect_ai import Task, task
-from inspect_ai.scorer import Metric, accuracy, stderr
+from inspect_ai.scorer import Metric
 
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.extraction import EXTRACTION_MODE
-from inspect_medreason.core.metrics import breakdown, parsed_accuracy, strict_accuracy, unparsed
+from inspect_medreason.core.metrics import mcq_metrics
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.scorer import mcq_scorer
@@ -32,14 +32,9 @@ def medxpertqa_mm(
     show_images = coerce_bool(images, "images")
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)
     prompts = TrackPrompts.load("mcq")
-    metrics: list[Metric | dict[str, list[Metric]]] = [
-        accuracy(),
-        stderr(),
-        strict_accuracy(),
-        parsed_accuracy(),
-        unparsed(),
-        *breakdown(["body_system", "medical_task", "question_type"], of="accuracy"),
-    ]
+    metrics: list[Metric | dict[str, list[Metric]]] = list(
+        mcq_metrics(["body_system", "medical_task", "question_type"])
+    )
     return Task(
         dataset=dataset,
         solver=medreason_prompt(),
