@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zipfile
 from pathlib import Path
 from typing import Any, cast
@@ -351,5 +352,13 @@ def test_a_damaged_archive_member_is_a_message_not_a_traceback(tmp_path: Path) -
     body = start + 30 + name_length + int.from_bytes(raw[start + 28 : start + 30], "little")
     raw[body : body + 16] = b"\xff" * 16
     archive.write_bytes(bytes(raw))
-    with pytest.raises(DatasetError, match=r"dataset.zip: case '-': data: could not be unpacked"):
+    with pytest.raises(DatasetError) as refused:
         med_cmr(data=str(archive))
+    [problem] = refused.value.problems
+    # one line naming the archive, the damaged member and what to do
+    assert problem.file == str(archive) and "\n" not in problem.message
+    assert f"member 'dataset/{MED_CMR_MCQ_FILE}' is damaged" in problem.message
+    assert problem.message.endswith("download the archive again")
+    # the interrupted unpack left nothing in the cache
+    unpacked = Path(os.environ["INSPECT_MEDREASON_CACHE_DIR"]) / "med_cmr"
+    assert not unpacked.exists() or not any(unpacked.iterdir())

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.files import file_sha256
-from inspect_medreason.core.images import cache_root
+from inspect_medreason.core.images import CACHE_ENV, cache_root
 from inspect_medreason.core.loaders import DatasetError, Problem
 
 # An archive that would unpack to more than this is refused (a zip bomb, or the wrong file).
@@ -53,26 +53,50 @@ def unpack_archive(archive: Path, kind: str) -> Path:
         size = sum(member.file_size for member in members)
         if size > MAX_UNPACKED_BYTES:
             raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
         try:
-            bundle.extractall(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
+        except OSError as error:
+            raise _problem(str(archive), _cache_advice(target.parent, error)) from error
+        try:
+            # One member at a time, so a damaged one is named.
+            for member in members:
+                try:
+                    bundle.extract(member, staging)
+                except (zipfile.BadZipFile, zlib.error, EOFError) as error:
+                    # A bad CRC, a broken deflate stream, a truncated member: the archive's
+                    # fault, whatever the rest of it holds.
+                    raise _problem(
+                        str(archive),
+                        f"member {member.filename!r} is damaged and cannot be unpacked "
+                        f"({describe_error(error, 200)}): download the archive again",
+                    ) from error
+                except OSError as error:
+                    # Reading the archive or writing the cache: a full disk or a folder
+                    # that cannot be written is the cache's, not the archive's.
+                    raise _problem(
+                        str(archive),
+                        f"member {member.filename!r} could not be unpacked: "
+                        + _cache_advice(target.parent, error),
+                    ) from error
             os.replace(staging, target)
         except FileExistsError:  # another process unpacked it meanwhile
             shutil.rmtree(staging, ignore_errors=True)
-        except (OSError, zipfile.BadZipFile, zlib.error, EOFError) as error:
-            # A damaged member (a bad CRC, a broken deflate stream, a truncated file) is the
-            # archive's fault, named as such.
+        except OSError as error:  # the rename into place
             shutil.rmtree(staging, ignore_errors=True)
             if not target.is_dir():
-                raise _problem(
-                    str(archive),
-                    f"could not be unpacked ({describe_error(error, 200)}): download it again",
-                ) from error
+                raise _problem(str(archive), _cache_advice(target.parent, error)) from error
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
     return target
+
+
+def _cache_advice(folder: Path, error: OSError) -> str:
+    return (
+        f"{describe_error(error, 200)} while unpacking into {folder}: free space there or "
+        f"point {CACHE_ENV} at a writable folder with room"
+    )
 
 
 def _problem(source: str, message: str) -> DatasetError:
