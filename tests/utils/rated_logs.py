@@ -53,7 +53,7 @@ def _kind(messages: list[ChatMessage]) -> str:
     return "va"
 
 
-def scripted_judge(truth: Truth, distort: Distortion) -> Any:
+def scripted_judge(truth: Truth, distort: Distortion, name: str = "mockllm/model") -> Any:
     def respond(messages: list[ChatMessage], *_: Any) -> _ModelOutput:
         text = " ".join(m.text for m in messages)
         found = re.search(r"\[c(\d+)\]", text)
@@ -62,7 +62,7 @@ def scripted_judge(truth: Truth, distort: Distortion) -> Any:
         score = distort(kind, truth(int(found.group(1)))[kind])
         return scripted_output(json.dumps({"score": score, "rationale": SECRET_RATIONALE}))
 
-    return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+    return get_model(name, custom_outputs=respond, memoize=False)
 
 
 def write_cases(folder: Path, count: int) -> Path:
@@ -97,6 +97,7 @@ def judged_log(
     distort: Distortion = identity,
     model: str = "mockllm/model",
     log_images: bool = True,
+    judge_model: str = "mockllm/model",
 ) -> Path:
     """A real ``open_ended`` eval of ``count`` cases, judged by scripted judges."""
     data = tmp_path / "data"
@@ -114,8 +115,8 @@ def judged_log(
         open_ended(data=str(data)),
         model=get_model(model, custom_outputs=lambda *_: reply, memoize=False),
         model_roles={
-            "grader": scripted_judge(truth, distort),
-            "vision_grader": scripted_judge(truth, distort),
+            "grader": scripted_judge(truth, distort, judge_model),
+            "vision_grader": scripted_judge(truth, distort, judge_model),
         },
         display="none",
         log_dir=str(tmp_path / "logs"),

@@ -256,6 +256,31 @@ def cmd_rate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from inspect_medreason.cli.calibration import calibrate, render_report
+    from inspect_medreason.cli.rating import read_rating_round
+
+    output = Path(args.output)
+    check_output_path(output, args.force)
+    if args.report:
+        check_output_path(Path(args.report), args.force)
+    people = read_rating_round([Path(p) for p in args.ratings])
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    document, results, notes = calibrate(logs, people, args.folds, args.seed)
+    for note in skipped + notes:
+        print(f"note: {note}", file=sys.stderr)
+    write_text_atomically(output, json.dumps(document, indent=2) + "\n", args.force)
+    report = render_report(document, results, args.format)
+    if args.report:
+        write_text_atomically(Path(args.report), report, args.force)
+        print(f"wrote {args.report}", file=sys.stderr)
+    else:
+        print(report, end="")
+    print(f"wrote {output} ({people.page_id}: {len(people.scores)} rater(s))", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_check_data(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.audit import audit_data, render
 
@@ -506,6 +531,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rate.add_argument("--force", action="store_true", help="overwrite the output file")
     rate.set_defaults(handler=cmd_rate)
+
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="fit a monotone map from judge scores to people's ratings (isotonic regression)",
+        description="Per component (GT, VA, RVF, VA_final), on the cases people rated on a "
+        "'medreason rate' page, fit the judge score -> the people's mean rating by isotonic "
+        "regression; report cross-validated MAE, Spearman and weighted kappa before and after "
+        "with 95%% intervals; write a calibration file for 'leaderboard' and 'compare "
+        "--calibration'. Refuses fewer than 30 rated cases per component.",
+    )
+    calibrate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="the page's logs")
+    calibrate.add_argument(
+        "--ratings", nargs="+", required=True, metavar="FILE", help="one ratings file per rater"
+    )
+    calibrate.add_argument("--output", required=True, help="the calibration file (.json)")
+    calibrate.add_argument("--format", choices=["md", "json"], default="md")
+    calibrate.add_argument("--report", help="write the report here instead of printing it")
+    calibrate.add_argument(
+        "--folds", type=_positive_int, default=5, help="cross-validation folds (5)"
+    )
+    calibrate.add_argument("--seed", type=int, default=0, help="the folds' seed (0)")
+    calibrate.add_argument("--force", action="store_true", help="overwrite output files")
+    calibrate.set_defaults(handler=cmd_calibrate)
 
     check = commands.add_parser(
         "check-data",

@@ -129,6 +129,10 @@ class Candidate:
     answer: str
     trace: str
     metadata: dict[str, Any]
+    # the judges' component values as the log scored them (never shown on the page), and
+    # the components a rule scored rather than a judge
+    values: dict[str, float] = field(default_factory=dict)
+    by_rule: frozenset[str] = frozenset()
 
 
 def _text(value: Any) -> str:
@@ -186,11 +190,28 @@ def collect_candidates(logs: Sequence[Path]) -> tuple[list[Candidate], list[str]
                     answer=_text(meta.get("answer")),
                     trace=_text(meta.get("reasoning_trace")),
                     metadata=sample.metadata,
+                    values=_values(score.value),
+                    by_rule=frozenset(
+                        name
+                        for name, record in meta["judges"].items()
+                        if isinstance(record, dict) and record.get("by_rule")
+                    ),
                 )
             )
         for reason, count in sorted(left_out.items()):
             notes.append(f"{path}: {count} case(s) left out: {reason}")
     return candidates, notes
+
+
+def _values(value: Any) -> dict[str, float]:
+    """The numeric components of an open-ended score (NaN for an unscored one)."""
+    if not isinstance(value, dict):
+        return {}
+    return {
+        name: float(number)
+        for name, number in value.items()
+        if isinstance(number, int | float) and not isinstance(number, bool)
+    }
 
 
 def _unratable(sample: LoggedSample) -> str | None:

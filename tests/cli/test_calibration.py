@@ -1,0 +1,236 @@
+"""medreason calibrate: scripted judges whose scores are a known monotone distortion of known
+ratings; the calibration must recover the ratings, within its reported interval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import write_json
+from utils.rated_logs import judged_log, page_cases, ratings_document
+
+from inspect_medreason.cli import main
+from inspect_medreason.cli.calibration import (
+    MIN_CASES,
+    calibrated_means,
+    read_calibration,
+)
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.core.judges import gate_visual_accuracy
+
+CASES = 48
+RATED = 36
+
+# The distortions: GT inflated, VA deflated at the bottom, RVF compressed to the middle.
+DISTORT = {
+    "gt": {0: 0, 1: 2, 2: 3, 3: 4},
+    "va": {1: 0, 2: 1, 3: 3, 4: 4},
+    "rvf": {0: 1, 2: 2, 4: 3},
+}
+
+
+def truth(number: int) -> dict[str, int]:
+    return {"gt": number % 4, "va": 1 + (number * 3) % 4, "rvf": (number * 2) % 6}
+
+
+def distort(component: str, score: int) -> int:
+    return DISTORT[component][score]
+
+
+def bob_noise(component: str, number: int, score: int) -> int:
+    return max(0, score - 1) if number % 4 == 1 else score
+
+
+def page_of(html_path: Path) -> dict[str, Any]:
+    html = html_path.read_text(encoding="utf-8")
+    start = html.index('id="page-data">') + len('id="page-data">')
+    data: dict[str, Any] = json.loads(html[start : html.index("</script>", start)])
+    return data
+
+
+@pytest.fixture(scope="module")
+def round_(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A 48-case log judged with the distortions; a page of 36 of its cases, rated by alice
+    (the truth) and bob (the truth, one lower on every fourth case)."""
+    root = tmp_path_factory.mktemp("calibration")
+    log = judged_log(root, CASES, truth=truth, distort=distort)
+    page = root / "page.html"
+    assert main(["rate", str(log), "--output", str(page), "--cases", str(RATED)]) == 0
+    data = page_of(page)
+    shown = {c["case"] for c in data["cases"]}
+    cases = {c: n for c, n in page_cases([log], data["page_id"]).items() if c in shown}
+    assert len(cases) == RATED
+    alice = write_json(
+        root / "alice.json", ratings_document(data["page_id"], "alice", cases, truth)
+    )
+    bob = write_json(
+        root / "bob.json", ratings_document(data["page_id"], "bob", cases, truth, bob_noise)
+    )
+    return {"root": root, "log": log, "alice": alice, "bob": bob, "cases": cases}
+
+
+def calibrate(round_: dict[str, Any], raters: list[str], name: str) -> dict[str, Any]:
+    output = round_["root"] / name
+    code = main(
+        [
+            "calibrate",
+            str(round_["log"]),
+            "--ratings",
+            *(str(round_[r]) for r in raters),
+            "--output",
+            str(output),
+            "--force",
+        ]
+    )
+    assert code == 0
+    document: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+    return document
+
+
+def test_one_raters_ratings_are_recovered_exactly_from_the_distorted_judge(
+    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = calibrate(round_, ["alice"], "alice_calibration.json")
+    capsys.readouterr()
+    assert document["format"] == "medreason-calibration" and document["rater_count"] == 1
+    assert document["judges"]["models"] == {
+        "grader": "mockllm/model",
+        "vision_grader": "mockllm/model",
+    }
+    assert set(document["judges"]["prompt_digests"]) >= {"judge_gt_system", "judge_rvf_system"}
+    for key, component in (("gt", "gt_final"), ("va", "va_answer"), ("rvf", "rvf_trace")):
+        fitted = document["components"][component]
+        mapping = dict(zip(fitted["map"]["judge"], fitted["map"]["calibrated"], strict=True))
+        # the inverse of the distortion, level for level
+        assert mapping == {float(j): pytest.approx(float(t)) for t, j in DISTORT[key].items()}
+        cv = fitted["cross_validated"]
+        assert cv["after"]["mae"]["value"] < cv["before"]["mae"]["lower"]
+        assert cv["mae_change"]["upper"] < 0
+        assert cv["after"]["weighted_kappa"]["value"] > cv["before"]["weighted_kappa"]["value"]
+        assert fitted["cases"] == RATED and len(cv["folds"]) == 5
+
+
+def test_two_raters_mean_is_recovered_within_the_calibrated_interval(
+    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fitted on 36 rated cases, applied to all 48: the calibrated mean's interval holds the
+    people's mean over all 48 (known here), and the raw judge's mean is far from it."""
+    document = calibrate(round_, ["alice", "bob"], "calibration.json")
+    report = capsys.readouterr().out
+    assert "| gt_final | 36 |" in report
+    assert document["rater_count"] == 2 and document["raters"] == ["alice", "bob"]
+    calibration = read_calibration(round_["root"] / "calibration.json")
+    means = calibrated_means(round_["log"], calibration)
+    numbers = range(CASES)
+
+    def people_mean(key: str) -> float:
+        return float(
+            np.mean([np.mean([truth(n)[key], bob_noise(key, n, truth(n)[key])]) for n in numbers])
+        )
+
+    for key, component in (("gt", "gt_final"), ("va", "va_answer"), ("rvf", "rvf_trace")):
+        found = means[component]
+        expected = people_mean(key)
+        raw = float(np.mean([distort(key, truth(n)[key]) for n in numbers]))
+        assert found.cases == CASES
+        assert found.interval.lower <= expected <= found.interval.upper, (component, found)
+        assert abs(found.mean - expected) < 0.1
+        if key != "rvf":  # compressing RVF to the middle keeps its mean; the others move it
+            assert not found.interval.lower <= raw <= found.interval.upper
+    # VA_final is calibrated directly, from the judge's gated score to the people's
+    people_final = np.mean(
+        [
+            np.mean(
+                [
+                    gate_visual_accuracy(truth(n)["va"], truth(n)["rvf"]),
+                    gate_visual_accuracy(
+                        bob_noise("va", n, truth(n)["va"]), bob_noise("rvf", n, truth(n)["rvf"])
+                    ),
+                ]
+            )
+            for n in numbers
+        ]
+    )
+    assert means["va_final"].cases == CASES
+    assert abs(means["va_final"].mean - people_final) < 0.5
+
+
+def test_too_few_ratings_are_refused_with_the_number_needed(
+    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "small.html"
+    assert main(["rate", str(round_["log"]), "--output", str(page), "--cases", "12"]) == 0
+    data = page_of(page)
+    shown = {c["case"] for c in data["cases"]}
+    cases = {c: n for c, n in page_cases([round_["log"]], data["page_id"]).items() if c in shown}
+    ratings = write_json(
+        tmp_path / "r.json", ratings_document(data["page_id"], "alice", cases, truth)
+    )
+    capsys.readouterr()
+    output = tmp_path / "calibration.json"
+    code = main(
+        ["calibrate", str(round_["log"]), "--ratings", str(ratings), "--output", str(output)]
+    )
+    err = capsys.readouterr().err
+    assert code == 1 and not output.exists()
+    assert (
+        f"gt_final: 12 case(s) rated by people and scored by the judges; a stable fit "
+        f"needs at least {MIN_CASES}: rate {MIN_CASES - 12} more" in err
+    )
+    assert "Traceback" not in err
+
+
+def test_a_calibration_is_refused_for_a_log_of_other_judges(
+    round_: dict[str, Any], tmp_path: Path
+) -> None:
+    calibrate(round_, ["alice"], "for_mismatch.json")
+    other = judged_log(tmp_path, 3, truth=truth, distort=distort, judge_model="mockllm/other-judge")
+    calibration = read_calibration(round_["root"] / "for_mismatch.json")
+    with pytest.raises(ChallengeError) as caught:
+        calibrated_means(other, calibration)
+    text = "\n".join(caught.value.problems)
+    assert "mockllm/other-judge" in text and "grader=mockllm/model" in text
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda d: d.update(version=9), "version 9"),
+        (lambda d: d["components"]["gt_final"]["map"]["judge"].reverse(), "not a monotone map"),
+        (lambda d: d["components"]["va_answer"]["map"].update(calibrated=["x"]), "va_answer.map"),
+        (lambda d: d.pop("judges"), "judges: not the record"),
+        (lambda d: d.update(format="medreason-ratings"), "not a calibration file"),
+    ],
+)
+def test_a_damaged_calibration_file_is_a_message(
+    round_: dict[str, Any], tmp_path: Path, edit: Any, expected: str
+) -> None:
+    calibrate(round_, ["alice"], "to_damage.json")
+    document = json.loads((round_["root"] / "to_damage.json").read_text(encoding="utf-8"))
+    edit(document)
+    path = write_json(tmp_path / "damaged.json", document)
+    with pytest.raises(ChallengeError) as caught:
+        read_calibration(path)
+    assert any(expected in p for p in caught.value.problems), caught.value.problems
+
+
+def test_applying_the_map_is_what_isotonic_regression_predicts() -> None:
+    from sklearn.isotonic import IsotonicRegression
+
+    from inspect_medreason.cli.calibration import Calibration
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 5, 80).astype(float) + rng.choice([0.0, 0.5], 80)
+    y = np.clip(x * 0.6 + rng.normal(0, 0.5, 80), 0, 4)
+    model = IsotonicRegression(y_min=0, y_max=4, out_of_bounds="clip").fit(x, y)
+    calibration = Calibration(
+        Path("c.json"),
+        {},
+        {"gt_final": (model.X_thresholds_, model.y_thresholds_)},
+        1,
+    )
+    probe = np.linspace(-1, 5, 61)
+    assert np.allclose(calibration.apply("gt_final", probe), model.predict(probe))
