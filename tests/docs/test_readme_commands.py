@@ -180,6 +180,9 @@ def test_every_readme_and_docs_command_runs(tmp_path: Path) -> None:
             **os.environ,
             "OPENAI_BASE_URL": url,
             "OPENAI_API_KEY": "stub",
+            # the examples' judges of another family, served through Together's API
+            "TOGETHER_BASE_URL": url,
+            "TOGETHER_API_KEY": "stub",
             "LOCAL_API_KEY": "stub",
             "GATEWAY_API_KEY": "stub",
             "NO_COLOR": "1",
@@ -313,6 +316,9 @@ def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
             **os.environ,
             "OPENAI_BASE_URL": url,
             "OPENAI_API_KEY": "stub",
+            # the examples' judges of another family, served through Together's API
+            "TOGETHER_BASE_URL": url,
+            "TOGETHER_API_KEY": "stub",
             "NO_COLOR": "1",
             "INSPECT_DISPLAY": "plain",
         }

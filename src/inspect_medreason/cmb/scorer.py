@@ -50,6 +50,7 @@ from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import extract_label, json_objects, readable_text
 from inspect_medreason.core.judges import (
     JudgeSettings,
+    LineageWatch,
     Verdict,
     fence_id,
     grader_templates,
@@ -292,6 +293,7 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
     """Each answer rated by the ``grader`` role; the case's score is the mean over turns."""
     settings = JudgeSettings.from_judge_args(judge_args)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    lineage = LineageWatch()
     templates = grader_templates("grader_clin", family="cmb")
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -314,7 +316,7 @@ def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scor
             messages = judge_request(templates.templates["grader_clin_system"].text, text, [])
             outcome = await run_judge(
                 "clin",
-                judge_model("grader", self_judging),
+                judge_model("grader", self_judging, lineage),
                 messages,
                 templates,
                 settings,

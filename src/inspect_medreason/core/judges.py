@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field
 
 from inspect_medreason.core.errors import TaskArgumentError, UserInputError, is_setup_error
 from inspect_medreason.core.extraction import json_objects
+from inspect_medreason.core.lineage import judge_lineage
 from inspect_medreason.core.params import coerce_bool, coerce_float, coerce_int
 from inspect_medreason.core.prompts import SHARED, PromptTemplate, context_block, load_template
 
@@ -715,21 +716,47 @@ def accepted_judge_options(prompts: bool, panel: bool) -> dict[str, tuple[Any, s
     }
 
 
-def judge_model(role: str, allow_self_judging: bool) -> Model:
+class LineageWatch:
+    """Warns, once per scorer (so once per run) and judge, when a judge is the model under
+    test or of its family (``core.lineage``): on the console and, as a logger event, in the
+    transcript of the sample it was found in; ``note`` gives what a score records."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[str, str], str | None] = {}
+
+    def check(self, role: str, judge: Model) -> str | None:
+        key = (role, str(judge))
+        if key not in self._found:
+            found = judge_lineage(role, str(judge), str(get_model()))
+            self._found[key] = None if found is None else f"{role} {judge} {found.relation}"
+            if found is not None:
+                logger.warning(found.message())
+        return self._found[key]
+
+
+def judge_model(role: str, allow_self_judging: bool, lineage: LineageWatch | None = None) -> Model:
     """The one model bound to a judge role; refuse to fall back silently to the model under
     test, and refuse a role bound to several models where one judge is asked (Inspect would
-    use the first and say nothing)."""
+    use the first and say nothing). With ``lineage``, a judge of the tested model's lineage
+    is warned of (a scorer of the model's replies passes one; judge_meta, which tests the
+    judges themselves, does not)."""
     bound = model_roles().get(role)
     if isinstance(bound, list) and len(bound) > 1:
         raise UserInputError(SINGLE_JUDGE_MESSAGE.format(role=role, count=len(bound)))
     if allow_self_judging:
-        return get_model(role=role)  # falls back to the model under test, as asked
-    if bound is None:
+        model = get_model(role=role)  # falls back to the model under test, as asked
+    elif bound is None:
         raise UserInputError(MISSING_ROLE_MESSAGE.format(role=role))
-    return get_model(role=role, required=True)
+    else:
+        model = get_model(role=role, required=True)
+    if lineage is not None:
+        lineage.check(role, model)
+    return model
 
 
-def panel_judges(base: str, allow_self_judging: bool) -> list[tuple[str, Model]]:
+def panel_judges(
+    base: str, allow_self_judging: bool, lineage: LineageWatch | None = None
+) -> list[tuple[str, Model]]:
     """The judges of a role's panel, each with the role name its records carry. A role bound
     to several models (``--model-role grader=a,b``, Inspect's own syntax) is a panel whose
     members are named as numbered roles would be (``grader``, ``grader_2``, ...); so is a
@@ -742,9 +769,13 @@ def panel_judges(base: str, allow_self_judging: bool) -> list[tuple[str, Model]]
             raise UserInputError(
                 MIXED_PANEL_MESSAGE.format(role=base, numbered=", ".join(numbered))
             )
-        return [(base if n == 0 else f"{base}_{n + 1}", model) for n, model in enumerate(members)]
+        panel = [(base if n == 0 else f"{base}_{n + 1}", model) for n, model in enumerate(members)]
+        if lineage is not None:
+            for role, model in panel:
+                lineage.check(role, model)
+        return panel
     roles = panel_roles(base, [] if allow_self_judging else bound)
-    return [(role, judge_model(role, allow_self_judging)) for role in roles]
+    return [(role, judge_model(role, allow_self_judging, lineage)) for role in roles]
 
 
 SINGLE_JUDGE_MESSAGE = (
@@ -810,18 +841,21 @@ def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool
         raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
 
 
-def _cli_run_that_scores() -> bool:
+def inspect_subcommand() -> str | None:
+    """The ``inspect`` subcommand this process runs (``eval``, ``score``, ...), or None when
+    it is not Inspect's command line (Python's ``eval()``, a test)."""
     argv = sys.argv
-    program = Path(argv[0]).name if argv else ""
+    if len(argv) < 2:
+        return None
+    program = Path(argv[0]).name
     is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
         "inspect_ai/__main__.py"
     )
-    return (
-        is_inspect
-        and len(argv) > 1
-        and argv[1] in {"eval", "eval-set"}
-        and "--no-score" not in argv
-    )
+    return argv[1] if is_inspect else None
+
+
+def _cli_run_that_scores() -> bool:
+    return inspect_subcommand() in {"eval", "eval-set"} and "--no-score" not in sys.argv
 
 
 CORRECT_FORMAT = '{"correct": <true or false>, "rationale": "<one sentence>"}'
@@ -867,6 +901,7 @@ async def grade_correctness(
     candidate: str,
     settings: JudgeSettings,
     allow_self_judging: bool,
+    lineage: LineageWatch | None = None,
 ) -> JudgeOutcome:
     """Ask the ``grader`` role whether a free-text answer matches the reference."""
     templates = grader_templates("grader_correct")
@@ -879,7 +914,7 @@ async def grade_correctness(
     messages = judge_request(templates.templates["grader_correct_system"].text, text, [])
     return await run_judge(
         "correct",
-        judge_model("grader", allow_self_judging),
+        judge_model("grader", allow_self_judging, lineage),
         messages,
         templates,
         settings,

@@ -27,6 +27,7 @@ from inspect_medreason.core.extraction import extract_label, json_objects
 from inspect_medreason.core.judges import (
     JudgeOutcome,
     JudgeSettings,
+    LineageWatch,
     Verdict,
     fence_id,
     grader_templates,
@@ -149,7 +150,12 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
 
 
 async def ar_rating(
-    question: str, reference: str, candidate: str, settings: JudgeSettings, allow_self_judging: bool
+    question: str,
+    reference: str,
+    candidate: str,
+    settings: JudgeSettings,
+    allow_self_judging: bool,
+    lineage: LineageWatch | None = None,
 ) -> JudgeOutcome:
     templates = grader_templates("grader_ar", family="gemex")
     text = templates.templates["grader_ar_user"].render(
@@ -161,7 +167,7 @@ async def ar_rating(
     messages = judge_request(templates.templates["grader_ar_system"].text, text, [])
     return await run_judge(
         "ar",
-        judge_model("grader", allow_self_judging),
+        judge_model("grader", allow_self_judging, lineage),
         messages,
         templates,
         settings,
@@ -182,6 +188,7 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
     """A-score (closed/single/multi), AR-score (open), V-score, BLEU, ROUGE-L."""
     settings = JudgeSettings.from_judge_args(judge_args)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    lineage = LineageWatch()
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
@@ -234,10 +241,10 @@ def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
         values["bleu"], values["rouge_l"] = text_overlap(candidate_text, reference_text)
         if kind == "open":
             candidate = await ar_rating(
-                meta["question"], reference_text, candidate_text, settings, self_judging
+                meta["question"], reference_text, candidate_text, settings, self_judging, lineage
             )
             own = await ar_rating(
-                meta["question"], reference_text, reference_text, settings, self_judging
+                meta["question"], reference_text, reference_text, settings, self_judging, lineage
             )
             details["ar"] = {"candidate": candidate.as_metadata(), "reference": own.as_metadata()}
             if candidate.score is not None and own.score:

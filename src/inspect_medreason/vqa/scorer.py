@@ -32,6 +32,7 @@ from inspect_ai.solver import TaskState
 
 from inspect_medreason.core.judges import (
     JudgeSettings,
+    LineageWatch,
     grade_correctness,
 )
 from inspect_medreason.core.metrics import breakdown, scored_samples
@@ -120,6 +121,7 @@ def vqa_scorer(
     settings = JudgeSettings.from_judge_args(judge_args)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     vocabulary = yes_no_vocabulary_of(yes_no_vocabulary)
+    lineage = LineageWatch()
 
     async def score(state: TaskState, target: Target) -> Score:
         read = read_short_answer(state.output.completion)
@@ -154,7 +156,7 @@ def vqa_scorer(
                 explanation="open: exact match with the reference",
             )
         outcome = await grade_correctness(
-            state.metadata.get("question", ""), reference, answer, settings, self_judging
+            state.metadata.get("question", ""), reference, answer, settings, self_judging, lineage
         )
         details["grader"] = outcome.as_metadata()
         if outcome.score is None:
