@@ -234,3 +234,50 @@ def test_applying_the_map_is_what_isotonic_regression_predicts() -> None:
     )
     probe = np.linspace(-1, 5, 61)
     assert np.allclose(calibration.apply("gt_final", probe), model.predict(probe))
+
+
+def test_leaderboard_and_compare_show_calibrated_means_beside_the_raw_ones(
+    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    calibrate(round_, ["alice", "bob"], "board_calibration.json")
+    path = round_["root"] / "board_calibration.json"
+    expected = calibrated_means(round_["log"], read_calibration(path))
+    capsys.readouterr()
+    log = str(round_["log"])
+    assert main(["leaderboard", log, "--format", "json", "--calibration", str(path)]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    gt = row["calibrated"]["Open-ended GT (calibrated)"]
+    assert gt["value"] == pytest.approx(expected["gt_final"].mean)
+    assert gt["lower"] == pytest.approx(expected["gt_final"].interval.lower)
+    assert gt["cases"] == CASES
+    va = row["calibrated"]["Open-ended VA (calibrated)"]
+    assert va["value"] == pytest.approx(expected["va_final"].mean)
+    # the raw metrics stay what the log says
+    raw = float(np.mean([distort("gt", truth(n)["gt"]) for n in range(CASES)]))
+    assert row["metrics"]["Open-ended GT"] == pytest.approx(raw)
+    assert main(["leaderboard", log, "--calibration", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "Open-ended GT (calibrated)" in table and "(calibrated) columns" in table
+    assert main(["leaderboard", log, "--format", "csv", "--calibration", str(path)]) == 0
+    assert "Open-ended VA (calibrated) 95% lower" in capsys.readouterr().out
+
+    assert main(["compare", log, log, "--format", "json", "--calibration", str(path)]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics["Open-ended GT (calibrated)"]["mean_a"] == pytest.approx(
+        expected["gt_final"].mean
+    )
+    assert metrics["Open-ended GT"]["mean_a"] == pytest.approx(raw)
+
+
+def test_leaderboard_refuses_a_calibration_of_other_judges(
+    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calibrate(round_, ["alice"], "other_judges.json")
+    other = judged_log(tmp_path, 3, truth=truth, distort=distort, judge_model="mockllm/judge-b")
+    capsys.readouterr()
+    path = str(round_["root"] / "other_judges.json")
+    assert main(["leaderboard", str(other), "--calibration", path]) == 1
+    err = capsys.readouterr().err
+    assert "mockllm/judge-b" in err and "calibrated for" in err and "Traceback" not in err
+    assert main(["compare", str(other), str(other), "--calibration", path]) == 1
+    assert "mockllm/judge-b" in capsys.readouterr().err

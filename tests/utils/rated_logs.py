@@ -23,7 +23,6 @@ from inspect_ai.model import ChatMessage, get_model
 from inspect_ai.model import ModelOutput as _ModelOutput
 
 from inspect_medreason.cli.rating import RATINGS_FORMAT, case_digest, collect_candidates
-from inspect_medreason.medreason.medreason import open_ended
 
 COMPONENTS = ("gt", "va", "rvf")
 # A judge's rationale no rater may see: the page is checked for it.
@@ -111,8 +110,11 @@ def judged_log(
             }
         )
     )
+    # by its registered name, as a user runs it (the leaderboard reads only this package's
+    # tasks' logs)
     [log] = eval(
-        open_ended(data=str(data)),
+        "inspect_medreason/open_ended",
+        task_args={"data": str(data)},
         model=get_model(model, custom_outputs=lambda *_: reply, memoize=False),
         model_roles={
             "grader": scripted_judge(truth, distort, judge_model),

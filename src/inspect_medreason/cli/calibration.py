@@ -494,3 +494,59 @@ def calibrated_means(path: Path, calibration: Calibration) -> dict[str, Calibrat
             len(cases),
         )
     return result
+
+
+# The leaderboard's judge metrics and the component each one averages.
+CALIBRATED_METRICS = {"Open-ended GT": "gt_final", "Open-ended VA": "va_final"}
+
+
+def calibrated_label(name: str) -> str:
+    return f"{name} (calibrated)"
+
+
+def add_calibrated_means(
+    rows: Sequence[Any], calibration: Calibration
+) -> dict[str, dict[str, CalibratedMean]]:
+    """Per row (by model label), each judge metric's calibrated mean from the log the raw
+    metric came from (``row.sources``); stored on the row as ``row.calibrated`` and never in
+    place of the raw metric. Raises ChallengeError when a log's judges are not the ones
+    calibrated."""
+    cache: dict[str, dict[str, CalibratedMean]] = {}
+    problems: list[str] = []
+    for row in rows:
+        for name, component in CALIBRATED_METRICS.items():
+            source = row.sources.get(name)
+            if not source:
+                continue
+            if source not in cache:
+                try:
+                    cache[source] = calibrated_means(Path(source), calibration)
+                except ChallengeError as error:
+                    problems += error.problems
+                    cache[source] = {}
+            found = cache[source].get(component)
+            if found is not None:
+                row.calibrated[calibrated_label(name)] = found
+    if problems:
+        raise ChallengeError(list(dict.fromkeys(problems)))
+    return {row.model: dict(row.calibrated) for row in rows}
+
+
+def calibrated_cell(found: CalibratedMean | None) -> str:
+    if found is None:
+        return "—"
+    interval = (
+        ""
+        if math.isnan(found.interval.lower)
+        else (f" [{found.interval.lower:.3f}, {found.interval.upper:.3f}]")
+    )
+    return f"{found.mean:.3f}{interval} (n={found.cases})"
+
+
+def add_calibrated_cases(run: Any, calibration: Calibration) -> None:
+    """A compared run's per-case calibrated judge metrics, added to its values beside the
+    raw ones (``compare`` then tests them as it tests the raw metrics)."""
+    scores, _ = calibrated_case_scores(run.path, log_header(run.path), calibration)
+    for name, component in CALIBRATED_METRICS.items():
+        if scores.get(component):
+            run.values[calibrated_label(name)] = scores[component]

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
 from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
@@ -84,10 +84,32 @@ class Comparison:
     categories: dict[str, list[CategoryDifference]] = field(default_factory=dict)
 
 
+def run_log(path: Path) -> Path:
+    """The log a compare argument names: the file itself, or a folder's one run (its latest
+    complete attempt, as every command reads a folder); a folder of several runs is refused
+    with them named."""
+    if not path.is_dir():
+        return path
+    notes: list[str] = []
+    headers = medreason_headers(log_files([path]), notes)
+    if len(headers) != 1:
+        found = ", ".join(str(found) for found, _ in headers) or "none"
+        raise ChallengeError(
+            [
+                f"{path}: compare takes one run per side and this folder holds {len(headers)} "
+                f"MedReason runs ({found}); name the log of the run you mean",
+                *notes,
+            ]
+        )
+    return headers[0][0]
+
+
 def read_run(path: Path) -> RunCases:
     """Per-case values of a MedReason log, read as a stream (its header, then one sample at
     a time, never the images); a refusal naming the file when it is not one. A sample with
-    a field that cannot be read is left out and named in ``unreadable``."""
+    a field that cannot be read is left out and named in ``unreadable``. ``path`` may be a
+    folder holding one run (``run_log``)."""
+    path = run_log(path)
     try:
         header = log_header(path)
     except Exception as error:  # any file can be handed in: report it, never a traceback
@@ -204,7 +226,8 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     results: dict[str, PairedResult] = {}
     categories: dict[str, list[CategoryDifference]] = {}
     binary_mcq = a.epochs == 1 and b.epochs == 1
-    for metric in METRICS:
+    # then what was added to the runs' values (calibrated judge metrics, with --calibration)
+    for metric in (*METRICS, *sorted(set(a.values) - set(METRICS))):
         first, second = a.values.get(metric, {}), b.values.get(metric, {})
         cases = sorted(set(first) & set(second))
         if not cases:

@@ -32,9 +32,11 @@ import numpy as np
 from inspect_ai.log import EvalLog
 from scipy.stats import rankdata
 
+from inspect_medreason.cli.calibration import calibrated_cell
 from inspect_medreason.cli.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
 from inspect_medreason.core.intervals import SEED, cluster_indices
+from inspect_medreason.core.lineage import role_lineage
 
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
 # metric name, the Inspect group of its interval). MCQ accuracy and, in logs written before
@@ -98,6 +100,7 @@ class LogMetrics:
     model: str
     settings: RunSettings
     metrics: dict[str, LoggedMetric]
+    lineage: list[str]
 
 
 @dataclass
@@ -131,6 +134,11 @@ class ModelRow:
     settings: dict[str, Any] = field(default_factory=dict)
     partial: str | None = None
     notes: list[str] = field(default_factory=list)
+    # Judges of the tested model's lineage in any log of the row (core.lineage).
+    lineage: list[str] = field(default_factory=list)
+    # "<metric> (calibrated)" -> calibration.CalibratedMean, with --calibration; beside the
+    # raw metrics, never in their place (ranks use the raw ones)
+    calibrated: dict[str, Any] = field(default_factory=dict)
 
     @property
     def missing(self) -> list[str]:
@@ -222,6 +230,30 @@ def run_settings(log: EvalLog) -> RunSettings:
             "prompts": _prompt_digests(prompts, "open_"),
         }
     return RunSettings(dataset, common, tracks, _partial(log, config))
+
+
+# The roles the open-ended track judges with, which allow_self_judging leaves to the model
+# under test when they are not bound.
+OPEN_JUDGE_ROLES = ("grader", "vision_grader")
+
+
+def judge_lineage(log: EvalLog) -> list[str]:
+    """Each judge of the log that is the model under test or of its family, as it reads
+    beside the row (the run warned of the same when it judged)."""
+    bound = {
+        role: [item.model for item in config] if isinstance(config, list) else config.model
+        for role, config in (log.eval.model_roles or {}).items()
+    }
+    self_judging = str((log.eval.task_args or {}).get("allow_self_judging", "")).lower()
+    self_judged = (
+        [role for role in OPEN_JUDGE_ROLES if role not in bound]
+        if self_judging in {"true", "1", "yes"}
+        else []
+    )
+    return [
+        f"{warning.role} {warning.judge} {warning.relation}"
+        for warning in role_lineage(log.eval.model, bound, self_judged)
+    ]
 
 
 def _partial(log: EvalLog, config: Any) -> str | None:
@@ -338,7 +370,14 @@ def collect_rows(
             )
             continue
         items.append(
-            LogMetrics(path, (log.eval.created, path.stat().st_mtime_ns), name, settings, metrics)
+            LogMetrics(
+                path,
+                (log.eval.created, path.stat().st_mtime_ns),
+                name,
+                settings,
+                metrics,
+                judge_lineage(log) if "open" in settings.tracks else [],
+            )
         )
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
@@ -356,6 +395,9 @@ def collect_rows(
             }
             groups.append(group)
         row: ModelRow = group["row"]
+        for warning in item.lineage:
+            if warning not in row.lineage:
+                row.lineage.append(warning)
         for track, track_settings in item.settings.tracks.items():
             group["tracks"].setdefault(track, track_settings)
         for name, logged in item.metrics.items():
@@ -543,6 +585,7 @@ HEADER = [
     *(f"rank {name}" for name in METRIC_NAMES),
     "mean rank",
     "missing (ranked last)",
+    "judge lineage",
 ]
 STABILITY_HEADER = "position under resampling: 95% range (share per position)"
 CSV_HEADER = [
@@ -558,6 +601,7 @@ CSV_HEADER = [
     *(f"rank {name}" for name in METRIC_NAMES),
     "mean rank",
     "missing (ranked last)",
+    "judge lineage",
 ]
 
 
@@ -569,7 +613,12 @@ def _stability_cells(row: ModelRow) -> list[str]:
 
 
 def _header(rows: list[ModelRow]) -> list[str]:
-    return [*HEADER, STABILITY_HEADER] if any(row.stability for row in rows) else HEADER
+    header = [*HEADER, STABILITY_HEADER] if any(row.stability for row in rows) else HEADER
+    return [*header, *_calibrated_names(rows)]
+
+
+def _calibrated_names(rows: list[ModelRow]) -> list[str]:
+    return sorted({name for row in rows for name in row.calibrated})
 
 
 def table_rows(rows: list[ModelRow]) -> list[list[str]]:
@@ -583,10 +632,17 @@ def table_rows(rows: list[ModelRow]) -> list[list[str]]:
             *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
             f"{row.mean_rank:.2f}" if row.position is not None else "—",
             ", ".join(row.missing),
+            _lineage_cell(row),
             *([row.stability.describe() if row.stability else "—"] if stability else []),
+            *(calibrated_cell(row.calibrated.get(name)) for name in _calibrated_names(rows)),
         ]
         for row in rows
     ]
+
+
+def _lineage_cell(row: ModelRow) -> str:
+    """Beside the row: a judge that is the tested model or of its family."""
+    return "⚠ " + "; ".join(row.lineage) if row.lineage else ""
 
 
 def _categories(rows: list[ModelRow], name: str) -> list[str]:
@@ -618,8 +674,18 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
         stability_header = (
             ["position 2.5%", "position 97.5%", "position shares"] if stability else []
         )
+        calibrated = _calibrated_names(rows)
         writer.writerow(
-            [*CSV_HEADER, *stability_header, *(f"{name} {category}" for name, category in extra)]
+            [
+                *CSV_HEADER,
+                *stability_header,
+                *(f"{name} {category}" for name, category in extra),
+                *(
+                    column
+                    for name in calibrated
+                    for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")
+                ),
+            ]
         )
         for row in rows:
             metric_cells = []
@@ -642,12 +708,18 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
                     *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
                     f"{row.mean_rank:.4g}" if row.position is not None else "",
                     ", ".join(row.missing),
+                    "; ".join(row.lineage),
                     *(_stability_cells(row) if stability else []),
                     *(
                         f"{row.breakdown.get(n, {}).get(c, ''):.6g}"
                         if c in row.breakdown.get(n, {})
                         else ""
                         for n, c in extra
+                    ),
+                    *(
+                        cell
+                        for name in calibrated
+                        for cell in _calibrated_csv_cells(row.calibrated.get(name))
                     ),
                 ]
             )
@@ -728,6 +800,7 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
         "sources": row.sources,
         "settings": row.settings,
         "notes": row.notes,
+        "judge_lineage": row.lineage,
     }
     if row.stability is not None:
         document["rank_stability"] = {
@@ -739,7 +812,29 @@ def _json_row(row: ModelRow, breakdown: bool) -> dict[str, Any]:
         }
     if breakdown:
         document["breakdown"] = row.breakdown
+    if row.calibrated:
+        document["calibrated"] = {
+            name: {
+                "value": found.mean,
+                "lower": found.interval.lower,
+                "upper": found.interval.upper,
+                "level": 0.95,
+                "cases": found.cases,
+            }
+            for name, found in sorted(row.calibrated.items())
+        }
     return document
+
+
+def _calibrated_csv_cells(found: Any) -> list[str]:
+    if found is None:
+        return ["", "", "", ""]
+    return [
+        f"{found.mean:.6g}",
+        f"{found.interval.lower:.6g}",
+        f"{found.interval.upper:.6g}",
+        str(found.cases),
+    ]
 
 
 RANKING_NOTE = (

@@ -182,6 +182,15 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if not board.rows:
         raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
     board.rows = rank_rows(board.rows)
+    if args.calibration:
+        from inspect_medreason.cli.calibration import add_calibrated_means, read_calibration
+
+        calibration = read_calibration(Path(args.calibration))
+        add_calibrated_means(board.rows, calibration)
+        board.notes.append(
+            f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
+            f"rater(s)' ratings by {args.calibration}; ranks use the raw metrics"
+        )
     if args.bootstrap:
         stability_notes = rank_stability(board.rows, args.bootstrap)
         for note in stability_notes:
@@ -196,7 +205,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.comparison import compare_runs, plot_png, read_run, render
 
     _check_outputs(args)
-    comparison = compare_runs(read_run(Path(args.log_a)), read_run(Path(args.log_b)))
+    runs = read_run(Path(args.log_a)), read_run(Path(args.log_b))
+    if args.calibration:
+        from inspect_medreason.cli.calibration import add_calibrated_cases, read_calibration
+
+        calibration = read_calibration(Path(args.calibration))
+        for run in runs:
+            add_calibrated_cases(run, calibration)
+    comparison = compare_runs(*runs)
     for warning in comparison.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     output = render(comparison, args.format)
@@ -464,6 +480,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="resample the cases N times and report how often each model holds each overall "
         "position, and its 95%% range of positions (reads every log's samples)",
     )
+    board.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="add the judge metrics calibrated to people's ratings (a 'medreason calibrate' "
+        "file) beside the raw ones, labelled (calibrated), with intervals",
+    )
     board.set_defaults(handler=cmd_leaderboard)
 
     compare = commands.add_parser(
@@ -476,6 +498,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
     compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
+    compare.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="also compare the judge metrics calibrated to people's ratings (a 'medreason "
+        "calibrate' file), labelled (calibrated), beside the raw ones",
+    )
     _add_report_arguments(
         compare,
         ["md", "json", "html"],
