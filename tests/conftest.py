@@ -197,6 +197,8 @@ def edit_log_entry(
 # them.
 SLOW_TESTS = {
     "tests/docs/test_readme_commands.py": "runs every command the documents show",
+    "tests/cli/test_run_attempts.py": "runs interrupted, resumed and eval-set runs",
+    "tests/test_register_entries.py::test_the_script_writes": "runs the script",
     "tests/perf/test_benchmarks.py": "runs each benchmark at a small size",
     "tests/robustness/test_user_errors.py::test_an_unreachable_hub_asks_for_a_local_copy": (
         "waits for a hub that does not answer"
@@ -216,6 +218,9 @@ SLOW_TESTS = {
     "tests/cli/test_rating_browser.py": "starts headless Chromium and rates a page in it",
     "tests/robustness/test_judge_bounds.py::test_a_hanging_judge_is_cut_at_the_runs_attempt_timeout": (
         "waits for judges that hang until the run's timeout"
+    ),
+    "tests/medreason/test_rescoring_folder.py::test_rescoring_reads_images_only_from_the_runs_or_the_named_folder": (
+        "an eval, then inspect score twice, in subprocesses"
     ),
 }
 

@@ -640,3 +640,27 @@ def test_export_of_an_unfinished_run_keeps_what_it_holds(
     assert not any("cannot be read" in problem for problem in report.problems)
     out = tmp_path / "results.json"
     assert main(["export", str(trimmed), "--output", str(out)]) == 1 and not out.exists()
+
+
+def test_leaderboard_shows_a_judge_of_the_tested_models_lineage_beside_the_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], official_dataset: Path
+) -> None:
+    """mockllm/model judged by itself is flagged beside its row; mockllm/alpha, judged by
+    mockllm/model (another line), is not."""
+    judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", model="mockllm/model")
+    judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", model="mockllm/alpha")
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
+    rows = {row["model"]: row for row in json.loads(capsys.readouterr().out)["rows"]}
+    assert rows["mockllm/model"]["judge_lineage"] == [
+        "grader mockllm/model is the same model",
+        "vision_grader mockllm/model is the same model",
+    ]
+    assert rows["mockllm/alpha"]["judge_lineage"] == []
+    assert main(["leaderboard", str(tmp_path / "logs")]) == 0
+    table = capsys.readouterr().out
+    [flagged] = [line for line in table.splitlines() if "| mockllm/model |" in line]
+    assert flagged.rstrip(" |").endswith(
+        "⚠ grader mockllm/model is the same model; vision_grader mockllm/model is the same model"
+    )
+    [clean] = [line for line in table.splitlines() if "| mockllm/alpha |" in line]
+    assert "⚠" not in clean

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from conftest import scripted_output, user_text, write_json, write_png
 from inspect_ai import eval
+from inspect_ai.event import LoggerEvent
 from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
 
@@ -473,3 +474,56 @@ def test_rescoring_an_edited_log_never_sends_outside_files(tmp_path: Path) -> No
     failure = first.metadata["judges"]["va_answer"]["failure"]  # type: ignore[index]
     assert "case image refused" in failure and "outside the data folder" in failure
     assert second.value["va_answer"] == 2.0 and second.value["rvf_trace"] == 2.0
+
+
+def test_a_judge_of_the_tested_models_lineage_is_warned_once_in_the_log(
+    open_dataset: Path, tmp_path: Path
+) -> None:
+    """Judges bound to the model under test: one warning per judge (not per case), naming
+    both models, in the log's messages; a judge of another line gets none."""
+    log = run_open(open_ended(data=str(open_dataset)), ScriptedJudges(), tmp_path)
+    assert log.samples is not None
+    warnings = [
+        event.message.message
+        for sample in log.samples
+        for event in sample.events
+        if isinstance(event, LoggerEvent) and "judge lineage" in event.message.message
+    ]
+    assert len(warnings) == 2, warnings  # grader and vision_grader, once each
+    assert all("mockllm/model is the same model as the model under test" in w for w in warnings)
+    assert any("the grader judge" in w for w in warnings)
+    assert any("the vision_grader judge" in w for w in warnings)
+    # Every judged case records it too.
+    judged = [s for s in scores_by_id(log).values() if s.metadata and s.metadata.get("judges")]
+    assert judged and all(
+        score.metadata["judge_lineage"]
+        == [
+            "grader mockllm/model is the same model",
+            "vision_grader mockllm/model is the same model",
+        ]
+        for score in judged
+        if score.metadata["judge_models"].get("gt_final")
+        and score.metadata["judge_models"].get("va_answer")
+    )
+
+    judges = ScriptedJudges()
+    [other] = eval(
+        open_ended(data=str(open_dataset)),
+        model=get_model("mockllm/tested", custom_outputs=model_reply),
+        model_roles={
+            "grader": get_model("mockllm/model", custom_outputs=judges.text_judge, memoize=False),
+            "vision_grader": get_model(
+                "mockllm/model", custom_outputs=judges.vision_judge, memoize=False
+            ),
+        },
+        display="none",
+        log_dir=str(tmp_path / "other"),
+    )
+    assert other.status == "success", other.error
+    assert other.samples is not None
+    assert not any(
+        isinstance(event, LoggerEvent) and "judge lineage" in event.message.message
+        for sample in other.samples
+        for event in sample.events
+    )
+    assert all("judge_lineage" not in score.metadata for score in scores_by_id(other).values())

@@ -12,6 +12,14 @@ from typing import Any
 Responder = Callable[[dict[str, Any]], str]
 
 
+class StubError(Exception):
+    """Raised by a responder: the request is answered with this HTTP error status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @contextmanager
 def openai_stub(model_name: str, respond: Responder) -> Iterator[tuple[str, list[dict[str, Any]]]]:
     """Serve ``/v1/chat/completions`` (and ``/v1/models``); yield (base_url, requests)."""
@@ -56,7 +64,11 @@ def openai_stub(model_name: str, respond: Responder) -> Iterator[tuple[str, list
                 return
             with lock:
                 requests.append(body)
-            content = respond(body)
+            try:
+                content = respond(body)
+            except StubError as error:
+                self._send({"error": {"message": str(error), "type": "stub"}}, error.status)
+                return
             self._send(
                 {
                     "id": f"stub-{len(requests)}",

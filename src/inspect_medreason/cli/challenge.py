@@ -32,6 +32,7 @@ from inspect_medreason.cli.log_reading import (
     absent_samples,
     log_header,
     logged_samples,
+    one_attempt_per_run,
     task_record,
 )
 from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
@@ -127,9 +128,11 @@ def _info_path(info: EvalLogInfo) -> Path:
 
 
 def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
-    """The headers of the logs this package's challenge tasks wrote; anything else (an
-    unreadable or corrupt file, a log of another task, an exported results.json) is skipped
-    with a one-line note."""
+    """The headers of the logs this package's challenge tasks wrote, one attempt per run
+    (``one_attempt_per_run``: an interrupted run resumed with ``inspect eval-retry`` counts
+    once); anything else (an unreadable or corrupt file, a log of another task, an exported
+    results.json) is skipped with a one-line note. Refuses two complete attempts of one run
+    that differ."""
     headers: list[tuple[Path, EvalLog]] = []
     for path in track(logs, "reading log headers", len(logs)):
         try:
@@ -147,7 +150,11 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
             notes.append(f"{path}: skipped, {error} (an edited log?)")
             continue
         headers.append((path, header))
-    return headers
+    attempts = one_attempt_per_run(headers)
+    if attempts.conflicts:
+        raise ChallengeError(attempts.conflicts)
+    notes.extend(attempts.notes)
+    return attempts.used
 
 
 def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
@@ -197,14 +204,38 @@ def _mcq_answer(sample: LoggedSample) -> tuple[str, str, str]:
     return label_map.get(extraction.label, extraction.label), trace, extraction.method
 
 
-def export_results(logs: list[Path], name: str | None = None) -> ExportReport:
-    """Build results.json from logs of the mcq, open_ended or medreason tasks."""
+def one_model(
+    headers: list[tuple[Path, EvalLog]], model: str | None, what: str
+) -> tuple[list[tuple[Path, EvalLog]], list[str]]:
+    """The runs of one model (``model``, or the only one the logs hold) and the problems
+    that leave none: an official file (``what``) is one submission, one model's, and an
+    ``inspect eval-set`` folder holds several models' runs."""
+    models = list(dict.fromkeys(header.eval.model for _, header in headers))
+    if model is not None:
+        chosen = [(path, header) for path, header in headers if header.eval.model == model]
+        if chosen:
+            return chosen, []
+        return [], [f"no run of --model {model} in the logs (their models: {', '.join(models)})"]
+    if len(models) > 1:
+        return [], [
+            f"the logs hold runs of {len(models)} models ({', '.join(models)}) and {what} is "
+            "one model's submission: pass --model with one of them"
+        ]
+    return headers, []
+
+
+def export_results(
+    logs: list[Path], name: str | None = None, model: str | None = None
+) -> ExportReport:
+    """Build results.json from logs of the mcq, open_ended or medreason tasks (of one model:
+    ``model``, or the only one they hold)."""
     answers: list[SubmissionAnswer] = []
     problems: list[str] = []
     notes: list[str] = []
     model_names: list[str] = []
-    headers = medreason_headers(logs, notes)
-    if not headers:
+    headers, wrong_model = one_model(medreason_headers(logs, notes), model, "results.json")
+    problems += wrong_model
+    if not headers and not wrong_model:
         problems.append(
             f"none of the {len(logs)} log file(s) given is a log of a MedReason "
             "task (mcq, open_ended, medreason): nothing to export (see the notes)"
@@ -307,8 +338,11 @@ def write_results(
         write_bytes_atomically(zip_path, archive_bytes, force)
 
 
-def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]:
-    """The official judge-score file from judged logs, and the cases left out (with why).
+def judge_scores_from_logs(
+    logs: list[Path], model: str | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The official judge-score file from judged logs (of one model: ``model``, or the only
+    one they hold), and the cases left out (with why).
 
     A log whose samples cannot be read contributes nothing (not the cases read before the
     damage) and is named among the left out."""
@@ -326,6 +360,9 @@ def judge_scores_from_logs(logs: list[Path]) -> tuple[dict[str, Any], list[str]]
                 "MedReason task: no judge scores to write",
             ]
         )
+    headers, wrong_model = one_model(headers, model, "judge_scores.json")
+    if wrong_model:
+        raise ChallengeError(wrong_model)
     for path, header in headers:
         if header.status != "success":
             left_out.append(f"{path}: the run ended with status {header.status!r}")

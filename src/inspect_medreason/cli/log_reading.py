@@ -384,3 +384,89 @@ def _samples_by_id(path: Path, batch: list[SampleKey]) -> list[EvalSample | Unre
 
 def _summary_keys(path: Path) -> set[SampleKey]:
     return {(summary.id, summary.epoch) for summary in read_eval_log_sample_summaries(str(path))}
+
+
+@dataclass(frozen=True)
+class RunAttempts:
+    """The logs of a folder, one attempt per run: what was used, what was left and why."""
+
+    used: list[tuple[Path, EvalLog]]
+    notes: list[str]
+    conflicts: list[str]  # two complete attempts of one run that differ: a refusal
+
+
+def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
+    """Each run's latest complete attempt.
+
+    ``inspect eval-retry`` (and ``inspect eval-set``, which retries failed tasks the same
+    way) writes a new log for a run with the run's own ``task_id``: an interrupted run and
+    its resumed attempts are one run in several files, and a folder holding them must count
+    each case once. So logs are grouped by ``task_id``; a run's newest successful attempt
+    is used (or, when none succeeded, its newest attempt, which the command then treats as
+    the unfinished run it is), and every other attempt is named and left out. Two
+    successful attempts are both complete: when their results differ neither can be
+    preferred silently, and the run is a conflict to refuse.
+    """
+    runs: dict[str, list[tuple[Path, EvalLog]]] = {}
+    for path, header in headers:
+        runs.setdefault(header.eval.task_id or f"file:{path}", []).append((path, header))
+    used: list[tuple[Path, EvalLog]] = []
+    notes: list[str] = []
+    conflicts: list[str] = []
+    for run, attempts in runs.items():
+        if len(attempts) == 1:
+            used.extend(attempts)
+            continue
+        attempts.sort(key=_attempt_order, reverse=True)  # newest first
+        complete = [attempt for attempt in attempts if attempt[1].status == "success"]
+        chosen = complete[0] if complete else attempts[0]
+        differing = [
+            path for path, header in complete[1:] if _outcome(header) != _outcome(chosen[1])
+        ]
+        if differing:
+            conflicts.append(
+                f"run {run} has several complete attempts that differ: {chosen[0]} and "
+                + ", ".join(str(path) for path in differing)
+                + "; pass the attempt you mean (or move the other out of the folder)"
+            )
+            continue
+        used.append(chosen)
+        what = "its latest complete attempt" if complete else "its latest attempt (none finished)"
+        notes.append(f"{chosen[0]}: used, {what} of run {run} ({len(attempts)} attempts)")
+        for path, header in attempts:
+            if path != chosen[0]:
+                why = (
+                    "the same results, an earlier complete attempt"
+                    if header.status == "success"
+                    else f"status {header.status!r}, superseded"
+                )
+                notes.append(f"{path}: left out, an attempt of run {run} ({why})")
+    order = {path: index for index, (path, _) in enumerate(headers)}
+    used.sort(key=lambda item: order[item[0]])
+    return RunAttempts(used, notes, conflicts)
+
+
+def _attempt_order(attempt: tuple[Path, EvalLog]) -> tuple[str, int]:
+    path, header = attempt
+    try:
+        written = path.stat().st_mtime_ns
+    except OSError:
+        written = 0
+    return header.eval.created, written
+
+
+def _outcome(header: EvalLog) -> str:
+    """What a complete attempt found: its model, cases and every reported metric."""
+    scores = header.results.scores if header.results else []
+    return json.dumps(
+        {
+            "model": header.eval.model,
+            "samples": header.eval.dataset.sample_ids,
+            "metrics": {
+                score.name: {name: metric.value for name, metric in score.metrics.items()}
+                for score in scores
+            },
+        },
+        sort_keys=True,
+        default=str,
+    )

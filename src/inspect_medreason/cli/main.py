@@ -44,7 +44,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             check_output_path(Path(target), args.force)
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
-    report = export_results(logs, args.name)
+    report = export_results(logs, args.name, args.model)
     report.notes[:0] = skipped
     cases = case_specs(Path(args.cases)) if args.cases else None
     problems = report.problems + submission_problems(
@@ -73,7 +73,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_judge_scores(args: argparse.Namespace) -> int:
     check_output_path(Path(args.output), args.force)
     skipped: list[str] = []
-    document, left_out = judge_scores_from_logs(log_files(args.logs, skipped))
+    document, left_out = judge_scores_from_logs(log_files(args.logs, skipped), args.model)
     left_out[:0] = skipped
     write_text_atomically(Path(args.output), json.dumps(document, indent=2) + "\n", args.force)
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
@@ -385,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--output", required=True, help="results.json to write")
     export.add_argument("--zip", help="also write a submission zip holding only results.json")
     export.add_argument("--name", help="submission name (default: the model names)")
+    export.add_argument(
+        "--model", help="the model whose runs to export, when the logs hold several's"
+    )
     export.add_argument("--cases", help="validate completeness and labels against this cases.json")
     export.add_argument(
         "--force", action="store_true", help="write even if invalid; overwrite files"
@@ -400,6 +403,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     judge.add_argument("logs", nargs="+", metavar="LOG")
     judge.add_argument("--output", required=True)
+    judge.add_argument(
+        "--model", help="the model whose judged runs to write, when the logs hold several's"
+    )
     judge.add_argument("--force", action="store_true", help="overwrite the output file")
     judge.set_defaults(handler=cmd_judge_scores)
 
