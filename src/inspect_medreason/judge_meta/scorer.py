@@ -26,8 +26,10 @@ from inspect_medreason.core.judges import (
     judge_model,
     run_judge,
 )
+from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.core.metrics import shared_score_metadata
 from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.medreason.image_folder import ImageFolder
 from inspect_medreason.medreason.scorer import JUDGE_ROLES, case_image_uris
 
 
@@ -53,12 +55,15 @@ def judge_meta_scorer(
     settings = JudgeSettings.from_judge_args(judge_args)
     retest = replace(settings, cache=False)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    # The probes are built on the shipped demo data, whatever a log says.
+    demo = str(sample_data_dir())
+    folder = ImageFolder(demo, "the demo data the probes are built on", demo)
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata
         kind, (low, high) = meta["component"], meta["band"]
         try:
-            images = await case_image_uris(state) if kind != "gt" else []
+            images = await case_image_uris(state, folder) if kind != "gt" else []
         except ImagePathError as error:
             return Score.unscored(reason=f"case image refused: {error}")
         role = JUDGE_ROLES[kind]

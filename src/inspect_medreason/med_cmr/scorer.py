@@ -45,6 +45,7 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.metrics import breakdown, shared_score_metadata
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.prompts import context_block
+from inspect_medreason.medreason.image_folder import image_folder
 from inspect_medreason.medreason.scorer import case_image_uris
 
 # Criterion -> weight, as the paper gives them.
@@ -149,19 +150,27 @@ def med_cmr_scorer(
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
     panel_reduce: str = "median",
+    data_dir: str | None = None,
 ) -> Scorer:
     """Med-CMR's four-criterion open-ended score (approximation, see the module): the
     ``vision_grader`` role rates consistency, coherence, visual accuracy and ground-truth
     correctness 0-10; weighted 1/1/4/4 and normalised to 0-100. MCQ cases are left
-    unscored here (they belong to ``mcq_scorer``)."""
+    unscored here (they belong to ``mcq_scorer``). ``data_dir``: the one folder case images
+    not held in the log are read from, as for ``open_ended_scorer``."""
     how = check_panel_reduce(panel_reduce)
     templates = grader_templates(TEMPLATE_PREFIX, family="med_cmr")
     settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    folder = image_folder(data_dir)
 
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judge")
+        refused = folder.refusal(state.metadata)
+        if refused is not None:
+            return Score.unscored(
+                reason=refused, explanation=refused, metadata={"failure": refused}
+            )
         reply = parse_open_reply(state.output.completion)
         unscored = {
             "med_cmr_score": math.nan,
@@ -180,7 +189,7 @@ def med_cmr_scorer(
                 metadata=shared_score_metadata({**base, "failure": "no reference answer"}),
             )
         try:
-            images = await case_image_uris(state)
+            images = await case_image_uris(state, folder)
         except ImagePathError as error:
             return Score(
                 value=cast(Value, unscored),

@@ -56,6 +56,8 @@ def run_record(
         "task_version": version,
         "data": {
             "cases_file": str(loaded.cases_file),
+            # the folder case images are read from, for re-scoring (medreason.image_folder)
+            "data_dir": str(loaded.data_dir),
             "cases_sha256": record_files[str(loaded.cases_file)],
             "ground_truth_file": str(truth) if truth else None,
             "ground_truth_sha256": file_sha256(truth) if truth else None,
@@ -161,6 +163,9 @@ def medreason_task(
     if "mcq" in tracks:
         scorers.append(mcq_scorer())
     if "open" in tracks:
+        # The run's data folder, recorded with the scorer: re-scoring reads case images only
+        # from it (or from one the user names), never from a folder written into a sample.
+        scorer_args["data_dir"] = str(loaded.data_dir)
         scorers.append((open_scorer or open_ended_scorer)(**scorer_args))
     choices: dict[str, Any] = {"images": show_images}
     if "mcq" in tracks:

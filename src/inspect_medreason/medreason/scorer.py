@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from inspect_ai.model import ChatMessageUser, ContentImage
@@ -45,7 +44,6 @@ from inspect_medreason.core.judges import (
     run_judge,
     scored_by_rule,
 )
-from inspect_medreason.core.loaders import prepare_image
 from inspect_medreason.core.metrics import (
     MCQ_GROUP_FIELDS,
     mcq_metrics,
@@ -54,6 +52,7 @@ from inspect_medreason.core.metrics import (
 from inspect_medreason.core.official_template import READERS, official_reading
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.schema import sample_options
+from inspect_medreason.medreason.image_folder import ImageFolder, image_folder
 
 logger = logging.getLogger(__name__)
 
@@ -168,15 +167,15 @@ def open_ended_metrics() -> list[Metric]:
     ]
 
 
-async def case_image_uris(state: TaskState) -> list[str]:
+async def case_image_uris(state: TaskState, folder: ImageFolder) -> list[str]:
     """The case images as data URIs, which every provider accepts (file paths are not).
 
     During an eval Inspect has materialised the input's images as data URIs, and those are
     reused. A blind-control run has none in its input, and a log re-scored with ``inspect
     score`` may hold placeholders (``--no-log-images``) or paths: then each of the case's
-    ``image_paths`` is resolved again under the data folder recorded for the run, with the
-    loader's confinement and decoding checks, so an edited log cannot send another file to
-    a judge. Raises ImagePathError when an image is refused.
+    ``image_paths`` is resolved again under ``folder`` (the one data folder in force, never
+    one the sample names), with the loader's confinement and decoding checks, so an edited
+    log cannot send another file to a judge. Raises ImagePathError when an image is refused.
     """
     images = [
         content.image
@@ -187,18 +186,9 @@ async def case_image_uris(state: TaskState) -> list[str]:
     ]
     if images and all(image.startswith("data:") for image in images):
         return images
-    relative_paths = state.metadata.get("image_paths") or []
-    if not relative_paths:
+    if not state.metadata.get("image_paths"):
         return []
-    data_dir = state.metadata.get("data_dir")
-    if not data_dir:
-        raise ImagePathError(
-            "the sample records no data folder (a log from an older version): its image "
-            "files cannot be re-validated, so none is sent; re-run the eval"
-        )
-    frame = (state.metadata.get("extra_metadata") or {}).get("frame")
-    files = [prepare_image(Path(str(data_dir)), str(path), frame) for path in relative_paths]
-    return [await materialize_media(str(path)) for path in files]
+    return [await materialize_media(str(path)) for path in folder.files(state)]
 
 
 def _component_value(outcome: JudgeOutcome | None) -> float:
@@ -241,16 +231,18 @@ async def score_open_reply(
     settings: JudgeSettings,
     allow_self_judging: bool,
     panel_reduce: str = "median",
+    folder: ImageFolder | None = None,
 ) -> Score:
     """Judge one open-ended reply on the three components (each by its role's panel) and
-    apply the official gate."""
+    apply the official gate. Case images not in the input are read only from ``folder``
+    (none is read without one)."""
     metadata = state.metadata
     reply = parse_open_reply(state.output.completion)
     reference = metadata.get("reference_answer")
     question, context = str(metadata.get("question", "")), metadata.get("context")
     image_problem: str | None = None
     try:
-        images = await case_image_uris(state)
+        images = await case_image_uris(state, folder or ImageFolder(None, "none given", None))
     except ImagePathError as error:
         images, image_problem = [], f"case image refused: {error}"
 
@@ -342,19 +334,31 @@ def open_ended_scorer(
     judge_timeout: float = 120.0,
     judge_max_connections: int | None = None,
     panel_reduce: str = "median",
+    data_dir: str | None = None,
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
     ``vision_grader``), 0-4 each, and VA_final by the official gate. Each role may be a
     panel (``grader_2``, ``grader_3``, ...), reduced by ``panel_reduce``. MCQ cases are left
-    unscored here (they belong to ``mcq_scorer``)."""
+    unscored here (they belong to ``mcq_scorer``). ``data_dir`` is the one folder case
+    images not held in the log are read from (the task gives its own; ``-S data_dir=`` names
+    another when re-scoring; see ``medreason.image_folder``)."""
     panel_reduce = check_panel_reduce(panel_reduce)
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    folder = image_folder(data_dir)
 
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judges")
-        return await score_open_reply(state, templates, settings, self_judging, panel_reduce)
+        refused = folder.refusal(state.metadata)
+        if refused is not None:
+            logger.warning("open_ended_scorer: sample %s not scored: %s", state.sample_id, refused)
+            return Score.unscored(
+                reason=refused, explanation=refused, metadata={"failure": refused}
+            )
+        return await score_open_reply(
+            state, templates, settings, self_judging, panel_reduce, folder=folder
+        )
 
     return score

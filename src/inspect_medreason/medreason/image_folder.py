@@ -1,0 +1,137 @@
+"""The one data folder a judged scorer reads case images from when they are not in the log.
+
+During an eval the judges reuse the images Inspect put in the input. A blind control, or a
+log written with ``--no-log-images`` and re-scored with ``inspect score``, holds none, and
+each case's image is read again from a data folder. That folder is never one written into
+a sample (a log is a file anyone can edit): it is the one the user names when re-scoring
+(``-S data_dir=FOLDER``), or else the one the run recorded in its task metadata (the log's
+header). It is printed before any judge call, and a sample recording another folder is
+left unscored, named, with none of its images sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import read_eval_log
+from inspect_ai.solver import TaskState
+
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.judges import inspect_subcommand
+from inspect_medreason.core.loaders import prepare_image
+
+logger = logging.getLogger(__name__)
+
+NAME_IT = "name the data folder with -S data_dir=FOLDER"
+
+
+class FolderMismatch(ImagePathError):
+    """A sample records a data folder other than the one in force."""
+
+
+@dataclass
+class ImageFolder:
+    """The data folder in force for a scorer, how it was chosen, and the run's own record
+    (what each sample's recorded folder is checked against)."""
+
+    path: str | None
+    origin: str
+    run_folder: str | None
+    announced: bool = False
+
+    def announce(self) -> None:
+        """Say once, before any image is read, which folder images come from."""
+        if self.announced:
+            return
+        self.announced = True
+        if self.path is None:
+            logger.warning(
+                "No data folder is known for this run: case images not held in the log are "
+                "not read, and their vision judges are left unscored; %s.",
+                NAME_IT,
+            )
+        else:
+            logger.warning(
+                "Case images not held in the log are read only from %s (%s); a folder "
+                "written into a sample is never used.",
+                self.path,
+                self.origin,
+            )
+
+    def refusal(self, metadata: dict[str, Any]) -> str | None:
+        """Why a sample may not be scored: it records a data folder other than the run's
+        (or, with no record of the run's, the one in force). None when it may."""
+        recorded = metadata.get("data_dir")
+        expected = self.run_folder or self.path
+        if not recorded or expected is None or same_folder(str(recorded), expected):
+            return None
+        return (
+            f"the sample records the data folder {str(recorded)!r}, not the run's "
+            f"{expected!r} (an edited log?): it is not scored and none of its images is sent"
+        )
+
+    def files(self, state: TaskState) -> list[Path]:
+        """The sample's images, resolved under the folder in force with the loader's
+        confinement and decoding checks. Raises ImagePathError when refused."""
+        problem = self.refusal(state.metadata)
+        if problem is not None:
+            raise FolderMismatch(problem)
+        self.announce()
+        if self.path is None:
+            raise ImagePathError(f"no data folder is known for this run: {NAME_IT}")
+        frame = (state.metadata.get("extra_metadata") or {}).get("frame")
+        return [
+            prepare_image(Path(self.path), str(relative), frame)
+            for relative in state.metadata.get("image_paths") or []
+        ]
+
+
+def same_folder(a: str, b: str) -> bool:
+    return os.path.normpath(a) == os.path.normpath(b) or os.path.realpath(a) == os.path.realpath(b)
+
+
+def image_folder(data_dir: str | None) -> ImageFolder:
+    """The folder in force for a scorer given ``data_dir`` (``-S data_dir``, or the task's
+    own when it built the scorer). Under ``inspect score LOG`` the run's record is read from
+    LOG's header and the choice is printed now, before any judge is called."""
+    named = str(data_dir) if data_dir is not None and str(data_dir).strip() else None
+    if inspect_subcommand() != "score":
+        # Built by the task (an eval, Python's score()): its folder is the run's own.
+        return ImageFolder(named, "the run's data folder", named)
+    log, recorded = rescored_log_folder()
+    if named is not None and (recorded is None or not same_folder(named, recorded)):
+        folder = ImageFolder(named, "named with -S data_dir", recorded)
+    else:
+        folder = ImageFolder(recorded, f"the folder the run recorded in {log}", recorded)
+    folder.announce()
+    return folder
+
+
+def rescored_log_folder() -> tuple[str | None, str | None]:
+    """The log ``inspect score`` re-scores (from its command line: Inspect does not tell a
+    scorer) and the data folder its run recorded in the task metadata (``data.data_dir``),
+    or, for a log written before that record, in its scorers' parameters."""
+    arguments = sys.argv[2:]
+    for index, argument in enumerate(arguments):
+        if index and arguments[index - 1] == "--output-file":
+            continue
+        if not argument.endswith((".eval", ".json")) or not Path(argument).is_file():
+            continue
+        try:
+            header = read_eval_log(argument, header_only=True)
+        except Exception:  # not a log (a scorer's file, say): the log is another argument
+            continue
+        data = (header.eval.metadata or {}).get("data")
+        if isinstance(data, dict) and isinstance(data.get("data_dir"), str):
+            return argument, data["data_dir"]
+        for spec in header.eval.scorers or []:
+            folder = (spec.options or {}).get("data_dir")
+            if isinstance(folder, str) and folder:
+                return argument, folder
+        return argument, None
+    return None, None
