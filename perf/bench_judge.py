@@ -117,16 +117,19 @@ def bare_scorer() -> Any:
 
     from inspect_medreason.core.extraction import parse_open_reply
     from inspect_medreason.core.judges import JudgeSettings, JudgeTemplates, judge_messages
+    from inspect_medreason.medreason.image_folder import ImageFolder
     from inspect_medreason.medreason.scorer import case_image_uris
 
     templates = JudgeTemplates.load()
     config = JudgeSettings().generate_config()  # the same requests: messages and config
+    # The images are the ones Inspect put in the input; no folder is read.
+    no_folder = ImageFolder(None, "none: the images are in the input", None)
 
     @scorer(metrics=[mean()])
     def three_calls() -> Any:
         async def score(state: TaskState, target: Target) -> Score:
             reply = parse_open_reply(state.output.completion)
-            images = await case_image_uris(state)
+            images = await case_image_uris(state, no_folder)
             question = str(state.metadata["question"])
             reference = state.metadata.get("reference_answer")
             requests = [
