@@ -30,6 +30,7 @@ from inspect_medreason.core.judges import (
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
+    LineageWatch,
     Verdict,
     check_panel_reduce,
     fence_id,
@@ -161,6 +162,7 @@ def med_cmr_scorer(
     templates = grader_templates(TEMPLATE_PREFIX, family="med_cmr")
     settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    lineage = LineageWatch()
     folder = image_folder(data_dir)
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -207,7 +209,7 @@ def med_cmr_scorer(
         messages = med_cmr_messages(
             templates, state.metadata, reply.reasoning_trace, reply.answer, images
         )
-        panel = panel_judges(MED_CMR_ROLE, self_judging)
+        panel = panel_judges(MED_CMR_ROLE, self_judging, lineage)
         roles = [role for role, _ in panel]
         candidate = candidate_text(reply.reasoning_trace, reply.answer)
         outcomes: list[JudgeOutcome] = await collect(

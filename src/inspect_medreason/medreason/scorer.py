@@ -35,6 +35,7 @@ from inspect_medreason.core.judges import (
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
+    LineageWatch,
     check_panel_reduce,
     gate_visual_accuracy,
     judge_messages,
@@ -231,6 +232,7 @@ async def score_open_reply(
     settings: JudgeSettings,
     allow_self_judging: bool,
     panel_reduce: str = "median",
+    lineage: LineageWatch | None = None,
     folder: ImageFolder | None = None,
 ) -> Score:
     """Judge one open-ended reply on the three components (each by its role's panel) and
@@ -249,6 +251,7 @@ async def score_open_reply(
     outcomes: dict[JudgeKind, JudgeOutcome] = {}
     calls: dict[tuple[JudgeKind, str], Any] = {}
     models: dict[str, list[str]] = {}
+    lineage_notes: list[str] = []  # judges of the tested model's lineage (core.lineage)
     if not reply.answer:
         outcomes["gt"] = scored_by_rule("gt", "empty final answer: GT_final = 0 by rule")
         outcomes["va"] = scored_by_rule("va", "empty final answer: VA_answer = 0 by rule")
@@ -268,8 +271,11 @@ async def score_open_reply(
             continue
         candidate = reply.reasoning_trace if kind == "rvf" else reply.answer
         messages = judge_messages(kind, templates, question, context, candidate, reference, images)
-        for role, model in panel_judges(JUDGE_ROLES[kind], allow_self_judging):
+        for role, model in panel_judges(JUDGE_ROLES[kind], allow_self_judging, lineage):
             models.setdefault(OPEN_COMPONENTS[kind], []).append(str(model))
+            note = lineage.check(role, model) if lineage is not None else None
+            if note is not None and note not in lineage_notes:
+                lineage_notes.append(note)
             calls[kind, role] = run_judge(
                 kind, model, messages, templates, settings, candidate=candidate, role=role
             )
@@ -312,6 +318,7 @@ async def score_open_reply(
             "parse_method": reply.method,
             "judges": judges,
             "judge_models": models,
+            **({"judge_lineage": lineage_notes} if lineage_notes else {}),
             "judge_cost": cost,
             # The settings and each template are recorded once, in the task's metadata and
             # the scorer's parameters; this fingerprint ties the case to that template set
@@ -346,6 +353,7 @@ def open_ended_scorer(
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_judge_args(locals())
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
+    lineage = LineageWatch()
     folder = image_folder(data_dir)
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -358,7 +366,7 @@ def open_ended_scorer(
                 reason=refused, explanation=refused, metadata={"failure": refused}
             )
         return await score_open_reply(
-            state, templates, settings, self_judging, panel_reduce, folder=folder
+            state, templates, settings, self_judging, panel_reduce, lineage=lineage, folder=folder
         )
 
     return score
