@@ -56,6 +56,7 @@ from inspect_medreason.cli.rating import (
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
 from inspect_medreason.core.judges import gate_visual_accuracy, panel_members
+from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
@@ -335,8 +336,12 @@ def _judged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | Unre
 
 def _read_reference(path: Path, ratings: Ratings) -> None:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        # a regular file within the limit, never a FIFO or a link to a device
+        data = read_user_bytes(path, MAX_DATA_BYTES, "reference scores")
+        document = json.loads(data.decode("utf-8"))
+    except UserFileError as error:
+        raise ChallengeError([str(error)]) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ChallengeError([f"{path}: not a readable JSON file ({error})"]) from error
     except RecursionError as error:
         raise ChallengeError([f"{path}: JSON nested too deeply to read"]) from error

@@ -68,6 +68,11 @@ from inspect_medreason.cli.rating import (
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import Interval, bootstrap_interval, case_cluster
 from inspect_medreason.core.judges import gate_visual_accuracy
+from inspect_medreason.core.user_files import (
+    MAX_CALIBRATION_BYTES,
+    UserFileError,
+    read_user_bytes,
+)
 
 CALIBRATION_FORMAT = "medreason-calibration"
 CALIBRATION_VERSION = 1
@@ -359,8 +364,12 @@ def read_calibration(path: Path) -> Calibration:
     """A calibration file, every problem named (never a traceback)."""
     problems: list[str] = []
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        # a regular file within the limit, never a FIFO or a link to a device
+        data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
+        document = json.loads(data.decode("utf-8"))
+    except UserFileError as error:
+        raise ChallengeError([str(error)]) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ChallengeError(
             [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
         ) from error

@@ -45,6 +45,11 @@ from inspect_medreason.core.files import (
     write_text_atomically,
 )
 from inspect_medreason.core.schema import sample_options
+from inspect_medreason.core.user_files import (
+    MAX_JSON_LOG_BYTES,
+    UserFileError,
+    check_regular_file,
+)
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
@@ -101,25 +106,54 @@ class ExportReport:
 
 def log_files(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Path]:
     """Eval logs named directly or found (recursively) by Inspect's own log listing in the
-    named folders; a named file that is not a log is skipped with a note."""
+    named folders; a named file that is not a log is skipped with a note.
+
+    Each log must be a regular file (a ``.json`` log within ``MAX_JSON_LOG_BYTES``, which
+    Inspect reads whole) before Inspect opens it by name: a FIFO would block the command
+    and a link to a device would read without end. A log named so is refused; one found in
+    a folder is skipped with a note."""
     found: list[Path] = []
     missing: list[str] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found.extend(
-                sorted(_info_path(info) for info in list_eval_logs(str(path), recursive=True))
-            )
-        elif path.is_file() and path.suffix in {".eval", ".json"}:
-            found.append(path)
+            for log in sorted(
+                _info_path(info) for info in list_eval_logs(str(path), recursive=True)
+            ):
+                problem = _not_a_log_file(log)
+                if problem is None:
+                    found.append(log)
+                elif notes is not None:
+                    notes.append(f"skipped, {problem}")
+                else:
+                    missing.append(problem)
+        elif path.suffix in {".eval", ".json"} and path.exists():
+            problem = _not_a_log_file(path)
+            if problem is None:
+                found.append(path)
+            else:
+                missing.append(problem)
         elif path.is_file():
             if notes is not None:
                 notes.append(f"{path}: skipped, not an eval log (.eval or .json)")
+        elif path.exists():
+            missing.append(f"{path}: not a file or folder (a FIFO or a device?)")
         else:
             missing.append(f"{path}: no such file or folder")
     if missing:
         raise ChallengeError(missing)
     return found
+
+
+def _not_a_log_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a log file, or None when it can be."""
+    # A .eval log is read entry by entry, each entry within log_reading.MAX_ENTRY_BYTES.
+    limit = MAX_JSON_LOG_BYTES if path.suffix == ".json" else None
+    try:
+        check_regular_file(path, "eval log", limit)
+    except UserFileError as error:
+        return str(error)
+    return None
 
 
 def _info_path(info: EvalLogInfo) -> Path:
@@ -345,7 +379,8 @@ def judge_scores_from_logs(
     one they hold), and the cases left out (with why).
 
     A log whose samples cannot be read contributes nothing (not the cases read before the
-    damage) and is named among the left out."""
+    damage) and is named among the left out; so does a run that did not finish (status
+    other than success): the file never mixes part of a run with whole ones."""
     rows: list[dict[str, Any]] = []
     left_out: list[str] = []
     seen: dict[str, Path] = {}
@@ -365,7 +400,13 @@ def judge_scores_from_logs(
         raise ChallengeError(wrong_model)
     for path, header in headers:
         if header.status != "success":
-            left_out.append(f"{path}: the run ended with status {header.status!r}")
+            # An unfinished run's scores are part of a run: written, they would pass for a
+            # whole run's. It contributes nothing, and is named.
+            left_out.append(
+                f"{path}: the run ended with status {header.status!r}; none of its scores are "
+                "written (resume it with inspect eval-retry and pass the finished log)"
+            )
+            continue
         log_rows: list[dict[str, Any]] = []
         log_left_out: list[str] = []
         log_duplicates: list[str] = []

@@ -21,6 +21,7 @@ from inspect_medreason.cli.challenge import (
     submission_problems,
     write_results,
 )
+from inspect_medreason.cli.log_reading import MAX_ENTRY_BYTES
 from inspect_medreason.core.files import (
     OutputPathError,
     check_output_path,
@@ -28,8 +29,21 @@ from inspect_medreason.core.files import (
     write_text_atomically,
 )
 from inspect_medreason.core.loaders import DatasetError, sample_data_dir
+from inspect_medreason.core.user_files import (
+    MAX_CALIBRATION_BYTES,
+    MAX_DATA_BYTES,
+    MAX_JSON_LOG_BYTES,
+    MAX_RATINGS_BYTES,
+    describe_limit,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+# End the help of every option that reads a file: the limits of core.user_files (a regular
+# file, never a FIFO or a device, of at most this size), stated in docs/medreason_command.md.
+DATA_FILE = f"; a regular file of at most {describe_limit(MAX_DATA_BYTES)}"
+RATINGS_FILE = f"; each a regular file of at most {describe_limit(MAX_RATINGS_BYTES)}"
+CALIBRATION_FILE = f"; a regular file of at most {describe_limit(MAX_CALIBRATION_BYTES)}"
 
 
 def _print_problems(title: str, problems: list[str]) -> None:
@@ -370,7 +384,11 @@ def _add_report_arguments(
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="medreason",
-        description="MedReason 2026 challenge workflow around Inspect eval logs.",
+        description="MedReason 2026 challenge workflow around Inspect eval logs. Every file "
+        "it reads must be a regular file (a FIFO or a device is refused): an eval log named "
+        f"or found in a folder (a .json log at most {describe_limit(MAX_JSON_LOG_BYTES)}, "
+        f"each entry of a .eval log at most {describe_limit(MAX_ENTRY_BYTES)}); the limit of "
+        "every other file is in its option's help.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -388,7 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--model", help="the model whose runs to export, when the logs hold several's"
     )
-    export.add_argument("--cases", help="validate completeness and labels against this cases.json")
+    export.add_argument(
+        "--cases", help="validate completeness and labels against this cases.json" + DATA_FILE
+    )
     export.add_argument(
         "--force", action="store_true", help="write even if invalid; overwrite files"
     )
@@ -419,10 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
         "score) and lists every problem. Values it accepts outside the rubric (NaN, 7, "
         "'3', rows for unknown cases) are accepted with a warning; --strict refuses them.",
     )
-    score.add_argument("--predictions", required=True, help="results.json (or a bare list)")
-    score.add_argument("--ground-truth", required=True, help="ground_truth.json")
     score.add_argument(
-        "--judge-scores", help="judge_scores.json (needed when there are open cases)"
+        "--predictions", required=True, help="results.json (or a bare list)" + DATA_FILE
+    )
+    score.add_argument("--ground-truth", required=True, help="ground_truth.json" + DATA_FILE)
+    score.add_argument(
+        "--judge-scores", help="judge_scores.json (needed when there are open cases)" + DATA_FILE
     )
     score.add_argument("--output", help="write the metrics JSON here (prints only the metrics)")
     score.add_argument(
@@ -439,12 +461,12 @@ def build_parser() -> argparse.ArgumentParser:
         "every problem; warn (exit 0) where the official documentation is stricter than its "
         "validator (extra zip members, a missing version); --strict refuses those too.",
     )
-    validate.add_argument("submission", help="results.json or a submission .zip")
+    validate.add_argument("submission", help="results.json or a submission .zip" + DATA_FILE)
     validate.add_argument(
         "--cases",
         "--cases-json",
         dest="cases",
-        help="the cases.json it answers (checks labels and completeness)",
+        help="the cases.json it answers (checks labels and completeness)" + DATA_FILE,
     )
     validate.add_argument("--strict", action="store_true", help="refuse on warnings too")
     validate.set_defaults(handler=cmd_validate)
@@ -490,7 +512,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--calibration",
         metavar="FILE",
         help="add the judge metrics calibrated to people's ratings (a 'medreason calibrate' "
-        "file) beside the raw ones, labelled (calibrated), with intervals",
+        "file) beside the raw ones, labelled (calibrated), with intervals" + CALIBRATION_FILE,
     )
     board.set_defaults(handler=cmd_leaderboard)
 
@@ -508,7 +530,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--calibration",
         metavar="FILE",
         help="also compare the judge metrics calibrated to people's ratings (a 'medreason "
-        "calibrate' file), labelled (calibrated), beside the raw ones",
+        "calibrate' file), labelled (calibrated), beside the raw ones" + CALIBRATION_FILE,
     )
     _add_report_arguments(
         compare,
@@ -526,14 +548,16 @@ def build_parser() -> argparse.ArgumentParser:
         "score distributions; 95%% bootstrap intervals over cases.",
     )
     agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
-    agree.add_argument("--reference", help="reference scores in the judge_scores.json format")
+    agree.add_argument(
+        "--reference", help="reference scores in the judge_scores.json format" + DATA_FILE
+    )
     agree.add_argument(
         "--ratings",
         nargs="+",
         default=[],
         metavar="FILE",
         help="people's ratings saved from a 'medreason rate' page (one file per rater) of "
-        "these logs: each person becomes a rater, rater:<name>",
+        "these logs: each person becomes a rater, rater:<name>" + RATINGS_FILE,
     )
     _add_report_arguments(
         agree,
@@ -577,7 +601,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     calibrate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="the page's logs")
     calibrate.add_argument(
-        "--ratings", nargs="+", required=True, metavar="FILE", help="one ratings file per rater"
+        "--ratings",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="one ratings file per rater" + RATINGS_FILE,
     )
     calibrate.add_argument("--output", required=True, help="the calibration file (.json)")
     calibrate.add_argument("--format", choices=["md", "json"], default="md")

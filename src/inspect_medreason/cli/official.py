@@ -16,6 +16,7 @@ Infinity (they are not JSON); such a value is written as ``null`` and warned abo
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import statistics
@@ -28,6 +29,12 @@ from typing import Any
 
 from inspect_medreason.cli.progress import track
 from inspect_medreason.core.judges import gate_visual_accuracy
+from inspect_medreason.core.user_files import (
+    MAX_DATA_BYTES,
+    UserFileError,
+    read_user_bytes,
+    read_user_json,
+)
 
 # The official scorer's task types; validate_submission.py has the same minus free_text.
 SCORER_TASK_TYPES = {
@@ -46,8 +53,9 @@ JUDGE_KEYS = ("gt_final", "va_answer", "rvf_trace")
 RESULTS_FILE_NAME = "results.json"
 RESULTS_VERSION = {"major": 1, "minor": 0}
 # A submission's results.json is read from a zip up to this size: a zip bomb is refused
-# instead of filling memory (the official validator has no limit).
-MAX_MEMBER_BYTES = 256 * 1024 * 1024
+# instead of filling memory (the official validator has no limit). The same as a
+# results.json given as is.
+MAX_MEMBER_BYTES = MAX_DATA_BYTES
 
 
 @dataclass
@@ -70,22 +78,10 @@ def read_json(path: Path, what: str, verdict: Verdict) -> Any:
     """The file's JSON as ``json.load`` reads it (NaN and Infinity literals included), or
     None with a problem."""
     try:
-        with path.open("r", encoding="utf-8") as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        verdict.problems.append(f"{what} {path}: no such file")
-    except IsADirectoryError:
-        verdict.problems.append(f"{what} {path}: is a folder, not a JSON file")
-    except UnicodeDecodeError as error:
-        verdict.problems.append(
-            f"{what} {path}: not UTF-8 text ({error.reason} at byte {error.start})"
-        )
-    except json.JSONDecodeError as error:
-        verdict.problems.append(f"{what} {path}: not valid JSON ({error})")
-    except RecursionError:
-        verdict.problems.append(f"{what} {path}: JSON nested too deeply to read")
-    except OSError as error:
-        verdict.problems.append(f"{what} {path}: cannot be read ({error.strerror})")
+        # A regular file within the limit (never a FIFO, a device or a link to one).
+        return read_user_json(path, MAX_DATA_BYTES, what)
+    except UserFileError as error:
+        verdict.problems.append(str(error))
     return None
 
 
@@ -335,7 +331,13 @@ def read_submission(path: Path, verdict: Verdict) -> Any:
         verdict.problems.append(f"{path}: a submission is a results.json or a .zip holding one")
         return None
     try:
-        with zipfile.ZipFile(path) as archive:
+        # Read through the user-file checks first: zipfile would open a FIFO and wait.
+        packed = read_user_bytes(path, MAX_DATA_BYTES, "submission")
+    except UserFileError as error:
+        verdict.problems.append(str(error))
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(packed)) as archive:
             names = [name for name in archive.namelist() if not name.endswith("/")]
             if RESULTS_FILE_NAME not in names:
                 verdict.problems.append(

@@ -59,6 +59,7 @@ from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.loaders import prepare_image
 from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
 
 RATINGS_FORMAT = "medreason-ratings"
 RATINGS_VERSION = 1
@@ -81,8 +82,7 @@ SCORER = "open_ended_scorer"
 STRATUM_FIELDS = ("modality", "task")
 RATINGS_KEYS = {"format", "version", "page_id", "rater", "ratings", "saved_at"}
 ENTRY_KEYS = {"case", "gt", "va", "rvf", "skipped", "rated_at"}
-# A ratings file is a few hundred kB at most; anything far larger is not one.
-MAX_RATINGS_BYTES = 50 * 1024 * 1024
+# A ratings file's limit is core.user_files.MAX_RATINGS_BYTES.
 MAX_RATER_CHARS = 200
 # Image formats every browser shows; any other decodable image is converted to PNG.
 BROWSER_FORMATS = {
@@ -479,13 +479,11 @@ class RatingRound:
 
 def _load_json(path: Path, problems: list[str]) -> Any:
     try:
-        if path.stat().st_size > MAX_RATINGS_BYTES:
-            problems.append(
-                f"{path}: larger than {MAX_RATINGS_BYTES // 2**20} MiB: not a ratings file"
-            )
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        # a regular file within the limit, never a FIFO or a link to a device
+        return json.loads(read_user_bytes(path, MAX_RATINGS_BYTES, "ratings file").decode("utf-8"))
+    except UserFileError as error:
+        problems.append(str(error))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         problems.append(f"{path}: not a readable JSON file ({describe_error(error, 200)})")
     except RecursionError:
         problems.append(f"{path}: JSON nested too deeply to read")

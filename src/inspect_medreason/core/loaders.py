@@ -38,6 +38,7 @@ from inspect_medreason.core.schema import (
     GroundTruthEntry,
 )
 from inspect_medreason.core.splits import split_named_by
+from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -224,8 +225,13 @@ def locate_record_files(data: str | Path | None) -> list[Path]:
                 )
             ]
         )
-    if not path.is_file():
+    if not path.exists():
         raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
+    if not path.is_file():
+        # a FIFO or a device (or a link to one): refused here, never opened
+        raise DatasetError(
+            [Problem(str(path), "-", "data", "not a file or folder (a FIFO or a device?)")]
+        )
     return [path]
 
 
@@ -262,9 +268,12 @@ def locate_cases_file(data: str | Path | None) -> Path:
 
 
 def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
-    """A data file's text, or a problem naming the file (unreadable, not UTF-8)."""
+    """A data file's text, or a problem naming the file (unreadable, not UTF-8, not a
+    regular file, over the size limit: a FIFO named as a cases file would block forever)."""
     try:
-        return path.read_text(encoding="utf-8"), None
+        return read_user_bytes(path, MAX_DATA_BYTES, "data file").decode("utf-8"), None
+    except UserFileError as error:
+        return None, Problem(str(path), "-", "file", str(error).removeprefix(f"data file {path}: "))
     except UnicodeDecodeError as error:
         return None, Problem(
             str(path),
@@ -272,8 +281,6 @@ def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
             "encoding",
             f"not UTF-8 text ({error.reason} at byte {error.start}); save it as UTF-8",
         )
-    except OSError as error:
-        return None, Problem(str(path), "-", "file", f"cannot be read ({error.strerror})")
 
 
 def parse_json_text(text: str) -> tuple[Any, str | None]:
