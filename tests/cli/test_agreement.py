@@ -215,12 +215,42 @@ def test_agreement_of_a_panel_and_a_reference(
     assert "Krippendorff's α" in capsys.readouterr().out
 
 
-def test_one_rater_and_bad_reference_are_refused(
+def test_impossible_and_duplicated_reference_values_are_named_and_left_out(
     panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = write_json(tmp_path / "bad.json", {"scores": [{"case_id": "c0", "gt_final": 7}]})
+    """The one rule for score values: a value outside the scale, a fraction where whole
+    scores are compared, a case given twice (every copy: which is right is unknown)."""
+    rows = [
+        {"case_id": "c0", "gt_final": 7, "va_answer": 3},
+        {"case_id": "c1", "gt_final": 2.5},
+        {"case_id": "c2", "gt_final": 1},
+        {"case_id": "c2", "gt_final": 4},
+        *({"case_id": f"c{i}", "gt_final": CASES[f"c{i}"]} for i in range(3, 8)),
+    ]
+    reference = write_json(tmp_path / "reference.json", {"scores": rows})
+    assert (
+        main(["agreement", str(panel_log), "--reference", str(reference), "--format", "json"]) == 0
+    )
+    captured = capsys.readouterr()
+    err = " ".join(captured.err.split())
+    assert f"{reference}: case 'c0': gt_final=7 is outside its scale 0-4: left out" in err
+    assert f"{reference}: case 'c1': gt_final=2.5 is not a whole score 0-4: left out" in err
+    assert f"{reference}: case 'c2' is given 2 times: every copy left out" in err
+    [gt] = [c for c in json.loads(captured.out)["components"] if c["component"] == "gt_final"]
+    counts = {
+        (pair["first"], pair["second"]): pair["cases"]
+        for pair in gt["pairs"]
+        if "reference" in (pair["first"], pair["second"])
+    }
+    assert counts and all(n == 5 for n in counts.values())  # c3-c7 alone are usable
+
+
+def test_bad_reference_files_are_refused(
+    panel_log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = write_json(tmp_path / "bad.json", {"scores": [{"gt_final": 3}]})
     assert main(["agreement", str(panel_log), "--reference", str(bad)]) != 0
-    assert "gt_final=7 is not a score 0-4" in capsys.readouterr().err
+    assert "row 1: no case_id" in capsys.readouterr().err
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000, encoding="utf-8")
     assert main(["agreement", str(panel_log), "--reference", str(deep)]) != 0

@@ -340,7 +340,10 @@ def test_a_score_no_judge_gives_is_never_written(value: float) -> None:
     if value == 3.5:  # within 0-4 (a panel's mean can be fractional): written as it is
         assert row is not None and row["gt_final"] == 3.5 and why == ""
         return
-    assert row is None and why == f"c1: gt_final={value!r} in log.eval is not a judge score (0-4)"
+    reason = "is not a number" if value is True else "is outside its scale 0-4"
+    assert row is None and why == (
+        f"log.eval: case 'c1': gt_final={value!r} {reason}: left out (an edited or foreign file?)"
+    )
 
 
 DEEP = "[" * 100_000 + "]" * 100_000

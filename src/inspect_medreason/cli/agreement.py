@@ -32,6 +32,7 @@ import itertools
 import json
 import math
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,7 @@ from inspect_medreason.cli.rating import (
     SampleRef,
     map_round_to_logs,
 )
+from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
 from inspect_medreason.core.judges import gate_visual_accuracy, panel_members
@@ -284,9 +286,11 @@ def read_ratings(
                     role, rating = member.get("role"), member.get("score")
                     if rating is None:
                         continue  # this judge failed: no opinion to compare
-                    if not isinstance(role, str) or type(rating) is not int or rating not in SCALE:
+                    read = read_score(component, rating, whole=True)
+                    if not isinstance(role, str) or read.number is None:
                         unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
                         continue
+                    rating = int(read.number)
                     rater = f"{role}={models.get(role, '?')}{suffix}"
                     ratings[component].setdefault(rater, {})[case] = rating
                     per_rater.setdefault(rater, {})[component] = rating
@@ -304,7 +308,7 @@ def read_ratings(
             where = " on the rating page" if on_page is not None else ""
             notes.append(f"{path}: no judged open-ended case{where}")
     if reference is not None:
-        _read_reference(reference, ratings)
+        notes += _read_reference(reference, ratings)
     if people is not None:
         _add_people(people, ratings, notes)
     return ratings, notes
@@ -334,7 +338,9 @@ def _judged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | Unre
             yield sample
 
 
-def _read_reference(path: Path, ratings: Ratings) -> None:
+def _read_reference(path: Path, ratings: Ratings) -> list[str]:
+    """Adds the reference's scores to ``ratings``; returns what it left out, named by the
+    one rule for score values (``score_values``): an impossible value, a case given twice."""
     try:
         # a regular file within the limit, never a FIFO or a link to a device
         data = read_user_bytes(path, MAX_DATA_BYTES, "reference scores")
@@ -354,26 +360,31 @@ def _read_reference(path: Path, ratings: Ratings) -> None:
             ]
         )
     problems: list[str] = []
-    for number, row in enumerate(rows, 1):
-        case = str(row.get("case_id", "")).strip() if isinstance(row, dict) else ""
+    left: list[str] = []
+    cases = [str(row.get("case_id", "")).strip() if isinstance(row, dict) else "" for row in rows]
+    copies = Counter(cases)
+    left += [duplicated(str(path), case, n) for case, n in copies.items() if case and n > 1]
+    for number, (row, case) in enumerate(zip(rows, cases, strict=True), 1):
         if not case:
             problems.append(f"{path}: row {number}: no case_id")
             continue
+        if copies[case] > 1:
+            continue
         scores: dict[str, int] = {}
         for component in COMPONENTS[:3]:
-            value = row.get(component)
-            if value is None:
+            read = read_score(component, row.get(component), whole=True)
+            if read.problem is not None:
+                left.append(left_out(f"{path}: case {case!r}", read.problem))
+            if read.number is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or value not in SCALE:
-                problems.append(f"{path}: case {case}: {component}={value!r} is not a score 0-4")
-                continue
-            scores[component] = int(value)
-            ratings[component].setdefault(REFERENCE, {})[case] = int(value)
+            scores[component] = int(read.number)
+            ratings[component].setdefault(REFERENCE, {})[case] = int(read.number)
         if "va_answer" in scores and "rvf_trace" in scores:
             final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
             ratings["va_final"].setdefault(REFERENCE, {})[case] = int(final)
     if problems:
-        raise ChallengeError([*problems, "reference scores are whole numbers 0-4 per component"])
+        raise ChallengeError([*problems, "every row of a reference names its case_id"])
+    return left
 
 
 def agreement(ratings: Ratings) -> list[ComponentAgreement]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import zipfile
 from collections import Counter
 from collections.abc import Iterable
@@ -37,13 +36,10 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
 from inspect_medreason.cli.progress import track
+from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
-from inspect_medreason.core.files import (
-    check_output_path,
-    write_bytes_atomically,
-    write_text_atomically,
-)
+from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.schema import sample_options
 from inspect_medreason.core.user_files import (
     MAX_JSON_LOG_BYTES,
@@ -353,23 +349,19 @@ def _export_sample(
 
 
 def write_results(
-    submission: Submission, output: Path, zip_path: Path | None = None, force: bool = False
-) -> None:
-    """Write results.json (and optionally a zip holding only it), each atomically; both
-    paths are checked before either is written."""
-    for path in (output, zip_path):
-        if path is not None:
-            check_output_path(path, force)
+    submission: Submission, outputs: OutputSet, output: Path, zip_path: Path | None = None
+) -> list[str]:
+    """Write results.json and the zip holding only it (if asked) together: both or neither,
+    so the pair always matches (``outputs`` checked both paths before any work). Returns
+    notes about leftovers the write could not remove."""
     text = json.dumps(submission.model_dump(exclude_none=True), indent=2, ensure_ascii=False)
-    archive_bytes = None
+    files: dict[Path, bytes | str] = {output: text + "\n"}
     if zip_path is not None:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr(RESULTS_FILE_NAME, text + "\n")
-        archive_bytes = buffer.getvalue()
-    write_text_atomically(output, text + "\n", force)
-    if zip_path is not None and archive_bytes is not None:
-        write_bytes_atomically(zip_path, archive_bytes, force)
+        files[zip_path] = buffer.getvalue()
+    return outputs.write(files)
 
 
 def judge_scores_from_logs(
@@ -463,18 +455,13 @@ def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str
     if score is None or not isinstance(score.value, dict):
         return None, f"{case_id}: not judged in {path}"
     values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}
-    # A score the judges cannot have given (a bool, a number outside 0-4: an edited log) is
-    # reported with the unscored, never written to the official file.
-    foreign = [
-        k
-        for k, v in values.items()
-        if isinstance(v, bool)
-        or (isinstance(v, int | float) and not math.isnan(v) and not 0 <= v <= 4)
-    ]
-    if foreign:
-        shown = ", ".join(f"{k}={values[k]!r}" for k in foreign)
-        return None, f"{case_id}: {shown} in {path} is not a judge score (0-4)"
-    unscored = [k for k, v in values.items() if not isinstance(v, int | float) or math.isnan(v)]
+    # A score the judges cannot have given (an edited log) is reported with the unscored,
+    # never written to the official file.
+    read = {key: read_score(key, value) for key, value in values.items()}
+    impossible = [r.problem for r in read.values() if r.problem is not None]
+    if impossible:
+        return None, left_out(f"{path}: case {case_id!r}", "; ".join(impossible))
+    unscored = [key for key, r in read.items() if r.unscored]
     if unscored:
         judges = (score.metadata or {}).get("judges")
         records = judges if isinstance(judges, dict) else {}
@@ -483,7 +470,7 @@ def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str
             for k in unscored
         )
         return None, f"{case_id}: unscored {', '.join(unscored)} ({why})"
-    return {"case_id": case_id, **{k: float(v) for k, v in values.items()}}, ""  # type: ignore[arg-type]
+    return {"case_id": case_id, **{k: r.number for k, r in read.items()}}, ""
 
 
 # --- validation -------------------------------------------------------------------------

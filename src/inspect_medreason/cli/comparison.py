@@ -16,7 +16,6 @@ import base64
 import html
 import io
 import json
-import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
+from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
 
@@ -136,7 +136,7 @@ def read_run(path: Path) -> RunCases:
             if isinstance(sample, UnreadableSample):
                 unreadable.append(sample.describe())
                 continue
-            _add_case_values(sample, sums, groups, clusters)
+            unreadable.extend(_add_case_values(sample, sums, groups, clusters))
     except Exception as error:  # a damaged file: nothing of it is compared
         raise ChallengeError(
             [f"{path}: its samples cannot be read ({describe_error(error)})"]
@@ -168,7 +168,9 @@ def _add_case_values(
     sums: dict[str, dict[str, list[float]]],
     groups: dict[str, dict[str, str]],
     clusters: dict[str, str],
-) -> None:
+) -> list[str]:
+    """Adds a sample's values; returns the impossible ones, named (``score_values``)."""
+    problems: list[str] = []
     case = str(sample.id)
     metadata = sample.metadata
     groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
@@ -178,10 +180,12 @@ def _add_case_values(
         if score is None:
             continue
         value = score.value.get(key) if key and isinstance(score.value, dict) else score.value
-        if key is None and isinstance(value, dict):
-            continue
-        if isinstance(value, int | float) and not math.isnan(float(value)):
-            sums[metric][case].append(float(value))
+        read = read_score(key, value)
+        if read.problem is not None:
+            problems.append(left_out(f"case {case!r} (epoch {sample.epoch})", read.problem))
+        elif read.number is not None:
+            sums[metric][case].append(read.number)
+    return problems
 
 
 def compare_runs(a: RunCases, b: RunCases) -> Comparison:

@@ -35,6 +35,7 @@ from scipy.stats import rankdata
 from inspect_medreason.cli.calibration import calibrated_cell
 from inspect_medreason.cli.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
+from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.intervals import SEED, cluster_indices
 from inspect_medreason.core.lineage import role_lineage
 
@@ -359,6 +360,12 @@ def collect_rows(
             notes.append(f"{path}: left out (status {log.status!r})")
             continue
         metrics = {name: m for name in METRIC_SOURCES if (m := logged_metric(log, name))}
+        for name, logged in list(metrics.items()):
+            # a mean no run can give (an edited header): named and left out, the one rule
+            problem = read_score(name, logged.value).problem
+            if problem is not None:
+                notes.append(left_out(str(path), problem))
+                del metrics[name]
         if not metrics:
             continue
         settings = run_settings(log)
