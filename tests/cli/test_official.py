@@ -414,3 +414,21 @@ def test_validate_against_cases_as_the_official_does(
     )
     path = write_json(tmp_path / "r.json", submission(answer("a")))
     assert main(["validate", str(path), "--cases", str(bad_cases)]) == 1
+
+
+@pytest.mark.parametrize("confidence", ["Infinity", "NaN", "1.5", "-0.1", '"high"', "true"])
+def test_validate_strict_refuses_a_confidence_that_is_no_probability(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], confidence: str
+) -> None:
+    """The official validator ignores ``confidence``; the documented field is a number
+    from 0 to 1. Python's JSON reader takes Infinity and NaN: warned, refused by --strict."""
+    entry = json.dumps(answer("a"))[:-1] + f', "confidence": {confidence}}}'
+    path = tmp_path / "results.json"
+    document = json.dumps(submission(answer("a"))).replace(json.dumps(answer("a")), entry)
+    path.write_text(document, encoding="utf-8")
+    assert main(["validate", str(path)]) == 0
+    assert "is not a number from 0 to 1" in capsys.readouterr().err
+    assert main(["validate", str(path), "--strict"]) == 1
+    good = document.replace(f'"confidence": {confidence}', '"confidence": 0.73')
+    path.write_text(good, encoding="utf-8")
+    assert main(["validate", str(path), "--strict"]) == 0

@@ -401,6 +401,15 @@ def _document_warnings(payload: Any, verdict: Verdict) -> None:
             verdict.warnings.append(f"{key}: missing (the documented format has it)")
 
 
+def _is_probability(value: Any) -> bool:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0 <= value <= 1
+    )
+
+
 def validate_like_official(payload: Any, cases: Any | None, verdict: Verdict) -> int:
     """Apply validate_submission.py's rules to a parsed submission (and, when given, the
     parsed cases.json); return the number of answers."""
@@ -422,6 +431,13 @@ def validate_like_official(payload: Any, cases: Any | None, verdict: Verdict) ->
         if task_type == "open" and (not isinstance(trace, str) or not trace.strip()):
             verdict.problems.append(
                 f"{where}: reasoning_trace is required and non-empty for open cases"
+            )
+        confidence = item.get("confidence")
+        if confidence is not None and not _is_probability(confidence):
+            # the official validator ignores the field; the documented one is a probability
+            verdict.warnings.append(
+                f"{where}: confidence {json.dumps(confidence)} is not a number from 0 to 1 "
+                "(the official validator does not check it)"
             )
     if cases is not None:  # listed even after other problems: all of them at once
         _validate_against_cases(answers, cases, verdict)
