@@ -451,3 +451,25 @@ def test_a_folder_of_several_splits_is_refused_not_read_as_one(tmp_path: Path) -
     write_json(tmp_path / "validation_open.json", [{**case, "case_id": "c3"}])
     loaded = load_cases(tmp_path, check_images=False)
     assert sorted(case.case_id for case in loaded.cases) == ["c2", "c3"]
+
+
+def test_a_data_path_that_is_not_utf8_is_a_message_in_every_loader(tmp_path: Path) -> None:
+    """The eval log and the decode records hold paths as UTF-8 text: a folder whose name is
+    not is refused up front with the bytes shown, by every family's loader alike."""
+    import os
+
+    from inspect_medreason.core.hub import load_rows
+    from inspect_medreason.core.loaders import DatasetError, load_cases
+    from inspect_medreason.med_cmr.dataset import locate_release
+    from inspect_medreason.vqa.dataset import VQA_RAD
+
+    folder = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/data-\xff"))
+    folder.mkdir()
+    for load in (
+        lambda: load_cases(folder),
+        lambda: load_rows(str(folder), VQA_RAD.hub),
+        lambda: locate_release(str(folder)),
+    ):
+        with pytest.raises(DatasetError) as raised:
+            load()
+        assert "data-\\xff" in str(raised.value) and "not UTF-8" in str(raised.value)

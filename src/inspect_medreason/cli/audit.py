@@ -31,10 +31,9 @@ from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
 from inspect_medreason.core.loaders import (
     UNKNOWN_GROUP,
-    DatasetError,
-    Problem,
     load_cases,
     prepare_image,
+    refuse_non_utf8_path,
 )
 from inspect_medreason.core.schema import Case
 
@@ -165,29 +164,6 @@ def label_balance(cases: list[Case]) -> dict[str, Any]:
         result["chi_square"] = round(float(test.statistic), 3)
         result["p_value"] = float(test.pvalue)
     return result
-
-
-def refuse_non_utf8_path(data: str | Path) -> None:
-    """Refuse a data path whose name (or a folder above it) is not UTF-8: the report, the
-    decode record and the eval log all hold paths as UTF-8 text, so such a name would fail
-    half-way with an encoding traceback instead."""
-    real = os.path.realpath(data)
-    try:
-        real.encode("utf-8")
-    except UnicodeEncodeError:
-        # Shown with the bytes escaped, which any terminal can print.
-        shown = os.fsencode(real).decode("utf-8", "backslashreplace")
-        raise DatasetError(
-            [
-                Problem(
-                    shown,
-                    "-",
-                    "data",
-                    "the path is not UTF-8 text; rename the folder (or copy the data to one) "
-                    "with a UTF-8 name and run again",
-                )
-            ]
-        ) from None
 
 
 def audit_data(data: str | Path, min_side: int = DEFAULT_MIN_SIDE) -> Audit:

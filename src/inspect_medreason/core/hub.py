@@ -38,7 +38,12 @@ from PIL import Image
 
 from inspect_medreason.core.errors import TaskArgumentError, describe_error, first_few
 from inspect_medreason.core.images import ImagePathError, cache_root, check_image_decodes
-from inspect_medreason.core.loaders import DatasetError, Problem, prepare_image
+from inspect_medreason.core.loaders import (
+    DatasetError,
+    Problem,
+    prepare_image,
+    refuse_non_utf8_path,
+)
 from inspect_medreason.core.splits import canonical_split, split_named_by
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
@@ -698,6 +703,7 @@ def load_rows(
     if data is not None and str(data).strip():
         # Absolute (links kept): the hub's pattern matching returns absolute paths.
         path = Path(os.path.abspath(Path(str(data)).expanduser()))
+        refuse_non_utf8_path(path)
         if not path.exists():
             raise DatasetError([Problem(str(path), "-", "data", "no such file or folder")])
         if not (path.is_dir() or path.is_file()):

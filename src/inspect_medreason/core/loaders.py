@@ -174,6 +174,29 @@ class LoadedCases:
     record_files: list[Path] = field(default_factory=list)
 
 
+def refuse_non_utf8_path(data: str | Path) -> None:
+    """Refuse a data path whose name (or a folder above it) is not UTF-8: the report, the
+    decode record and the eval log all hold paths as UTF-8 text, so such a name would fail
+    half-way with an encoding traceback instead."""
+    real = os.path.realpath(data)
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError:
+        # Shown with the bytes escaped, which any terminal can print.
+        shown = os.fsencode(real).decode("utf-8", "backslashreplace")
+        raise DatasetError(
+            [
+                Problem(
+                    shown,
+                    "-",
+                    "data",
+                    "the path is not UTF-8 text; rename the folder (or copy the data to one) "
+                    "with a UTF-8 name and run again",
+                )
+            ]
+        ) from None
+
+
 def sample_data_dir() -> Path:
     """The demo dataset shipped inside the package."""
     return Path(str(files("inspect_medreason") / "sample_data"))
@@ -574,6 +597,10 @@ def load_cases(
 def _load_cases(
     data: str | Path | None, ground_truth: str | Path | None, check_images: bool
 ) -> LoadedCases:
+    if data is not None and str(data).strip():
+        refuse_non_utf8_path(data)
+    if ground_truth is not None and str(ground_truth).strip():
+        refuse_non_utf8_path(ground_truth)
     record_files = locate_record_files(data)
     cases_file = record_files[0]
     records: list[Any] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 from inspect_medreason.core.archives import unpack_archive
 from inspect_medreason.core.files import file_sha256
-from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.loaders import DatasetError, Problem, refuse_non_utf8_path
 
 # The paper's project page is github.com/LsmnBmnc/Med-CMR; the hub dataset holding the
 # release could not be checked against the hub's own record from here (one public manifest
@@ -80,6 +80,7 @@ def locate_release(
     """The file or folder the loader reads, and where it came from (for the eval log)."""
     if data is not None and str(data).strip():
         path = Path(data).expanduser()
+        refuse_non_utf8_path(path)
         if not path.exists():
             raise _problem(str(path), "no such file or folder")
         if path.is_file() and path.suffix.lower() == ".zip":
