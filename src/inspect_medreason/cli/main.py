@@ -24,9 +24,12 @@ from inspect_medreason.cli.challenge import (
 from inspect_medreason.cli.log_reading import MAX_ENTRY_BYTES
 from inspect_medreason.core.files import (
     OutputPathError,
-    check_output_path,
-    write_bytes_atomically,
-    write_text_atomically,
+    OutputSet,
+    cannot_write,
+    check_writable_folder,
+    make_parents,
+    remedy,
+    remove_created_folders,
 )
 from inspect_medreason.core.loaders import DatasetError, sample_data_dir
 from inspect_medreason.core.user_files import (
@@ -45,6 +48,12 @@ DATA_FILE = f"; a regular file of at most {describe_limit(MAX_DATA_BYTES)}"
 RATINGS_FILE = f"; each a regular file of at most {describe_limit(MAX_RATINGS_BYTES)}"
 CALIBRATION_FILE = f"; a regular file of at most {describe_limit(MAX_CALIBRATION_BYTES)}"
 
+# Ends the help of every output option: the rule docs/medreason_command.md states.
+TOGETHER = (
+    "; checked before any work, and written together with the command's other outputs at "
+    "the end: all or none"
+)
+
 
 def _print_problems(title: str, problems: list[str]) -> None:
     print(f"{title} ({len(problems)}):", file=sys.stderr)
@@ -52,10 +61,15 @@ def _print_problems(title: str, problems: list[str]) -> None:
         print(f"  - {problem}", file=sys.stderr)
 
 
+def _print_notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def cmd_export(args: argparse.Namespace) -> int:
-    for target in (args.output, args.zip):
-        if target:
-            check_output_path(Path(target), args.force)
+    outputs = OutputSet(args.force, [*args.logs, args.cases])
+    output = outputs.add(args.output)
+    zip_path = outputs.add(args.zip) if args.zip else None
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
     report = export_results(logs, args.name, args.model)
@@ -73,9 +87,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if problems:
         _print_problems("writing an INVALID submission because of --force", problems)
-    write_results(
-        report.submission, Path(args.output), Path(args.zip) if args.zip else None, args.force
-    )
+    _print_notes(write_results(report.submission, outputs, output, zip_path))
     counts = {t: sum(a.task_type == t for a in report.submission.answers) for t in ("mcq", "open")}
     print(
         f"wrote {args.output} ({len(report.submission.answers)} answers: {counts['mcq']} mcq, "
@@ -85,11 +97,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_judge_scores(args: argparse.Namespace) -> int:
-    check_output_path(Path(args.output), args.force)
+    outputs = OutputSet(args.force, args.logs)
+    output = outputs.add(args.output)
     skipped: list[str] = []
     document, left_out = judge_scores_from_logs(log_files(args.logs, skipped), args.model)
     left_out[:0] = skipped
-    write_text_atomically(Path(args.output), json.dumps(document, indent=2) + "\n", args.force)
+    _print_notes(outputs.write({output: json.dumps(document, indent=2) + "\n"}))
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
     if left_out:
         _print_problems("left out (not written as zeros)", left_out)
@@ -110,6 +123,9 @@ def _print_warnings(warnings: list[str], strict: bool) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
+    outputs = OutputSet(args.force, [args.predictions, args.ground_truth, args.judge_scores])
+    if args.output:
+        outputs.add(args.output)
     outcome = official.ScoreOutcome()
     predictions = official.read_json(Path(args.predictions), "predictions", outcome)
     truth = official.read_json(Path(args.ground_truth), "ground truth", outcome)
@@ -126,7 +142,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     if scored.refused(args.strict) or text is None:
         raise ChallengeError(scored.problems or ["refused: see the warnings above"])
     if args.output:
-        write_text_atomically(Path(args.output), text + "\n", args.force)
+        _print_notes(outputs.write({Path(args.output): text + "\n"}))
         result = scored.result or {}
         print(
             json.dumps(
@@ -159,23 +175,31 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+def _check_outputs(args: argparse.Namespace, inputs: list[str | None]) -> OutputSet:
     """Refuse a bad output path before reading anything: a refusal writes nothing."""
+    outputs = OutputSet(args.force, inputs)
     for target in (args.output, args.plot):
         if target:
-            check_output_path(Path(target), args.force)
+            outputs.add(target)
+    return outputs
 
 
-def _emit(args: argparse.Namespace, output: str, plot_png: Callable[[], bytes]) -> None:
-    """The report to --output (atomically) or stdout, and the plot to --plot."""
-    if args.output:
-        write_text_atomically(Path(args.output), output, args.force)
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        print(output, end="" if output.endswith("\n") else "\n")
+def _emit(
+    args: argparse.Namespace, outputs: OutputSet, output: str, plot_png: Callable[[], bytes]
+) -> None:
+    """The report to --output or stdout and the plot to --plot, together: the plot is
+    rendered before anything is written, and the files are written both or neither."""
+    files: dict[Path, bytes | str] = {}
     if args.plot:
-        write_bytes_atomically(Path(args.plot), plot_png(), args.force)
-        print(f"wrote {args.plot}", file=sys.stderr)
+        files[Path(args.plot)] = plot_png()
+    if args.output:
+        files[Path(args.output)] = output
+    _print_notes(outputs.write(files))
+    if not args.output:
+        print(output, end="" if output.endswith("\n") else "\n")
+    for target in (args.output, args.plot):
+        if target:
+            print(f"wrote {target}", file=sys.stderr)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -187,7 +211,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         render,
     )
 
-    _check_outputs(args)
+    outputs = _check_outputs(args, [*args.logs, args.calibration])
     skipped: list[str] = []
     board = collect_rows(log_files(args.logs, skipped), args.label_arg, args.include_partial)
     board.notes[:0] = skipped
@@ -211,14 +235,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
             print(f"note: {note}", file=sys.stderr)
         board.notes += stability_notes
     output = render(board, args.format, breakdown=args.breakdown)
-    _emit(args, output, lambda: plot_png(board.rows))
+    _emit(args, outputs, output, lambda: plot_png(board.rows))
     return EXIT_OK
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.comparison import compare_runs, plot_png, read_run, render
 
-    _check_outputs(args)
+    outputs = _check_outputs(args, [args.log_a, args.log_b, args.calibration])
     runs = read_run(Path(args.log_a)), read_run(Path(args.log_b))
     if args.calibration:
         from inspect_medreason.cli.calibration import add_calibrated_cases, read_calibration
@@ -230,7 +254,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for warning in comparison.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     output = render(comparison, args.format)
-    _emit(args, output, lambda: plot_png(comparison))
+    _emit(args, outputs, output, lambda: plot_png(comparison))
     return EXIT_OK
 
 
@@ -238,7 +262,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
     from inspect_medreason.cli.rating import read_rating_round
 
-    _check_outputs(args)
+    outputs = _check_outputs(args, [*args.logs, args.reference, *args.ratings])
     if args.reference and args.ratings:
         raise ChallengeError(
             [
@@ -262,21 +286,21 @@ def cmd_agreement(args: argparse.Namespace) -> int:
         )
     results = agreement(ratings)
     output = render(results, notes, args.format)
-    _emit(args, output, lambda: plot_png(results))
+    _emit(args, outputs, output, lambda: plot_png(results))
     return EXIT_OK
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.rating import build_page
 
-    output = Path(args.output)
-    check_output_path(output, args.force)
+    outputs = OutputSet(args.force, [*args.logs, args.data])
+    output = outputs.add(args.output)
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
     page = build_page(logs, args.cases, args.seed, Path(args.data) if args.data else None)
     for note in skipped + page.notes:
         print(f"note: {note}", file=sys.stderr)
-    write_text_atomically(output, page.html, args.force)
+    _print_notes(outputs.write({output: page.html}))
     print(
         f"wrote {output} (page {page.page_id}: {page.cases} cases, "
         f"{len(page.html.encode('utf-8')) / 1e6:.1f} MB)"
@@ -290,20 +314,22 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.calibration import calibrate, render_report
     from inspect_medreason.cli.rating import read_rating_round
 
-    output = Path(args.output)
-    check_output_path(output, args.force)
+    outputs = OutputSet(args.force, [*args.logs, *args.ratings])
+    output = outputs.add(args.output)
     if args.report:
-        check_output_path(Path(args.report), args.force)
+        outputs.add(args.report)
     people = read_rating_round([Path(p) for p in args.ratings])
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
     document, results, notes = calibrate(logs, people, args.folds, args.seed)
     for note in skipped + notes:
         print(f"note: {note}", file=sys.stderr)
-    write_text_atomically(output, json.dumps(document, indent=2) + "\n", args.force)
     report = render_report(document, results, args.format)
+    files: dict[Path, bytes | str] = {output: json.dumps(document, indent=2) + "\n"}
     if args.report:
-        write_text_atomically(Path(args.report), report, args.force)
+        files[Path(args.report)] = report
+    _print_notes(outputs.write(files))
+    if args.report:
         print(f"wrote {args.report}", file=sys.stderr)
     else:
         print(report, end="")
@@ -314,12 +340,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_check_data(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.audit import audit_data, render
 
+    outputs = OutputSet(args.force, [args.data])
     if args.output:
-        check_output_path(Path(args.output), args.force)
+        outputs.add(args.output)
     report = audit_data(args.data, min_side=args.min_side)
     text = render(report, args.format)
     if args.output:
-        write_text_atomically(Path(args.output), text, args.force)
+        _print_notes(outputs.write({Path(args.output): text}))
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)
@@ -332,25 +359,43 @@ def cmd_check_data(args: argparse.Namespace) -> int:
     return EXIT_FAILED if args.strict and report.leakage else EXIT_OK
 
 
+def _copy_demo_data(staging: Path) -> None:
+    """The shipped demo data (not its code) into ``staging``, file by file: unlike
+    ``shutil.copytree``, which gathers failures into one ``shutil.Error`` without their
+    errno, the first failure (a full disk) is raised as itself, to be named as such."""
+    source = sample_data_dir()
+    for item in sorted(source.rglob("*")):
+        relative = item.relative_to(source)
+        if "__pycache__" in relative.parts or item.suffix == ".py":
+            continue
+        if item.is_dir():
+            (staging / relative).mkdir(exist_ok=True)
+        else:
+            shutil.copy2(item, staging / relative)
+
+
 def cmd_sample_data(args: argparse.Namespace) -> int:
     target = Path(args.directory)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ChallengeError([f"{target} exists and is not an empty folder; choose a new folder"])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Copied beside the target and renamed into place: an interrupted copy leaves nothing.
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    check_writable_folder(target)
+    # Copied beside the target and renamed into place: an interrupted or failed copy (a full
+    # disk) leaves nothing, neither the copy nor the folders made for it.
+    created: list[Path] = []
+    staging: Path | None = None
     try:
-        shutil.copytree(
-            sample_data_dir(),
-            staging,
-            dirs_exist_ok=True,
-            ignore=shutil.ignore_patterns("__pycache__", "*.py"),
-        )
+        created = make_parents(target)
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        _copy_demo_data(staging)
         if target.exists():
             target.rmdir()
         os.replace(staging, target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+    except BaseException as error:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+        remove_created_folders(created)
+        if isinstance(error, OSError):
+            raise cannot_write(target, error) from error
         raise
     count = len(json.loads((target / "cases.json").read_text(encoding="utf-8"))["cases"])
     print(
@@ -376,8 +421,8 @@ def _add_report_arguments(
     parser: argparse.ArgumentParser, formats: list[str], output: str, plot: str
 ) -> None:
     parser.add_argument("--format", choices=formats, default=formats[0])
-    parser.add_argument("--output", help=output)
-    parser.add_argument("--plot", help=plot)
+    parser.add_argument("--output", help=output + TOGETHER)
+    parser.add_argument("--plot", help=plot + TOGETHER)
     parser.add_argument("--force", action="store_true", help="overwrite output files")
 
 
@@ -400,8 +445,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--force.",
     )
     export.add_argument("logs", nargs="+", metavar="LOG", help="eval log files or folders")
-    export.add_argument("--output", required=True, help="results.json to write")
-    export.add_argument("--zip", help="also write a submission zip holding only results.json")
+    export.add_argument("--output", required=True, help="results.json to write" + TOGETHER)
+    export.add_argument(
+        "--zip", help="also write a submission zip holding only results.json" + TOGETHER
+    )
     export.add_argument("--name", help="submission name (default: the model names)")
     export.add_argument(
         "--model", help="the model whose runs to export, when the logs hold several's"
@@ -422,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
         "out, never written as zeros.",
     )
     judge.add_argument("logs", nargs="+", metavar="LOG")
-    judge.add_argument("--output", required=True)
+    judge.add_argument("--output", required=True, help="judge_scores.json to write" + TOGETHER)
     judge.add_argument(
         "--model", help="the model whose judged runs to write, when the logs hold several's"
     )
@@ -446,7 +493,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--judge-scores", help="judge_scores.json (needed when there are open cases)" + DATA_FILE
     )
-    score.add_argument("--output", help="write the metrics JSON here (prints only the metrics)")
+    score.add_argument(
+        "--output", help="write the metrics JSON here (prints only the metrics)" + TOGETHER
+    )
     score.add_argument(
         "--pretty", action="store_true", help="indent the JSON, as the official --pretty"
     )
@@ -577,7 +626,7 @@ def build_parser() -> argparse.ArgumentParser:
         "'agreement --ratings' and 'calibrate' read them with the same logs.",
     )
     rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
-    rate.add_argument("--output", required=True, help="the .html page to write")
+    rate.add_argument("--output", required=True, help="the .html page to write" + TOGETHER)
     rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(
         "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
@@ -607,9 +656,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="one ratings file per rater" + RATINGS_FILE,
     )
-    calibrate.add_argument("--output", required=True, help="the calibration file (.json)")
+    calibrate.add_argument(
+        "--output", required=True, help="the calibration file (.json)" + TOGETHER
+    )
     calibrate.add_argument("--format", choices=["md", "json"], default="md")
-    calibrate.add_argument("--report", help="write the report here instead of printing it")
+    calibrate.add_argument(
+        "--report", help="write the report here instead of printing it" + TOGETHER
+    )
     calibrate.add_argument(
         "--folds", type=_positive_int, default=5, help="cross-validation folds (5)"
     )
@@ -627,7 +680,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("data", metavar="DATA")
     check.add_argument("--format", choices=["md", "json"], default="md")
-    check.add_argument("--output", help="write the report here instead of printing it")
+    check.add_argument("--output", help="write the report here instead of printing it" + TOGETHER)
     check.add_argument("--force", action="store_true", help="overwrite the output file")
     check.add_argument(
         "--strict", action="store_true", help="exit 1 when any case leaks its answer"
@@ -646,7 +699,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Copy the demo dataset (cases.json, ground_truth.json, images/) to a new "
         "or empty folder, to see the format and start from it.",
     )
-    sample.add_argument("directory")
+    sample.add_argument(
+        "directory",
+        help="the new or empty folder to write; checked before copying, and removed again "
+        "with any folder made for it if the copy fails",
+    )
     sample.set_defaults(handler=cmd_sample_data)
     return parser
 
@@ -655,6 +712,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
-    except (ChallengeError, DatasetError, OutputPathError) as error:
+    except OutputPathError as error:  # already one line naming the path and what to do
+        print(f"medreason {args.command}: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except (ChallengeError, DatasetError) as error:
         print(f"medreason {args.command}: error:\n{error}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as error:
+        # A failure of the file system (or the network under it) that no reader turned into
+        # its own message: still one line, naming the path when the error carries one. Any
+        # other exception is a bug and keeps its traceback.
+        print(f"medreason {args.command}: {_describe_os_error(error)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _describe_os_error(error: OSError) -> str:
+    reason = error.strerror or str(error) or type(error).__name__
+    paths = " -> ".join(str(p) for p in (error.filename, error.filename2) if p is not None)
+    if paths:
+        return f"cannot use {paths}: {reason}; {remedy(error)}"
+    return f"{reason}; check the files and folders given and run again"

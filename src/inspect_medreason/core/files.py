@@ -1,46 +1,315 @@
 """Files: writing results safely (a kill, a full disk or a refusal never leaves a
-half-written or destroyed file behind) and naming a file's content by its hash."""
+half-written or destroyed file behind) and naming a file's content by its hash.
+
+A command's outputs go through one place, :class:`OutputSet`: every path is checked before
+any work (not a folder, not one of the command's inputs, not another output, a writable
+folder, not an existing file unless ``--force``), and at the end all of them are written
+together or none is: each to a temporary file beside its target (a full disk fails here,
+before anything is replaced), then renamed into place, the files already replaced put back
+from backups if a later rename fails."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import secrets
+import shutil
 import stat
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
 class OutputPathError(ValueError):
-    """An output path that cannot or may not be written."""
+    """An output path that cannot or may not be written: one line naming the path and what
+    to do."""
 
 
-def check_output_path(path: Path, force: bool) -> None:
-    """Refuse a folder, or an existing file unless ``force``, before any work is written."""
+# What the user can do about each failure of the file system; a message always ends with one.
+_READ_ONLY = "make the folder writable for you or write somewhere else"
+_REMEDIES = {
+    errno.ENOSPC: "free space on that disk or write to another one",
+    errno.EDQUOT: "free space within your disk quota or write somewhere else",
+    errno.EFBIG: "it is larger than files may be here (ulimit -f); raise the limit or write "
+    "somewhere else",
+    errno.EACCES: _READ_ONLY,
+    errno.EPERM: _READ_ONLY,
+    errno.EROFS: "the file system is read-only; write to a writable one",
+    errno.ENOTDIR: "a part of the path is a file, not a folder; correct the path",
+    errno.EISDIR: "name a file, not a folder",
+    errno.ENAMETOOLONG: "choose a shorter name",
+    errno.ENOENT: "create the folder or correct the path",
+    errno.ELOOP: "the path has a loop of symbolic links; correct it",
+}
+_DEFAULT_REMEDY = "check the path and its folder, then run again"
+
+
+def remedy(error: OSError) -> str:
+    """What to do about a failure of the file system, in a few words."""
+    return _REMEDIES.get(error.errno or 0, _DEFAULT_REMEDY)
+
+
+def cannot_write(path: Path, error: OSError) -> OutputPathError:
+    """The one-line refusal for a file-system failure while writing ``path``."""
+    reason = error.strerror or str(error) or type(error).__name__
+    return OutputPathError(f"cannot write {path}: {reason}; {remedy(error)}")
+
+
+def check_output_path(
+    path: Path,
+    force: bool,
+    inputs: Iterable[str | Path] = (),
+    others: Iterable[Path] = (),
+) -> None:
+    """Refuse, before any work: a folder; one of ``inputs`` (the same file by any spelling,
+    link or hard link, or an existing file inside an input folder, which the command may
+    read); a path also in ``others`` (another output of the same command); an existing file
+    unless ``force``; a path whose folder cannot be created or written."""
+    _refuse_a_folder_or_existing(path, force)
+    _refuse_an_input(path, inputs)
+    resolved = path.resolve()
+    for other in others:
+        if other.resolve() == resolved or (other.exists() and _same_file(path, other)):
+            raise OutputPathError(
+                f"cannot write {path}: it is also given as another output ({other}); give "
+                "each output its own path"
+            )
+    check_writable_folder(path)
+
+
+def _refuse_a_folder_or_existing(path: Path, force: bool) -> None:
     if path.is_dir():
-        raise OutputPathError(f"{path} is a folder; name a file to write")
+        raise OutputPathError(f"cannot write {path}: it is a folder; name a file to write")
     if path.exists() and not force:
-        raise OutputPathError(f"{path} exists; pass --force to overwrite it")
+        raise OutputPathError(f"cannot write {path}: it exists; pass --force to overwrite it")
+
+
+def _refuse_an_input(path: Path, inputs: Iterable[str | Path]) -> None:
+    # --force replaces outputs, never what the command reads: an output that is an input would
+    # be destroyed by the very run that reads it.
+    resolved = path.resolve()
+    for raw in inputs:
+        source = Path(raw)
+        if not source.exists():
+            continue  # the command reports its missing inputs itself
+        if source.is_dir():
+            if path.exists() and resolved.is_relative_to(source.resolve()):
+                raise OutputPathError(
+                    f"cannot write {path}: it is inside the input folder {source} and may be "
+                    "read as an input; write it somewhere else (--force never overwrites an "
+                    "input)"
+                )
+        elif resolved == source.resolve() or (path.exists() and _same_file(path, source)):
+            raise OutputPathError(
+                f"cannot write {path}: it is one of the command's inputs ({source}); write it "
+                "somewhere else (--force never overwrites an input)"
+            )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_writable_folder(path: Path) -> None:
+    """Refuse ``path`` if its folder, or the nearest existing folder above it (the missing
+    ones are created when writing), is not a folder or cannot be written: probed by creating
+    and removing a temporary file there, which is what writing will do."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputPathError(
+            f"cannot write {path}: {folder} is a file, not a folder; correct the path"
+        )
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".probe", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        raise cannot_write(path, error) from error
+
+
+class OutputSet:
+    """The outputs of one command: each checked when added (before the command does any
+    work), all written together by :meth:`write` at the end."""
+
+    def __init__(self, force: bool, inputs: Iterable[str | Path | None] = ()) -> None:
+        self.force = force
+        self.inputs = [Path(item) for item in inputs if item]
+        self.paths: list[Path] = []
+
+    def add(self, path: str | Path) -> Path:
+        """Check ``path`` now (refusing with :class:`OutputPathError`) and claim it."""
+        output = Path(path)
+        check_output_path(output, self.force, self.inputs, self.paths)
+        self.paths.append(output)
+        return output
+
+    def write(self, contents: Mapping[Path, bytes | str]) -> list[str]:
+        """Write every claimed output (text as UTF-8) together, or none; returns notes about
+        leftovers that could not be removed afterwards (the outputs are written)."""
+        if sorted(map(str, contents)) != sorted(map(str, self.paths)):
+            raise ValueError(  # a programming error: every output is claimed before any work
+                f"outputs written {sorted(map(str, contents))} are not the ones checked "
+                f"{sorted(map(str, self.paths))}"
+            )
+        for path in self.paths:  # again: a file or folder may have appeared since the check
+            _refuse_a_folder_or_existing(path, self.force)
+        return write_outputs_together(
+            [
+                (path, data.encode("utf-8") if isinstance(data, str) else data)
+                for path, data in contents.items()
+            ]
+        )
+
+
+def write_outputs_together(outputs: list[tuple[Path, bytes]]) -> list[str]:
+    """Write every file, or none: all to temporary files beside their targets first (flushed
+    to disk), the files they replace linked to backups, then each renamed into place. If
+    anything fails, the outputs already replaced are put back, every temporary file and new
+    folder removed, and an :class:`OutputPathError` names the path. Returns notes about
+    backups that could not be removed after a success."""
+    created: list[Path] = []
+    temporaries: dict[Path, Path] = {}
+    backups: dict[Path, Path | None] = {}
+    replaced: list[Path] = []
+    current = outputs[0][0] if outputs else Path()
+    try:
+        for current, data in outputs:
+            created += make_parents(current)
+            temporaries[current] = _write_temporary(current, data)
+        for current, _ in outputs:
+            backups[current] = _backup(current) if os.path.lexists(current) else None
+        for current, _ in outputs:
+            os.replace(temporaries[current], current)
+            del temporaries[current]  # only once renamed: a failed rename leaves it to remove
+            replaced.append(current)
+    except BaseException as error:
+        unrestored = _undo(replaced, backups, temporaries, created)
+        if isinstance(error, OSError):
+            failure = cannot_write(current, error)
+            if unrestored:
+                raise OutputPathError(f"{failure}; and {'; '.join(unrestored)}") from error
+            raise failure from error
+        raise
+    notes = []
+    for path, backup in backups.items():
+        if backup is not None:
+            try:
+                backup.unlink()
+            except OSError as error:
+                notes.append(
+                    f"wrote {path}, but could not remove the previous version kept at "
+                    f"{backup}: {error.strerror}; delete it"
+                )
+    return notes
+
+
+def make_parents(path: Path) -> list[Path]:
+    """Create the missing folders above ``path``; returns them, the outermost first."""
+    missing = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    created = []
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+    except BaseException:
+        remove_created_folders(created)
+        raise
+    return created
+
+
+def _write_temporary(path: Path, data: bytes) -> Path:
+    """The bytes in a new file beside ``path``, with ``path``'s permissions, flushed to disk."""
+    mode = _mode_for(path)
+    handle, name = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+    temporary = Path(name)
+    try:
+        with memoryview(data) as view:
+            written = 0
+            while written < len(view):
+                # os.write, not a buffered file: each short write and failure (ENOSPC,
+                # EFBIG) surfaces here, and a test can stand in for a full disk.
+                written += os.write(handle, view[written:])
+        # mkstemp makes the file private (0600); the result must not be.
+        os.fchmod(handle, mode)
+        os.fsync(handle)
+    except BaseException:
+        os.close(handle)
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+        raise
+    os.close(handle)
+    return temporary
+
+
+def _backup(path: Path) -> Path:
+    """Keep the file about to be replaced under a new name beside it: a hard link (no copy,
+    and ``path`` never goes missing), or a copy where the file system has no hard links."""
+    while True:
+        backup = path.with_name(f".{path.name[:40]}.{secrets.token_hex(4)}.bak")
+        try:
+            os.link(path, backup, follow_symlinks=False)
+            return backup
+        except FileExistsError:
+            continue
+        except OSError as error:
+            if error.errno not in (errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.EXDEV):
+                raise
+        if not backup.exists():
+            shutil.copy2(path, backup, follow_symlinks=False)
+            return backup
+
+
+def _undo(
+    replaced: list[Path],
+    backups: dict[Path, Path | None],
+    temporaries: dict[Path, Path],
+    created: list[Path],
+) -> list[str]:
+    """Put back what a failed write replaced and remove what it made; returns what could
+    not be put back (its previous content is then left in the named backup)."""
+    unrestored = []
+    for path in reversed(replaced):
+        backup = backups.pop(path)
+        try:
+            if backup is None:
+                path.unlink()
+            else:
+                os.replace(backup, path)
+        except OSError as error:
+            kept = f"its previous content is in {backup}" if backup else "it is new; delete it"
+            unrestored.append(f"{path} could not be put back ({error.strerror}): {kept}")
+    for leftover in [*temporaries.values(), *(b for b in backups.values() if b is not None)]:
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+    remove_created_folders(created)
+    return unrestored
+
+
+def remove_created_folders(created: list[Path]) -> None:
+    """Remove the folders a failed write created, innermost first, if still empty."""
+    for folder in reversed(created):
+        try:
+            folder.rmdir()
+        except OSError:
+            break  # not empty (something else wrote there) or gone: leave it and those above
 
 
 def write_bytes_atomically(path: Path, data: bytes, force: bool) -> None:
-    """Write to a temporary file beside ``path``, flush it to disk, then rename it over."""
-    check_output_path(path, force)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _mode_for(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as output:
-            output.write(data)
-            output.flush()
-            # mkstemp makes the file private (0600); the result must not be.
-            os.fchmod(output.fileno(), mode)
-            os.fsync(output.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    """One output, written whole or not at all (see :class:`OutputSet` for several)."""
+    outputs = OutputSet(force)
+    outputs.add(path)
+    outputs.write({path: data})
 
 
 def _mode_for(path: Path) -> int:
