@@ -182,11 +182,43 @@ def test_too_few_ratings_are_refused_with_the_number_needed(
     )
     err = capsys.readouterr().err
     assert code == 1 and not output.exists()
+    # a page of 12 cases rated whole: more cases come from a new page, never merged
     assert (
         f"gt_final: 12 case(s) rated by people and scored by the judges; a stable fit "
-        f"needs at least {MIN_CASES}: rate {MIN_CASES - 12} more" in err
+        f"needs at least {MIN_CASES}: this page has 0 unrated case(s) left, too few: write "
+        "a new page with more cases" in err
     )
     assert "Traceback" not in err
+
+
+def test_too_few_ratings_of_a_larger_page_ask_for_more_of_it(
+    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """20 of the 36-case page's cases rated: 16 unrated remain, 10 more are needed."""
+    data = page_of(round_["root"] / "page.html")
+    shown = [c["case"] for c in data["cases"]]
+    cases = {c: round_["cases"][c] for c in shown[:20]}
+    ratings = write_json(
+        tmp_path / "r.json",
+        ratings_document(data["page_id"], "alice", cases, truth, page_cases=RATED),
+    )
+    capsys.readouterr()
+    code = main(
+        [
+            "calibrate",
+            str(round_["log"]),
+            "--ratings",
+            str(ratings),
+            "--output",
+            str(tmp_path / "c"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (
+        f"gt_final: 20 case(s) rated by people and scored by the judges; a stable fit needs at "
+        f"least {MIN_CASES}: rate 10 more of this page's 16 unrated case(s) (the same page" in err
+    )
 
 
 def test_a_calibration_is_refused_for_a_log_of_other_judges(

@@ -13,6 +13,8 @@ import pytest
 from conftest import write_json
 from utils.rated_logs import (
     SECRET_RATIONALE,
+    builtin_rubric_sha256,
+    custom_judge_prompts,
     judged_log,
     page_cases,
     ratings_document,
@@ -20,12 +22,14 @@ from utils.rated_logs import (
 
 from inspect_medreason.cli import main
 from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.log_reading import log_header
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
+    build_page,
     collect_candidates,
+    log_rubric,
     map_round_to_logs,
     read_rating_round,
-    rubric,
     stratified_sample,
 )
 from inspect_medreason.core.prompts import load_template
@@ -88,8 +92,10 @@ def test_the_page_is_self_contained_and_blinded(two_logs: list[Path], tmp_path: 
     assert len(data["cases"]) == 10 and len({c["case"] for c in data["cases"]}) == 10
 
 
-def test_the_rubric_is_the_judges_own_prompt_files() -> None:
-    shown = rubric()
+def test_the_rubric_is_the_judges_own_prompt_files(two_logs: list[Path]) -> None:
+    found = log_rubric(log_header(two_logs[0]))
+    shown = found.components
+    assert found.sha256 == builtin_rubric_sha256()
     for key, template in (
         ("gt", "judge_gt_system"),
         ("va", "judge_va_system"),
@@ -101,6 +107,51 @@ def test_the_rubric_is_the_judges_own_prompt_files() -> None:
             assert anchor in text
         assert shown[key]["uncertainty"].startswith("Uncertainty:")
         assert shown[key]["sha256"] == load_template(template).sha256
+        assert "source" not in shown[key]  # never a path to a template file
+
+
+def test_the_page_shows_the_rubric_the_judges_were_given(tmp_path: Path) -> None:
+    """Under -T judge_prompts=DIR the raters read the judges' anchors, not the built-in
+    ones, and the page records that rubric's digest and never the folder's path."""
+    prompts = custom_judge_prompts(tmp_path / "my-prompts", "CUSTOM-ANCHOR-FOUR perfect.")
+    log = judged_log(tmp_path / "custom", 4, judge_prompts=prompts)
+    html, _ = write_page([log], tmp_path / "page.html", "--cases", "4")
+    data = page_json(html)
+    assert data["rubric"]["gt"]["anchors"][0] == [4, "CUSTOM-ANCHOR-FOUR perfect."]
+    assert data["rubric_sha256"] == log_rubric(log_header(log)).sha256 != builtin_rubric_sha256()
+    assert "my-prompts" not in html and str(tmp_path) not in html
+    # a page over logs of different rubrics is refused, naming both
+    builtin = judged_log(tmp_path / "builtin", 4)
+    with pytest.raises(ChallengeError) as caught:
+        build_page([log, builtin], 8, 0)
+    text = "\n".join(caught.value.problems)
+    assert "different rubrics" in text and str(log) in text and str(builtin) in text
+
+
+def test_ratings_of_another_rubric_are_refused_against_these_judges(tmp_path: Path) -> None:
+    """Ratings made on a page of the built-in rubric are not compared with judges given
+    other templates (the same cases, the same page id), naming both digests."""
+    prompts = custom_judge_prompts(tmp_path / "p", "CUSTOM top anchor.")
+    log = judged_log(tmp_path / "custom", 4, judge_prompts=prompts)
+    html, page_id = write_page([log], tmp_path / "page.html", "--cases", "4")
+    cases = page_cases([log], page_id)
+    theirs = page_json(html)["rubric_sha256"]
+    good = write_json(
+        tmp_path / "good.json", ratings_document(page_id, "alice", cases, rubric_sha256=theirs)
+    )
+    mapping, _ = map_round_to_logs(read_rating_round([good], [log]), [log])
+    assert len(mapping) == 4
+    other = write_json(tmp_path / "other.json", ratings_document(page_id, "bob", cases))
+    with pytest.raises(ChallengeError) as caught:
+        map_round_to_logs(read_rating_round([other]), [log])
+    [problem] = caught.value.problems
+    assert builtin_rubric_sha256()[:12] in problem and theirs[:12] in problem
+    assert str(other) in problem and str(log) in problem
+    for command in ("agreement", "calibrate"):
+        code = main(
+            [command, str(log), "--ratings", str(other), "--output", str(tmp_path / "o.json")]
+        )
+        assert code == 1 and not (tmp_path / "o.json").exists()
 
 
 def test_the_sample_is_stratified_deterministic_and_order_free(two_logs: list[Path]) -> None:
@@ -217,8 +268,11 @@ def test_files_of_different_pages_or_one_rater_twice_are_refused(tmp_path: Path)
     a = write_json(tmp_path / "a.json", ratings_document("p1", "alice", {"ca": 1}))
     b = write_json(tmp_path / "b.json", ratings_document("p2", "bob", {"ca": 1}))
     c = write_json(tmp_path / "c.json", ratings_document("p1", " alice ", {"cb": 1}))
+    d = write_json(tmp_path / "d.json", ratings_document("p1", "ALICE", {"cd": 1}))
     assert any("different pages" in p and "p2" in p for p in problems_of([a, b]))
     assert any("rater 'alice' again" in p for p in problems_of([a, c]))
+    # names are compared trimmed and case-folded: one person, two spellings
+    assert any("rater 'ALICE' again" in p and "as 'alice'" in p for p in problems_of([a, d]))
     version = write_json(
         tmp_path / "v.json", {**ratings_document("p1", "x", {"ca": 1}), "version": 2}
     )
@@ -231,10 +285,47 @@ def test_ratings_of_another_page_do_not_map_to_these_logs(
     a = write_json(tmp_path / "a.json", ratings_document("0123456789abcdef", "alice", {"cfake": 1}))
     with pytest.raises(ChallengeError) as caught:
         map_round_to_logs(read_rating_round([a]), two_logs)
-    assert (
-        "cfake" in caught.value.problems[0]
-        and "not cases of these logs" in caught.value.problems[0]
-    )
+    [problem] = caught.value.problems
+    assert problem.startswith(f"{a}: none of its 1 case(s) is a case of page 0123456789abcdef")
+    assert "give the logs the page was made from" in problem
+
+
+def test_a_case_not_on_the_page_is_named_with_its_file_and_other_problems(
+    two_logs: list[Path], tmp_path: Path
+) -> None:
+    """One edited entry in a file whose other cases are the page's: named by file and case,
+    with the right hint, in the same message as the file's other problems."""
+    _, page_id = write_page(two_logs, tmp_path / "page.html", "--cases", "4")
+    shown = {c["case"] for c in page_json((tmp_path / "page.html").read_text("utf-8"))["cases"]}
+    cases = {c: n for c, n in page_cases(two_logs, page_id).items() if c in shown}
+    document = ratings_document(page_id, "alice", cases)
+    document["ratings"].append({"case": "cedited", "gt": 1, "va": 1, "rvf": 1})
+    document["ratings"][0]["gt"] = 2.0
+    path = write_json(tmp_path / "r.json", document)
+    with pytest.raises(ChallengeError) as caught:
+        read_rating_round([path], two_logs)
+    text = "\n".join(caught.value.problems)
+    assert f"{path}: case cedited: not a case of page {page_id} in these logs" in text
+    assert "though the file's other cases are" in text and "remove the entry" in text
+    assert "gt=2.0" in text and "an integer 0-4 (4, not 4.0" in text
+    # the same through the command line, one message
+    code = main(["agreement", *map(str, two_logs), "--ratings", str(path)])
+    assert code == 1
+
+
+def test_a_ratings_file_saved_on_windows_and_its_fields_types(tmp_path: Path) -> None:
+    document = ratings_document("p1", "alice", {"ca": 1})
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode("utf-8"))
+    assert set(read_rating_round([bom]).scores) == {"alice"}
+    for field, value, expected in (
+        ("version", True, "version true; this medreason reads version 1"),
+        ("saved_at", "last tuesday", 'saved_at is "last tuesday", not an ISO 8601 time'),
+        ("rubric_sha256", None, "rubric_sha256 is null"),
+        ("page_cases", 0, "page_cases is 0"),
+    ):
+        path = write_json(tmp_path / f"{field}.json", {**document, field: value})
+        assert any(expected in p for p in problems_of([path])), field
 
 
 def test_rated_components_are_the_logs_three() -> None:

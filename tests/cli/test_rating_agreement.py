@@ -112,7 +112,8 @@ def test_ratings_with_another_logs_cases_are_refused(
     other = judged_log(tmp_path, 3)
     code = main(["agreement", str(other), "--ratings", str(rated["alice"])])
     err = capsys.readouterr().err
-    assert code == 1 and "not cases of these logs" in err and "Traceback" not in err
+    assert code == 1 and "Traceback" not in err
+    assert f"{rated['alice']}: none of its" in err and "in these logs" in err
     code = main(
         ["agreement", str(rated["log"]), "--ratings", str(rated["alice"]), "--reference", "x.json"]
     )

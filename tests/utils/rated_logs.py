@@ -22,7 +22,14 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, get_model
 from inspect_ai.model import ModelOutput as _ModelOutput
 
-from inspect_medreason.cli.rating import RATINGS_FORMAT, case_digest, collect_candidates
+from inspect_medreason.cli.rating import (
+    RATINGS_FORMAT,
+    RUBRIC_TEMPLATES,
+    case_digest,
+    collect_candidates,
+    rubric_digest,
+)
+from inspect_medreason.core.prompts import load_template
 
 COMPONENTS = ("gt", "va", "rvf")
 # A judge's rationale no rater may see: the page is checked for it.
@@ -97,25 +104,29 @@ def judged_log(
     model: str = "mockllm/model",
     log_images: bool = True,
     judge_model: str = "mockllm/model",
+    judge_prompts: Path | None = None,
+    reply: tuple[str, str] | None = None,
 ) -> Path:
-    """A real ``open_ended`` eval of ``count`` cases, judged by scripted judges."""
+    """A real ``open_ended`` eval of ``count`` cases, judged by scripted judges (given the
+    templates of ``judge_prompts`` when set); the model replies ``reply`` (trace, answer),
+    by default a reply naming the model."""
     data = tmp_path / "data"
     if not (data / "cases.json").exists():
         write_cases(data, count)
-    reply = scripted_output(
-        json.dumps(
-            {
-                "reasoning_trace": f"I am {model}. A round density on the left.",
-                "answer": f"A nodule (answer by {model.split('/')[-1]}).",
-            }
-        )
+    trace, answer = reply or (
+        f"I am {model}. A round density on the left.",
+        f"A nodule (answer by {model.split('/')[-1]}).",
     )
+    output = scripted_output(json.dumps({"reasoning_trace": trace, "answer": answer}))
+    task_args = {"data": str(data)}
+    if judge_prompts is not None:
+        task_args["judge_prompts"] = str(judge_prompts)
     # by its registered name, as a user runs it (the leaderboard reads only this package's
     # tasks' logs)
     [log] = eval(
         "inspect_medreason/open_ended",
-        task_args={"data": str(data)},
-        model=get_model(model, custom_outputs=lambda *_: reply, memoize=False),
+        task_args=task_args,
+        model=get_model(model, custom_outputs=lambda *_: output, memoize=False),
         model_roles={
             "grader": scripted_judge(truth, distort, judge_model),
             "vision_grader": scripted_judge(truth, distort, judge_model),
@@ -129,11 +140,30 @@ def judged_log(
     return Path(log.location)
 
 
+def custom_judge_prompts(folder: Path, marker: str) -> Path:
+    """A copy of the built-in judge templates whose GT rubric's top anchor says ``marker``
+    (what ``-T judge_prompts=DIR`` gives the judges)."""
+    from inspect_medreason.core.judges import JUDGE_TEMPLATE_NAMES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in JUDGE_TEMPLATE_NAMES:
+        text = load_template(name).text
+        if name == "judge_gt_system":
+            text = re.sub(r"^4 - .+$", f"4 - {marker}", text, count=1, flags=re.MULTILINE)
+        (folder / f"{name}.txt").write_text(text, encoding="utf-8")
+    return folder
+
+
 def page_cases(logs: list[Path], page_id: str) -> dict[str, int]:
     """Each of the logs' case digests on page ``page_id`` -> the case number (what a test
     knows that a rater does not)."""
     candidates, _ = collect_candidates(logs)
     return {case_digest(page_id, c.ref): int(str(c.sample_id).lstrip("c")) for c in candidates}
+
+
+def builtin_rubric_sha256() -> str:
+    """The digest of the rubric a page shows for judges given the built-in templates."""
+    return rubric_digest({name: load_template(name).sha256 for name in RUBRIC_TEMPLATES.values()})
 
 
 def ratings_document(
@@ -142,9 +172,12 @@ def ratings_document(
     cases: dict[str, int],
     truth: Truth = default_truth,
     noise: Callable[[str, int, int], int] | None = None,
+    page_cases: int | None = None,
+    rubric_sha256: str | None = None,
 ) -> dict[str, Any]:
     """A ratings file as the page saves it: the true ratings of each case, moved by
-    ``noise(component, number, score)`` when given."""
+    ``noise(component, number, score)`` when given (a page of ``page_cases`` cases, by
+    default the cases rated, showing the built-in rubric unless ``rubric_sha256``)."""
     entries = []
     for case, number in sorted(cases.items()):
         scores = truth(number)
@@ -155,6 +188,8 @@ def ratings_document(
         "format": RATINGS_FORMAT,
         "version": 1,
         "page_id": page_id,
+        "rubric_sha256": rubric_sha256 or builtin_rubric_sha256(),
+        "page_cases": page_cases or len(cases),
         "rater": rater,
         "saved_at": "2026-12-01T11:00:00.000Z",
         "ratings": entries,

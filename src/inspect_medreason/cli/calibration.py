@@ -327,9 +327,7 @@ def calibrate(
     [(identity, _)] = identities.values()
     data = pairs_for_fit(people, mapping)
     short = [
-        f"{component}: {len(data[component].judge)} case(s) rated by people and scored by the "
-        f"judges; a stable fit needs at least {MIN_CASES}: rate {MIN_CASES - len(data[component].judge)} "
-        "more (a new page with more --cases, the same raters)"
+        _too_few(component, len(data[component].judge), people)
         for component in COMPONENTS
         if len(data[component].judge) < MIN_CASES
     ]
@@ -360,6 +358,30 @@ def calibrate(
         "components": {r.component: _component_document(r) for r in results},
     }
     return document, results, notes
+
+
+def _too_few(component: str, have: int, people: RatingRound) -> str:
+    """The refusal of a component with too few rated cases, and what to do: ratings of
+    different pages are never merged (their cases are drawn apart), so more cases come from
+    this page while it has unrated ones, else from a new page rated whole."""
+    need = MIN_CASES - have
+    answered = len(people.cases | {c for by_case in people.skipped.values() for c in by_case})
+    unrated = max(0, people.page_cases - answered)
+    if unrated >= need:
+        advice = (
+            f"rate {need} more of this page's {unrated} unrated case(s) (the same page: "
+            "ratings of different pages are not merged)"
+        )
+    else:
+        advice = (
+            f"this page has {unrated} unrated case(s) left, too few: write a new page with "
+            f"more cases (medreason rate --cases {2 * MIN_CASES} or more) and rate it; "
+            "ratings of different pages are not merged"
+        )
+    return (
+        f"{component}: {have} case(s) rated by people and scored by the judges; a stable fit "
+        f"needs at least {MIN_CASES}: {advice}"
+    )
 
 
 def _component_document(result: FitFigures) -> dict[str, Any]:

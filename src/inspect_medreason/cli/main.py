@@ -270,9 +270,10 @@ def cmd_agreement(args: argparse.Namespace) -> int:
                 "ids): give one of them"
             ]
         )
-    people = read_rating_round([Path(p) for p in args.ratings]) if args.ratings else None
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
+    # with the logs: a rated case that is not on the page is named with its file's problems
+    people = read_rating_round([Path(p) for p in args.ratings], logs) if args.ratings else None
     ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None, people)
     notes[:0] = skipped
     for note in notes:
@@ -318,9 +319,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     output = outputs.add(args.output)
     if args.report:
         outputs.add(args.report)
-    people = read_rating_round([Path(p) for p in args.ratings])
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
+    people = read_rating_round([Path(p) for p in args.ratings], logs)
     document, results, notes = calibrate(logs, people, args.folds, args.seed)
     for note in skipped + notes:
         print(f"note: {note}", file=sys.stderr)

@@ -37,7 +37,7 @@ import json
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.resources import files
@@ -54,11 +54,11 @@ from inspect_medreason.cli.log_reading import (
     UnreadableSample,
     log_header,
     logged_samples,
+    task_record,
 )
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.loaders import prepare_image
-from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
 
 RATINGS_FORMAT = "medreason-ratings"
@@ -80,7 +80,16 @@ SCORER = "open_ended_scorer"
 # Breakdown fields a sample carries (core.metrics.CASE_GROUP_FIELDS): the strata, with the
 # model when several models' logs are rated together.
 STRATUM_FIELDS = ("modality", "task")
-RATINGS_KEYS = {"format", "version", "page_id", "rater", "ratings", "saved_at"}
+RATINGS_KEYS = {
+    "format",
+    "version",
+    "page_id",
+    "rubric_sha256",
+    "page_cases",
+    "rater",
+    "ratings",
+    "saved_at",
+}
 ENTRY_KEYS = {"case", "gt", "va", "rvf", "skipped", "rated_at"}
 # A ratings file's limit is core.user_files.MAX_RATINGS_BYTES.
 MAX_RATER_CHARS = 200
@@ -133,6 +142,7 @@ class Candidate:
     # the components a rule scored rather than a judge
     values: dict[str, float] = field(default_factory=dict)
     by_rule: frozenset[str] = frozenset()
+    rubric: Rubric | None = None  # the rubric the log's judges were given
 
 
 def _text(value: Any) -> str:
@@ -158,6 +168,11 @@ def collect_candidates(logs: Sequence[Path]) -> tuple[list[Candidate], list[str]
             samples = [s for s in logged_samples(path, header)]
         except Exception as error:  # as the leaderboard: a corrupt log is left out, named
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+            continue
+        try:
+            judges_rubric = log_rubric(header)
+        except ValueError as error:
+            notes.append(f"skipped, {path}: {error}")
             continue
         eval_id = header.eval.eval_id
         if eval_id in seen:
@@ -196,6 +211,7 @@ def collect_candidates(logs: Sequence[Path]) -> tuple[list[Candidate], list[str]
                         for name, record in meta["judges"].items()
                         if isinstance(record, dict) and record.get("by_rule")
                     ),
+                    rubric=judges_rubric,
                 )
             )
         for reason, count in sorted(left_out.items()):
@@ -283,31 +299,69 @@ def _draw(
     ]
 
 
-def rubric() -> dict[str, Any]:
-    """The 0-4 anchors and the uncertainty rule of each judge's rubric, from its prompt file,
-    with the file's digest (the page records which rubric the raters read)."""
-    result: dict[str, Any] = {}
+@dataclass(frozen=True)
+class Rubric:
+    """What the raters read: per component the 0-4 anchors and the uncertainty rule, from
+    the judges' own system templates as the log recorded them, and one digest of the three
+    templates (the page and the ratings file carry it; ``agreement`` and ``calibrate``
+    compare ratings only with judges that used the same rubric)."""
+
+    components: dict[str, Any]
+    sha256: str
+
+
+def rubric_digest(template_digests: dict[str, str]) -> str:
+    """One digest of the rubric's three system templates (each by its own sha256)."""
+    listing = "".join(f"{name}:{template_digests[name]}\n" for name in sorted(template_digests))
+    return hashlib.sha256(listing.encode("utf-8")).hexdigest()
+
+
+def log_rubric(header: EvalLog) -> Rubric:
+    """The rubric the log's judges were given: each judge system template's text as the run
+    recorded it (``-T judge_prompts=DIR`` replaces the built-in ones), checked against its
+    recorded digest. ValueError saying what is missing (a log of no judged run, an edited
+    one). The template's file path is never kept: it is the organizer's, not the raters'."""
+    record = task_record(header)
+    templates = record.judges.templates if record.judges else {}
+    components: dict[str, Any] = {}
+    digests: dict[str, str] = {}
     for key, name in RUBRIC_TEMPLATES.items():
-        template = load_template(name)
+        template = templates.get(name)
+        text = (template.model_extra or {}).get("text") if template is not None else None
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(
+                f"the judges' {name} template's text is not recorded in the log (a run "
+                "without judges, or an edited log): the page cannot show the raters the "
+                "judges' rubric"
+            )
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        if template is not None and template.sha256 and template.sha256 != digest:
+            raise ValueError(
+                f"the judges' {name} template's text does not match its recorded digest "
+                "(an edited log)"
+            )
         anchors = [
             [int(m.group(1)), m.group(2).strip()]
-            for m in re.finditer(r"^([0-4]) - (.+)$", template.text, re.MULTILINE)
+            for m in re.finditer(r"^([0-4]) - (.+)$", text, re.MULTILINE)
         ]
         if sorted(a[0] for a in anchors) != [0, 1, 2, 3, 4]:
-            raise ChallengeError([f"{template.source}: its 0-4 anchors cannot be read"])
+            raise ValueError(
+                f"the judges' {name} template has no 0-4 anchors the page can show (one "
+                "line each, '4 - ...' to '0 - ...')"
+            )
         uncertainty = next(
-            (p.strip() for p in template.text.split("\n\n") if p.startswith("Uncertainty:")), ""
+            (p.strip() for p in text.split("\n\n") if p.startswith("Uncertainty:")), ""
         )
         title, compares = RUBRIC_TITLES[key]
-        result[key] = {
+        components[key] = {
             "title": title,
             "compares": compares,
             "anchors": sorted(anchors, reverse=True),
             "uncertainty": uncertainty,
-            "source": template.source,
-            "sha256": template.sha256,
+            "sha256": digest,
         }
-    return result
+        digests[name] = digest
+    return Rubric(components, rubric_digest(digests))
 
 
 def _blank_names(text: str, names: set[str]) -> str:
@@ -414,10 +468,11 @@ def case_images(candidates: list[Candidate], data_dir: Path | None) -> dict[Samp
 
 
 def page_data(
-    chosen: list[Candidate], seed: int, images: dict[SampleRef, list[str]]
+    chosen: list[Candidate], seed: int, images: dict[SampleRef, list[str]], rubric: Rubric
 ) -> dict[str, Any]:
-    """What the page embeds: the texts shown, images, rubric, opaque ids. Nothing else of
-    the log (no score, rationale, model, role, file name, eval id or sample id)."""
+    """What the page embeds: the texts shown, images, the judges' rubric and its digest,
+    opaque ids. Nothing else of the log (no score, rationale, model, role, file name, eval
+    id, sample id or template path)."""
     page_id = page_digest(seed, (c.ref for c in chosen))
     return {
         "format": PAGE_FORMAT,
@@ -425,7 +480,8 @@ def page_data(
         "page_id": page_id,
         "ratings_format": RATINGS_FORMAT,
         "ratings_version": RATINGS_VERSION,
-        "rubric": rubric(),
+        "rubric": rubric.components,
+        "rubric_sha256": rubric.sha256,
         "cases": [
             {
                 "case": case_digest(page_id, c.ref),
@@ -467,6 +523,8 @@ class RatingRound:
     """Several raters' ratings of one page, read and checked."""
 
     page_id: str
+    rubric_sha256: str = ""  # the rubric the raters read (the judges' it was made from)
+    page_cases: int = 0  # the page's number of cases
     # rater -> case -> {"gt": 0-4, "va": 0-4, "rvf": 0-4}
     scores: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     skipped: dict[str, dict[str, str]] = field(default_factory=dict)  # rater -> case -> why
@@ -476,11 +534,16 @@ class RatingRound:
     def cases(self) -> set[str]:
         return {case for by_case in self.scores.values() for case in by_case}
 
+    def described_files(self) -> str:
+        return ", ".join(str(self.files[r]) for r in sorted(self.files))
+
 
 def _load_json(path: Path, problems: list[str]) -> Any:
     try:
-        # a regular file within the limit, never a FIFO or a link to a device
-        return json.loads(read_user_bytes(path, MAX_RATINGS_BYTES, "ratings file").decode("utf-8"))
+        # a regular file within the limit, never a FIFO or a link to a device; utf-8-sig:
+        # a file opened and saved again by a Windows editor starts with a byte order mark
+        data = read_user_bytes(path, MAX_RATINGS_BYTES, "ratings file")
+        return json.loads(data.decode("utf-8-sig"))
     except UserFileError as error:
         problems.append(str(error))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -499,8 +562,21 @@ def _brief(value: Any) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
-    """One rater's file, every problem appended to ``problems`` (None when unusable)."""
+def rater_key(name: str) -> str:
+    """A rater's name as names are compared: trimmed and case-folded ("Alice " is alice)."""
+    return " ".join(name.split()).casefold()
+
+
+# A page's case ids in the logs given, by page id (``None``: the logs were not given).
+KnownCases = Callable[[str], set[str]] | None
+
+
+def read_rater_file(
+    path: Path, problems: list[str], known: KnownCases = None
+) -> RatingRound | None:
+    """One rater's file, every problem appended to ``problems`` (None when unusable). With
+    ``known``, a case id that is not a case of the file's page in the logs is one of the
+    file's problems, listed with the others."""
     document = _load_json(path, problems)
     if document is None:
         return None
@@ -516,10 +592,10 @@ def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
         )
         return None
     start = len(problems)
-    if document.get("version") != RATINGS_VERSION:
+    version = document.get("version")
+    if type(version) is not int or version != RATINGS_VERSION:  # true == 1 in Python
         problems.append(
-            f"{path}: version {_brief(document.get('version'))}; this medreason reads version "
-            f"{RATINGS_VERSION}"
+            f"{path}: version {_brief(version)}; this medreason reads version {RATINGS_VERSION}"
         )
     unknown = sorted(set(document) - RATINGS_KEYS)
     if unknown:
@@ -527,17 +603,32 @@ def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
     page_id, rater = document.get("page_id"), document.get("rater")
     if not isinstance(page_id, str) or not page_id.strip():
         problems.append(f"{path}: page_id is {_brief(page_id)}, not the page's id")
+        page_id = None
     if not isinstance(rater, str) or not rater.strip() or len(rater) > MAX_RATER_CHARS:
         problems.append(
             f"{path}: rater is {_brief(rater)}, not a name (1-{MAX_RATER_CHARS} characters)"
         )
+    rubric = document.get("rubric_sha256")
+    if not isinstance(rubric, str) or not re.fullmatch(r"[0-9a-f]{64}", rubric):
+        problems.append(
+            f"{path}: rubric_sha256 is {_brief(rubric)}, not the digest of the rubric the page "
+            "showed (a file saved by a page made before it was recorded: rate on a new page)"
+        )
+    page_cases = document.get("page_cases")
+    if type(page_cases) is not int or page_cases < 1:
+        problems.append(f"{path}: page_cases is {_brief(page_cases)}, not the page's case count")
+    saved_at = document.get("saved_at")
+    if saved_at is not None and not _is_timestamp(saved_at):
+        problems.append(f"{path}: saved_at is {_brief(saved_at)}, not an ISO 8601 time")
     entries = document.get("ratings")
     if not isinstance(entries, list) or not entries:
         problems.append(f"{path}: ratings is {_brief(entries)}, not a list of rated cases")
         entries = []
+    on_page = known(page_id) if known is not None and page_id is not None else None
     scores: dict[str, dict[str, int]] = {}
     skipped: dict[str, str] = {}
     first_seen: dict[str, int] = {}
+    not_on_page: list[str] = []
     for number, entry in enumerate(entries, 1):
         where = f"{path}: rating {number}"
         if not isinstance(entry, dict):
@@ -552,6 +643,8 @@ def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
             problems.append(f"{where}: rated twice (ratings {first_seen[case]} and {number})")
             continue
         first_seen[case] = number
+        if on_page is not None and case not in on_page:
+            not_on_page.append(case)
         unknown = sorted(set(entry) - ENTRY_KEYS)
         if unknown:
             problems.append(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}")
@@ -577,16 +670,35 @@ def read_rater_file(path: Path, problems: list[str]) -> RatingRound | None:
         ]
         if bad:
             problems.append(
-                f"{where}: {', '.join(bad)}: each of gt, va and rvf is a whole number 0-4 "
-                "(or the case is skipped with a reason)"
+                f"{where}: {', '.join(bad)}: each of gt, va and rvf is an integer 0-4 (4, not "
+                '4.0 nor "4"), or the case is skipped with a reason'
             )
             continue
         scores[case] = {key: int(entry[key]) for key in RATED_COMPONENTS}
+    if not_on_page:
+        problems += _not_on_page(path, page_id or "", not_on_page, len(first_seen))
     if len(problems) > start:
         return None
     assert isinstance(rater, str) and isinstance(page_id, str)
-    name = rater.strip()
-    return RatingRound(page_id, {name: scores}, {name: skipped}, {name: path})
+    assert isinstance(rubric, str) and isinstance(page_cases, int)
+    name = " ".join(rater.split())
+    return RatingRound(page_id, rubric, page_cases, {name: scores}, {name: skipped}, {name: path})
+
+
+def _not_on_page(path: Path, page_id: str, cases: list[str], total: int) -> list[str]:
+    """The problem lines of a file's case ids that are no case of its page in the logs."""
+    if len(cases) == total:  # not one case found: the logs are not the page's
+        return [
+            f"{path}: none of its {total} case(s) is a case of page {page_id} in these logs: "
+            "give the logs the page was made from (all of them, as given to medreason rate)"
+        ]
+    return [
+        f"{path}: case {case}: not a case of page {page_id} in these logs, though the file's "
+        "other cases are: an entry edited by hand or copied from another page's file, or a "
+        "case of a log not given here; give every log the page was made from, or remove the "
+        "entry"
+        for case in cases
+    ]
 
 
 def _is_timestamp(value: Any) -> bool:
@@ -599,29 +711,48 @@ def _is_timestamp(value: Any) -> bool:
     return True
 
 
-def read_rating_round(paths: Sequence[Path]) -> RatingRound:
-    """Several raters' files merged into one round: one page, one file per rater. Raises
-    ChallengeError listing every problem of every file."""
+def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None) -> RatingRound:
+    """Several raters' files merged into one round: one page, one file per rater. With the
+    logs, a case id of a file that is no case of its page in them is one of that file's
+    problems. Raises ChallengeError listing every problem of every file."""
     problems: list[str] = []
-    rounds = [r for r in (read_rater_file(p, problems) for p in paths) if r is not None]
+    known: KnownCases = None
+    if logs is not None:
+        candidates, _ = collect_candidates(logs)
+
+        def known(page_id: str) -> set[str]:
+            return {case_digest(page_id, c.ref) for c in candidates}
+
+    rounds = [r for r in (read_rater_file(p, problems, known) for p in paths) if r is not None]
     if problems:
         raise ChallengeError(problems)
-    merged = RatingRound(rounds[0].page_id)
+    merged = RatingRound(rounds[0].page_id, rounds[0].rubric_sha256, rounds[0].page_cases)
+    first = rounds[0].files[next(iter(rounds[0].files))]
+    by_key: dict[str, str] = {}
     for one in rounds:
         [(rater, scores)] = one.scores.items()
         path = one.files[rater]
         if one.page_id != merged.page_id:
             problems.append(
-                f"{path}: page {one.page_id}, but {merged.files[next(iter(merged.files))]} is "
-                f"page {merged.page_id}: ratings of different pages (samples) are not merged"
+                f"{path}: page {one.page_id}, but {first} is page {merged.page_id}: ratings "
+                "of different pages (samples) are not merged"
             )
             continue
-        if rater in merged.files:
+        if (one.rubric_sha256, one.page_cases) != (merged.rubric_sha256, merged.page_cases):
             problems.append(
-                f"{path}: rater {rater!r} again (also {merged.files[rater]}): one file per "
-                "rater; rename one or join the files"
+                f"{path}: page {one.page_id} with rubric {one.rubric_sha256[:12]} and "
+                f"{one.page_cases} cases, but {first} says rubric "
+                f"{merged.rubric_sha256[:12]} and {merged.page_cases} cases (an edited file?)"
             )
             continue
+        if rater_key(rater) in by_key:
+            earlier = by_key[rater_key(rater)]
+            problems.append(
+                f"{path}: rater {rater!r} again (also {merged.files[earlier]}, as "
+                f"{earlier!r}): one file per rater; rename one or join the files"
+            )
+            continue
+        by_key[rater_key(rater)] = rater
         merged.scores[rater] = scores
         merged.skipped[rater] = one.skipped[rater]
         merged.files[rater] = path
@@ -634,24 +765,38 @@ def map_round_to_logs(
     rated: RatingRound, logs: Sequence[Path]
 ) -> tuple[dict[str, Candidate], list[str]]:
     """Each rated (or skipped) case id -> the logged sample it shows, by recomputing the
-    digests over the logs' rateable cases. Raises ChallengeError naming the ids that map to
-    none of them (ratings of a page made from other logs)."""
+    digests over the logs' rateable cases. Raises ChallengeError naming each file's ids
+    that map to none of them, and ratings made against another rubric than the judges'."""
     candidates, notes = collect_candidates(logs)
     by_digest = {case_digest(rated.page_id, c.ref): c for c in candidates}
+    problems: list[str] = []
+    for rater, path in sorted(rated.files.items()):
+        cases = set(rated.scores.get(rater, {})) | set(rated.skipped.get(rater, {}))
+        unknown = sorted(cases - set(by_digest))
+        if unknown:
+            problems += _not_on_page(path, rated.page_id, unknown, len(cases))
+    if problems:
+        raise ChallengeError([*problems, *notes])
     wanted = rated.cases | {c for by_case in rated.skipped.values() for c in by_case}
-    unknown = sorted(wanted - set(by_digest))
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (
-            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-        )
+    mapping = {case: by_digest[case] for case in wanted}
+    other_rubrics: dict[str, list[Path]] = defaultdict(list)
+    for candidate in mapping.values():
+        assert candidate.rubric is not None  # collect_candidates gives every one its log's
+        digest = candidate.rubric.sha256
+        if digest != rated.rubric_sha256 and candidate.path not in other_rubrics[digest]:
+            other_rubrics[digest].append(candidate.path)
+    if other_rubrics:
         raise ChallengeError(
             [
-                f"{len(unknown)} rated case(s) of page {rated.page_id} are not cases of these "
-                f"logs: {shown}. Give the logs the page was made from (medreason rate LOG...)",
-                *notes,
+                f"{path}: the raters read rubric {rated.rubric_sha256[:12]}, but the judges of "
+                f"{', '.join(map(str, paths))} were given rubric {digest[:12]} (other "
+                "-T judge_prompts): ratings are compared only with judges held to the words "
+                "the raters read; rate a page made from these logs"
+                for digest, paths in sorted(other_rubrics.items())
+                for path in [rated.described_files()]
             ]
         )
-    return {case: by_digest[case] for case in wanted}, notes
+    return mapping, notes
 
 
 @dataclass
@@ -677,10 +822,27 @@ def build_page(
                 "runs scored with their judges",
             ]
         )
+    rubrics: dict[str, list[Path]] = defaultdict(list)
+    for candidate in candidates:
+        assert candidate.rubric is not None  # collect_candidates gives every one its log's
+        if candidate.path not in rubrics[candidate.rubric.sha256]:
+            rubrics[candidate.rubric.sha256].append(candidate.path)
+    if len(rubrics) > 1:
+        raise ChallengeError(
+            [
+                "the logs' judges were given different rubrics (-T judge_prompts): raters "
+                "read one rubric, so a page is made from logs of one; the rubrics:",
+                *(
+                    f"rubric {digest[:12]}: {', '.join(map(str, paths))}"
+                    for digest, paths in sorted(rubrics.items())
+                ),
+            ]
+        )
     chosen = stratified_sample(candidates, cases, seed)
     if len(chosen) < cases:
         notes.append(f"{len(chosen)} case(s) to rate: all the logs hold (asked for {cases})")
-    data = page_data(chosen, seed, case_images(chosen, data_dir))
+    assert candidates[0].rubric is not None
+    data = page_data(chosen, seed, case_images(chosen, data_dir), candidates[0].rubric)
     several_models = len({c.model for c in candidates}) > 1
     strata = Counter(
         " / ".join(
