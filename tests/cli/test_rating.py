@@ -25,12 +25,14 @@ from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.log_reading import log_header
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
+    Blinding,
     build_page,
     collect_candidates,
     log_rubric,
     map_round_to_logs,
     read_rating_round,
     stratified_sample,
+    words_of,
 )
 from inspect_medreason.core.prompts import load_template
 
@@ -330,3 +332,92 @@ def test_a_ratings_file_saved_on_windows_and_its_fields_types(tmp_path: Path) ->
 
 def test_rated_components_are_the_logs_three() -> None:
     assert list(RATED_COMPONENTS.values()) == ["gt_final", "va_answer", "rvf_trace"]
+
+
+def test_names_are_blanked_in_the_reply_in_any_spelling_and_by_family() -> None:
+    blinding = Blinding(("mockllm/o1", "mockllm/claude-3-5-sonnet-20241022"))
+    reply = (
+        "As o1 by OpenAI, and unlike Claude, I (GPT 4o / ChatGPT / gpt4o / o1-mini) see a "
+        "density. Claude-3.5-Sonnet would agree; so would claude 3.5 sonnet."
+    )
+    blanked = blinding.blank(reply, set())
+    for name in ("o1", "OpenAI", "Claude", "GPT", "ChatGPT", "gpt4o", "Sonnet", "3.5"):
+        assert name.lower() not in blanked.lower(), (name, blanked)
+    assert "see a density" in blanked and blanked.count("[model]") == 9
+    # an ordinary word is never blanked: the stop list, or a word of the case itself
+    assert Blinding(("mockllm/model", "hf/acme/chest")).blank("A chest model.", set()) == (
+        "A chest model."
+    )
+    density = Blinding(("mockllm/density",))
+    assert density.blank("A density.", set()) == "A [model]."
+    assert density.blank("A density.", words_of("Is there a density?")) == "A density."
+
+
+def test_the_question_and_reference_are_never_altered_and_a_named_family_is_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A model named like an ordinary word: the raters read the question, reference and
+    reply the judges read; a reply that still names a family (Qwen, for a model of another
+    family) is a warning on stderr and in the page's key, never on the page itself."""
+    log = judged_log(
+        tmp_path,
+        3,
+        model="mockllm/chest",
+        reply=("The chest shows a density; as Qwen I am sure.", "A chest nodule."),
+    )
+    capsys.readouterr()
+    html, _ = write_page([log], tmp_path / "page.html", "--cases", "3")
+    err = capsys.readouterr().err
+    for case in page_json(html)["cases"]:
+        assert case["answer"] == "A chest nodule."
+        assert case["trace"] == "The chest shows a density; as Qwen I am sure."
+        assert re.fullmatch(r"What does the image show\? \[c\d\d\]", case["question"])
+        assert case["reference"] == "a nodule"
+    assert "warning: 3 case(s) on the page still name a model family" in err
+    key = html[: html.index("<head>")]
+    assert "still name a model family" in key and "best-effort" in key
+    body = html[html.index("<body>") :]
+    assert "still name" not in body
+
+
+def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+    from utils.rated_logs import write_cases
+
+    from inspect_medreason.cli import rating
+
+    data = write_cases(tmp_path / "data", 2)
+    noise = np.random.default_rng(0).integers(0, 255, (1000, 1500), dtype=np.uint8)
+    for number in range(2):
+        Image.fromarray(noise).save(data / f"images/i{number}.png")
+    log = judged_log(tmp_path, 2)
+
+    def sizes(html: str) -> list[tuple[int, int]]:
+        found = []
+        for case in page_json(html)["cases"]:
+            for uri in case["images"]:
+                raw = base64.b64decode(uri.partition(",")[2])
+                with Image.open(io.BytesIO(raw)) as image:
+                    found.append(image.size)
+        return found
+
+    capsys.readouterr()
+    html, _ = write_page([log], tmp_path / "small.html")
+    assert sizes(html) == [(1024, 683)] * 2
+    assert "2 image(s) scaled down to 1024 px" in html[: html.index("<head>")]
+    assert "warning" not in capsys.readouterr().err
+    original, _ = write_page([log], tmp_path / "full.html", "--max-image-px", "0")
+    assert sizes(original) == [(1500, 1000)] * 2
+    assert "scaled down" not in original and len(original) > 2 * len(html)
+    monkeypatch.setattr(rating, "LARGE_PAGE_BYTES", len(html) // 2)
+    write_page([log], tmp_path / "warned.html")
+    assert "warning: the page is" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["rate", str(log), "--output", str(tmp_path / "x.html"), "--max-image-px", "9"])
+    assert "give 0 (as logged) or 64 to 65535 pixels" in capsys.readouterr().err

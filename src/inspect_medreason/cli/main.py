@@ -298,9 +298,17 @@ def cmd_rate(args: argparse.Namespace) -> int:
     output = outputs.add(args.output)
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
-    page = build_page(logs, args.cases, args.seed, Path(args.data) if args.data else None)
+    page = build_page(
+        logs,
+        args.cases,
+        args.seed,
+        Path(args.data) if args.data else None,
+        args.max_image_px or None,
+    )
     for note in skipped + page.notes:
         print(f"note: {note}", file=sys.stderr)
+    for warning in page.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     _print_notes(outputs.write({output: page.html}))
     print(
         f"wrote {output} (page {page.page_id}: {page.cases} cases, "
@@ -415,6 +423,17 @@ def _positive_int(text: str) -> int:
         value = 0
     if value < 1 or value > 100_000:
         raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 1 to 100000")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    """An image size for ``rate --max-image-px``: 0 (off) or 64 to 65535 pixels."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value != 0 and not 64 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: give 0 (as logged) or 64 to 65535 pixels")
     return value
 
 
@@ -636,6 +655,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--data",
         help="the data folder to read images from when a log holds none (a blind-control run, "
         "--no-log-images); default: the folder the run recorded",
+    )
+    rate.add_argument(
+        "--max-image-px",
+        type=_non_negative_int,
+        default=1024,
+        metavar="PX",
+        help="scale images larger than PX pixels on their long side down to it for the page "
+        "(the logs keep the originals; the page's key says so); 0: as logged (1024)",
     )
     rate.add_argument("--force", action="store_true", help="overwrite the output file")
     rate.set_defaults(handler=cmd_rate)

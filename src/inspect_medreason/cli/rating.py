@@ -58,6 +58,7 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.lineage import FAMILY_WORDS, model_family
 from inspect_medreason.core.loaders import prepare_image
 from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
 
@@ -76,6 +77,7 @@ RUBRIC_TITLES = {
 }
 PAGE_TEMPLATE = "rating_page.html"
 DATA_MARKER = "/*PAGE_DATA*/"
+KEY_MARKER = "<!--PAGE_KEY-->"
 SCORER = "open_ended_scorer"
 # Breakdown fields a sample carries (core.metrics.CASE_GROUP_FIELDS): the strata, with the
 # model when several models' logs are rated together.
@@ -364,35 +366,236 @@ def log_rubric(header: EvalLog) -> Rubric:
     return Rubric(components, rubric_digest(digests))
 
 
-def _blank_names(text: str, names: set[str]) -> str:
-    """The model's and judges' names (whole, and without their provider) as ``[model]``: a
-    reply that names its model would unblind the rater."""
-    variants = {n for name in names for n in (name, name.split("/")[-1]) if len(n) >= 3}
-    for variant in sorted(variants, key=len, reverse=True):
-        text = re.sub(
-            rf"(?<![\w/-]){re.escape(variant)}(?![\w-])", "[model]", text, flags=re.IGNORECASE
-        )
-    return text
+# Words a model may be named after that are also ordinary words of a reply (English, the
+# clinic, model-naming jargon): never blanked, or the raters would read a different reply
+# from the judges' (a fine-tune called ".../chest" must not blank "chest"). A name of two
+# letters or fewer is blanked only with a digit in it ("o1"), never a bare word ("ct").
+ORDINARY_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "by",
+        "with",
+        "from",
+        "model",
+        "models",
+        "base",
+        "chat",
+        "instruct",
+        "it",
+        "sft",
+        "dpo",
+        "rl",
+        "vision",
+        "vl",
+        "visual",
+        "language",
+        "lm",
+        "llm",
+        "large",
+        "small",
+        "mini",
+        "tiny",
+        "nano",
+        "pro",
+        "plus",
+        "max",
+        "ultra",
+        "turbo",
+        "lite",
+        "light",
+        "flash",
+        "preview",
+        "latest",
+        "default",
+        "local",
+        "custom",
+        "test",
+        "demo",
+        "assistant",
+        "expert",
+        "agent",
+        "reasoner",
+        "reasoning",
+        "thinking",
+        "open",
+        "free",
+        "meta",
+        "palm",
+        "phi",
+        "med",
+        "medical",
+        "bio",
+        "clinical",
+        "health",
+        "doctor",
+        "radiology",
+        "radiologist",
+        "report",
+        "answer",
+        "image",
+        "images",
+        "scan",
+        "scans",
+        "chest",
+        "lung",
+        "lungs",
+        "brain",
+        "heart",
+        "liver",
+        "kidney",
+        "bone",
+        "bones",
+        "head",
+        "neck",
+        "spine",
+        "abdomen",
+        "pelvis",
+        "breast",
+        "skin",
+        "eye",
+        "eyes",
+        "ct",
+        "mri",
+        "mr",
+        "pet",
+        "us",
+        "xray",
+        "x-ray",
+        "ray",
+        "normal",
+        "abnormal",
+        "finding",
+        "findings",
+        "mass",
+        "nodule",
+        "lesion",
+        "fracture",
+        "tumor",
+        "tumour",
+        "cancer",
+        "diagnosis",
+        "left",
+        "right",
+        "upper",
+        "lower",
+        "anterior",
+        "posterior",
+    ]
+)
 
 
-def _browser_image(data: bytes, origin: str) -> str:
-    """A data URI the browser can show, from image bytes checked by decoding them: what a
-    log holds as an image could be anything (an edited log)."""
+@dataclass(frozen=True)
+class Blinding:
+    """How a case's model reply is blinded: the model's and the judges' names (whole, in
+    any spelling of their separators: "Claude-3.5-Sonnet" for claude-3-5-sonnet-20241022,
+    "GPT 4o" for gpt-4o) and the usual names of their families ("ChatGPT", "OpenAI", "o1"
+    for the OpenAI family) become ``[model]``, where distinctive; only the model's final
+    answer and reasoning trace are touched, never the question or the reference."""
+
+    names: tuple[str, ...]  # Inspect model names: the tested model's and the judges'
+
+    def patterns(self, ordinary: set[str]) -> list[re.Pattern[str]]:
+        """The patterns to blank, longest first; ``ordinary``: the case's own words (its
+        question's, context's and reference's), which are never a giveaway."""
+        found: dict[str, re.Pattern[str]] = {}
+        for name in self.names:
+            for part in {name, *name.split("/")[1:]}:
+                tokens = [t for t in re.split(r"[^0-9A-Za-z]+", part) if t]
+                # a release date ("20241022") is not said in a reply; the rest of the name is
+                while len(tokens) > 1 and re.fullmatch(r"\d{6,}", tokens[-1]):
+                    tokens.pop()
+                if tokens and _distinctive(tokens, ordinary):
+                    spelled = r"[\s._/-]*".join(map(re.escape, tokens))
+                    found[spelled.lower()] = re.compile(
+                        rf"(?<![0-9A-Za-z]){spelled}(?![0-9A-Za-z])", re.IGNORECASE
+                    )
+            for word in FAMILY_WORDS.get(model_family(name), ()):
+                if _distinctive([word], ordinary):
+                    # the family's word with a version attached: "GPT 4o", "gpt-4.1", "o3"
+                    spelled = re.escape(word) + r"(?:[\s._-]?\d[0-9A-Za-z.]*)?"
+                    found[spelled.lower()] = re.compile(
+                        rf"(?<![0-9A-Za-z]){spelled}(?![0-9A-Za-z])", re.IGNORECASE
+                    )
+        return [found[key] for key in sorted(found, key=len, reverse=True)]
+
+    def blank(self, text: str, ordinary: set[str]) -> str:
+        for pattern in self.patterns(ordinary):
+            text = pattern.sub("[model]", text)
+        return text
+
+
+def _distinctive(tokens: list[str], ordinary: set[str]) -> bool:
+    """A name gives its model away unless it is an ordinary word (the stop list, or a word
+    of the case's own question or reference), or two letters or fewer without a digit."""
+    if len(tokens) == 1:
+        word = tokens[0].lower()
+        if word in ORDINARY_WORDS or word in ordinary:
+            return False
+        return any(c.isdigit() for c in word) if len(word) <= 2 else True
+    return any(_distinctive([t], ordinary) for t in tokens)
+
+
+def words_of(*texts: str) -> set[str]:
+    return {w.lower() for text in texts for w in re.findall(r"[0-9A-Za-z]+", text)}
+
+
+def names_a_family(text: str, ordinary: set[str]) -> bool:
+    """Whether a reply names any model family (what blanking may have missed)."""
+    for words in FAMILY_WORDS.values():
+        for word in words:
+            if _distinctive([word], ordinary) and re.search(
+                rf"(?<![0-9A-Za-z]){re.escape(word)}(?![A-Za-z])", text, re.IGNORECASE
+            ):
+                return True
+    return False
+
+
+@dataclass
+class PageImages:
+    """Each chosen case's images as data URIs, and how many were made smaller."""
+
+    by_case: dict[SampleRef, list[str]]
+    downscaled: int = 0
+
+
+def _browser_image(data: bytes, origin: str, max_px: int | None) -> tuple[str, bool]:
+    """A data URI the browser can show, from image bytes checked by decoding them (what a
+    log holds as an image could be anything: an edited log), and whether it was scaled
+    down to ``max_px`` on its long side (the page is mailed to raters; a 1000x1000 PNG is
+    4 MB as text, and the log keeps the original)."""
     if len(data) > MAX_IMAGE_BYTES:
         raise ValueError(f"{origin}: {len(data):,} bytes, more than a page should embed")
+    downscaled = False
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            image.load()
-            kind = image.format or ""
-            if kind not in BROWSER_FORMATS:
+        with Image.open(io.BytesIO(data)) as opened:
+            opened.load()
+            kind = opened.format or ""
+            image: Image.Image = opened
+            if max_px is not None and max(image.size) > max_px:
+                image.thumbnail((max_px, max_px), Image.Resampling.LANCZOS)
+                downscaled = True
+            if downscaled or kind not in BROWSER_FORMATS:
+                kind = kind if kind in ("PNG", "JPEG", "WEBP") else "PNG"
+                if kind == "JPEG" and image.mode not in ("L", "RGB"):
+                    image = image.convert("RGB")
+                elif image.mode not in ("L", "LA", "RGB", "RGBA", "P", "I;16"):
+                    image = image.convert("RGBA" if "A" in image.mode else "RGB")
                 converted = io.BytesIO()
-                image.convert("RGB" if image.mode not in ("L", "RGB", "RGBA") else image.mode).save(
-                    converted, format="PNG"
-                )
-                data, kind = converted.getvalue(), "PNG"
+                image.save(converted, format=kind, **({"quality": 90} if kind == "JPEG" else {}))
+                data = converted.getvalue()
     except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as error:
         raise ValueError(f"{origin}: not an image ({describe_error(error, 120)})") from error
-    return f"data:{BROWSER_FORMATS[kind]};base64,{base64.b64encode(data).decode('ascii')}"
+    uri = f"data:{BROWSER_FORMATS[kind]};base64,{base64.b64encode(data).decode('ascii')}"
+    return uri, downscaled
 
 
 def _logged_images(path: Path, candidates: list[Candidate]) -> dict[SampleRef, list[bytes]]:
@@ -416,13 +619,15 @@ def _logged_images(path: Path, candidates: list[Candidate]) -> dict[SampleRef, l
     return found
 
 
-def case_images(candidates: list[Candidate], data_dir: Path | None) -> dict[SampleRef, list[str]]:
+def case_images(
+    candidates: list[Candidate], data_dir: Path | None, max_px: int | None = None
+) -> PageImages:
     """Each chosen case's images as data URIs: the ones its log holds, else (a blind-control
     run, a log written without images) its image files resolved again under the data folder
     (``data_dir``, else the one the run recorded), confined to it as the loader confines
     them. A case whose images cannot be found or decoded is a problem, all listed."""
     problems: list[str] = []
-    result: dict[SampleRef, list[str]] = {}
+    result = PageImages({})
     by_log: dict[Path, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         by_log[candidate.path].append(candidate)
@@ -438,28 +643,23 @@ def case_images(candidates: list[Candidate], data_dir: Path | None) -> dict[Samp
             raw = logged.get(candidate.ref) or []
             try:
                 if raw and (not wanted or len(raw) == len(wanted)):
-                    result[candidate.ref] = [
-                        _browser_image(data, f"{case}: logged image {n}")
+                    shown = [
+                        _browser_image(data, f"{case}: logged image {n}", max_px)
                         for n, data in enumerate(raw, 1)
                     ]
-                    continue
-                if not wanted:
-                    result[candidate.ref] = []  # a text-only case
-                    continue
-                folder = data_dir or (
-                    Path(str(candidate.metadata["data_dir"]))
-                    if candidate.metadata.get("data_dir")
-                    else None
-                )
-                if folder is None:
-                    raise ValueError(
-                        "the log holds no image and records no data folder: give --data"
-                    )
-                frame = (candidate.metadata.get("extra_metadata") or {}).get("frame")
-                result[candidate.ref] = [
-                    _browser_image(prepare_image(folder, rel, frame).read_bytes(), f"{case}: {rel}")
-                    for rel in wanted
-                ]
+                elif not wanted:
+                    shown = []  # a text-only case
+                else:
+                    shown = [
+                        _browser_image(
+                            _image_file(candidate, data_dir, rel).read_bytes(),
+                            f"{case}: {rel}",
+                            max_px,
+                        )
+                        for rel in wanted
+                    ]
+                result.by_case[candidate.ref] = [uri for uri, _ in shown]
+                result.downscaled += sum(smaller for _, smaller in shown)
             except (ImagePathError, ValueError, OSError) as error:
                 problems.append(f"{case}: its image cannot be shown ({error})")
     if problems:
@@ -467,13 +667,34 @@ def case_images(candidates: list[Candidate], data_dir: Path | None) -> dict[Samp
     return result
 
 
+def _image_file(candidate: Candidate, data_dir: Path | None, rel: str) -> Path:
+    """A case's image file under the data folder (``data_dir``, else the one the run
+    recorded), confined to it as the loader confines it."""
+    folder = data_dir or (
+        Path(str(candidate.metadata["data_dir"])) if candidate.metadata.get("data_dir") else None
+    )
+    if folder is None:
+        raise ValueError("the log holds no image and records no data folder: give --data")
+    frame = (candidate.metadata.get("extra_metadata") or {}).get("frame")
+    return prepare_image(folder, rel, frame)
+
+
+def blinded_reply(candidate: Candidate) -> tuple[str, str]:
+    """A case's final answer and reasoning trace as the raters read them (``Blinding``)."""
+    blinding = Blinding(tuple(sorted(candidate.names)))
+    ordinary = words_of(candidate.question, candidate.context, candidate.reference)
+    return blinding.blank(candidate.answer, ordinary), blinding.blank(candidate.trace, ordinary)
+
+
 def page_data(
     chosen: list[Candidate], seed: int, images: dict[SampleRef, list[str]], rubric: Rubric
 ) -> dict[str, Any]:
     """What the page embeds: the texts shown, images, the judges' rubric and its digest,
     opaque ids. Nothing else of the log (no score, rationale, model, role, file name, eval
-    id, sample id or template path)."""
+    id, sample id or template path). The question, context and reference are shown as the
+    judges read them; the model's reply is blinded (``Blinding``)."""
     page_id = page_digest(seed, (c.ref for c in chosen))
+    replies = [blinded_reply(c) for c in chosen]
     return {
         "format": PAGE_FORMAT,
         "version": PAGE_VERSION,
@@ -485,14 +706,14 @@ def page_data(
         "cases": [
             {
                 "case": case_digest(page_id, c.ref),
-                "question": _blank_names(c.question, c.names),
-                "context": _blank_names(c.context, c.names),
-                "reference": _blank_names(c.reference, c.names),
-                "answer": _blank_names(c.answer, c.names),
-                "trace": _blank_names(c.trace, c.names),
+                "question": c.question,
+                "context": c.context,
+                "reference": c.reference,
+                "answer": answer,
+                "trace": trace,
                 "images": images.get(c.ref, []),
             }
-            for c in chosen
+            for c, (answer, trace) in zip(chosen, replies, strict=True)
         ],
     }
 
@@ -511,11 +732,21 @@ def _script_safe_json(value: Any) -> str:
     return text
 
 
-def render_page(data: dict[str, Any]) -> str:
+def render_page(data: dict[str, Any], key: Sequence[str] = ()) -> str:
+    """The page, with ``key``: notes for the organizer in an HTML comment at its top (a
+    browser never shows it; nothing in it may unblind a rater who reads the source)."""
     template = (files("inspect_medreason") / "cli" / PAGE_TEMPLATE).read_text(encoding="utf-8")
-    if template.count(DATA_MARKER) != 1:
-        raise RuntimeError(f"{PAGE_TEMPLATE}: expected one {DATA_MARKER} marker")
-    return template.replace(DATA_MARKER, _script_safe_json(data))
+    for marker in (DATA_MARKER, KEY_MARKER):
+        if template.count(marker) != 1:
+            raise RuntimeError(f"{PAGE_TEMPLATE}: expected one {marker} marker")
+    # "--" cannot stand inside a comment, and "<" ">" no one needs there
+    lines = [re.sub(r"-{2,}|[<>]", "-", line) for line in key] or ["nothing to note"]
+    comment = "<!-- The page's key, for the organizer (never shown to raters):\n" + "".join(
+        f"  - {line}\n" for line in lines
+    )
+    return template.replace(KEY_MARKER, comment + "-->").replace(
+        DATA_MARKER, _script_safe_json(data)
+    )
 
 
 @dataclass
@@ -806,13 +1037,25 @@ class WrittenPage:
     cases: int
     strata: dict[str, int]
     notes: list[str]
+    warnings: list[str] = field(default_factory=list)
+    key: list[str] = field(default_factory=list)  # the page key's notes for the organizer
+
+
+# A page above this is slow to mail and to open; ``rate`` says so and how to shrink it.
+LARGE_PAGE_BYTES = 25 * 1024 * 1024
+DEFAULT_MAX_IMAGE_PX = 1024
 
 
 def build_page(
-    logs: Sequence[Path], cases: int, seed: int, data_dir: Path | None = None
+    logs: Sequence[Path],
+    cases: int,
+    seed: int,
+    data_dir: Path | None = None,
+    max_image_px: int | None = DEFAULT_MAX_IMAGE_PX,
 ) -> WrittenPage:
     """The rating page of ``cases`` cases drawn from the logs (the whole of ``medreason
-    rate`` but the writing)."""
+    rate`` but the writing); images larger than ``max_image_px`` on their long side are
+    scaled down for the page (None: as logged)."""
     candidates, notes = collect_candidates(logs)
     if not candidates:
         raise ChallengeError(
@@ -842,7 +1085,32 @@ def build_page(
     if len(chosen) < cases:
         notes.append(f"{len(chosen)} case(s) to rate: all the logs hold (asked for {cases})")
     assert candidates[0].rubric is not None
-    data = page_data(chosen, seed, case_images(chosen, data_dir), candidates[0].rubric)
+    images = case_images(chosen, data_dir, max_image_px)
+    data = page_data(chosen, seed, images.by_case, candidates[0].rubric)
+    warnings: list[str] = []
+    key: list[str] = [
+        f"page {data['page_id']}: {len(chosen)} cases, rubric {data['rubric_sha256'][:12]}"
+    ]
+    if images.downscaled:
+        key.append(
+            f"{images.downscaled} image(s) scaled down to {max_image_px} px on the long side "
+            "for this page (the logs keep the originals; --max-image-px to change)"
+        )
+    named = sum(
+        names_a_family(
+            f"{case['answer']}\n{case['trace']}",
+            words_of(case["question"], case["context"], case["reference"]),
+        )
+        for case in data["cases"]
+    )
+    if named:
+        warning = (
+            f"{named} case(s) on the page still name a model family in the model's reply "
+            "after blanking (blanking is best-effort): read those replies before sending "
+            "the page, or draw another sample (--seed)"
+        )
+        warnings.append(warning)
+        key.append(warning)
     several_models = len({c.model for c in candidates}) > 1
     strata = Counter(
         " / ".join(
@@ -855,6 +1123,13 @@ def build_page(
         )
         for c in chosen
     )
+    html = render_page(data, key)
+    size = len(html.encode("utf-8"))
+    if size > LARGE_PAGE_BYTES:
+        warnings.append(
+            f"the page is {size / 1e6:.0f} MB, slow to send and to open: fewer --cases, or "
+            "a smaller --max-image-px"
+        )
     return WrittenPage(
-        render_page(data), data["page_id"], len(chosen), dict(sorted(strata.items())), notes
+        html, data["page_id"], len(chosen), dict(sorted(strata.items())), notes, warnings, key
     )
