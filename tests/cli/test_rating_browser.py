@@ -150,3 +150,66 @@ def test_rating_in_a_browser_survives_a_reload_and_saves_a_file_the_tool_reads(
     assert case_ids[4] not in scores
     mapping, _ = map_round_to_logs(rated, [log])
     assert set(mapping) == {case_ids[p] for p in (0, 1, 2, 3)}
+
+
+def test_a_second_rater_on_the_same_browser_keeps_their_own_ratings(
+    browser: tuple[Any, Path], tmp_path: Path
+) -> None:
+    """Alice rates, leaves; Bob opens the same page on the same browser: "New rater" gives
+    him an empty page under his name, and each name switches to that person's own ratings
+    (names compared trimmed and case-folded), across a reload; Bob's file holds only his."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver, downloads = browser
+    log = judged_log(tmp_path, 4)
+    page = tmp_path / "page.html"
+    assert main(["rate", str(log), "--output", str(page), "--cases", "3"]) == 0
+
+    def rate(scores: tuple[int, int, int]) -> None:
+        for component, score in zip(("gt", "va", "rvf"), scores, strict=True):
+            button = driver.find_element(By.ID, f"{component}-{score}")
+            # clear of the sticky header, as a person scrolls to it
+            driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", button)
+            button.click()
+
+    def rater(name: str) -> None:
+        field = driver.find_element(By.ID, "rater")
+        field.clear()
+        field.send_keys(name + Keys.ENTER)  # Enter (or leaving the field) commits the name
+
+    def progress() -> str:
+        return str(driver.find_element(By.ID, "progress").text)
+
+    driver.get(page.as_uri())
+    rater("Alice")
+    rate((4, 4, 4))
+    driver.find_element(By.ID, "next").click()
+    rate((3, 3, 3))
+    assert progress() == "2 of 3 done"
+
+    driver.refresh()  # Bob sits down: Alice's session is still open...
+    assert driver.find_element(By.ID, "rater").get_attribute("value") == "Alice"
+    driver.find_element(By.ID, "new-rater").click()  # ...and he starts his own
+    assert progress() == "0 of 3 done"
+    assert driver.find_element(By.ID, "rater").get_attribute("value") == ""
+    assert not driver.find_element(By.ID, "gt-4").is_selected()
+    rater("Bob")
+    rate((1, 1, 1))
+    assert progress() == "1 of 3 done"
+
+    rater(" alice ")  # Alice's own ratings back
+    assert progress() == "2 of 3 done"
+    assert driver.find_element(By.ID, "position").text == "2 of 3"
+    assert driver.find_element(By.ID, "gt-3").is_selected()
+    rater("Bob")
+    driver.refresh()
+    assert driver.find_element(By.ID, "rater").get_attribute("value") == "Bob"
+    assert progress() == "1 of 3 done"
+
+    driver.find_element(By.ID, "save").click()
+    document = json.loads(_wait_for_file(downloads).read_text(encoding="utf-8"))
+    assert document["rater"] == "Bob"
+    assert [(r["gt"], r["va"], r["rvf"]) for r in document["ratings"]] == [(1, 1, 1)]
+    rated = read_rating_round([_wait_for_file(downloads)], [log])
+    assert list(rated.scores) == ["Bob"] and len(rated.scores["Bob"]) == 1
