@@ -268,11 +268,31 @@ def log_bytes_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def agreement_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| `medreason agreement` on | wall | exit | within {result['target_seconds']:g} s |",
+        "|---|---|---|---|",
+    ]
+    for name, row in (
+        (f"a folder of {result['logs']:,} judged logs", result["many_logs"]),
+        (
+            f"one log and a {result['reference_rows']:,}-row reference "
+            f"({result['reference_matching']} rows match)",
+            result["large_reference"],
+        ),
+    ):
+        met = "yes" if row["seconds"] <= result["target_seconds"] else "**no**"
+        what = "refused (too many raters)" if row["exit"] == 1 else str(row["exit"])
+        lines.append(f"| {name} | {row['seconds']:.1f} s | {what} | {met} |")
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
     "load": load_table,
     "cli": cli_table,
+    "agreement": agreement_table,
     "judge": judge_table,
     "judge_instructions": judge_instructions_table,
     "log_bytes": log_bytes_table,

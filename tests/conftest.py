@@ -222,6 +222,9 @@ SLOW_TESTS = {
     "tests/medreason/test_rescoring_folder.py::test_rescoring_reads_images_only_from_the_runs_or_the_named_folder": (
         "an eval, then inspect score twice, in subprocesses"
     ),
+    "tests/cli/test_agreement_scale.py::test_agreement_on_many_logs_and_a_large_reference_is_fast_or_refused": (
+        "writes 120 logs and times agreement on them and on a 20,000-row reference"
+    ),
     "tests/cli/test_outputs.py::test_agreement_and_calibrate_write_together_too": (
         "agreement's bootstraps and calibrate's cross-validation, ten times each"
     ),

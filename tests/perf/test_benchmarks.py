@@ -1,4 +1,4 @@
-"""The five benchmarks run offline at tiny sizes and write what their tables read; the
+"""The six benchmarks run offline at tiny sizes and write what their tables read; the
 variants they compare are fair comparisons."""
 
 from __future__ import annotations
@@ -146,3 +146,17 @@ def test_one_case_of_judging_is_the_slope_between_two_sizes(
     assert bench_judge.judging_per_case({10: small, 100: large}, "bare") == 100
     assert bench_judge.judging_per_case({10: small, 100: large}, "plugin") == 110
     assert bench_judge.judging_per_case({100: large}, "bare") == 110  # one size: per case
+
+
+def test_the_agreement_bench_times_many_logs_and_a_large_reference(
+    tmp_path: Path, perf_script: Callable[..., str]
+) -> None:
+    output = tmp_path / "agreement.json"
+    perf_script(
+        "bench_agreement.py", "--logs", "3", "--reference-rows", "40", "--output", str(output)
+    )
+    result = results(output)
+    assert result["logs"] == 3 and result["reference_matching"] > 0
+    # three logs are three raters, within the bound: both runs finish
+    assert result["many_logs"]["exit"] == 0 and result["large_reference"]["exit"] == 0
+    assert result["many_logs"]["seconds"] > 0

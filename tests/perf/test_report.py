@@ -21,6 +21,7 @@ KEPT_TABLES = (
     "log_bytes",
     "load",
     "cli",
+    "agreement",
 )
 
 
