@@ -611,10 +611,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     agree = commands.add_parser(
         "agreement",
-        help="how far the judges agree with each other and with reference scores",
+        help="how far the judges agree with each other, with reference scores and with "
+        "people's ratings",
         description="Per component: weighted kappa, exact and within-one agreement, Spearman, "
-        "bias and confusion for each pair of judges; Krippendorff's alpha and ICC for all; "
-        "score distributions; 95%% bootstrap intervals over cases.",
+        "mean absolute error, ICC(2,1), bias and confusion for each pair of raters (judges, a "
+        "--reference, and with --ratings each person as rater:<name>: judges against each "
+        "person, people with each other); Krippendorff's alpha and ICC for all and for the "
+        "people alone; score distributions; 95% bootstrap intervals over cases.",
     )
     agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     agree.add_argument(
@@ -673,7 +676,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per component (GT, VA, RVF, VA_final), on the cases people rated on a "
         "'medreason rate' page, fit the judge score -> the people's mean rating by isotonic "
         "regression; report cross-validated MAE, Spearman and weighted kappa before and after "
-        "with 95%% intervals; write a calibration file for 'leaderboard' and 'compare "
+        "with 95% intervals; write a calibration file for 'leaderboard' and 'compare "
         "--calibration'. Refuses fewer than 30 rated cases per component.",
     )
     calibrate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="the page's logs")
