@@ -664,3 +664,16 @@ def test_leaderboard_shows_a_judge_of_the_tested_models_lineage_beside_the_row(
     )
     [clean] = [line for line in table.splitlines() if "| mockllm/alpha |" in line]
     assert "⚠" not in clean
+
+
+def test_no_help_text_shows_a_doubled_percent_sign() -> None:
+    """argparse %-formats an option's help but not a description: "95%%" there is shown
+    as it is written."""
+    import argparse
+
+    from inspect_medreason.cli.main import build_parser
+
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    pages = [parser.format_help(), *(sub.format_help() for sub in commands.choices.values())]
+    assert len(pages) > 10 and not [page for page in pages if "%%" in page]

@@ -589,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
         "compare",
         help="is run B really better than run A? a paired comparison of two logs",
         description="On the cases both logs scored: each metric's difference (B - A) with a "
-        "paired bootstrap 95%% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
+        "paired bootstrap 95% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
         "test (judge components), the smallest detectable difference, and the differences per "
         "modality and organ system.",
     )
