@@ -116,8 +116,8 @@ def test_krippendorff_alpha_matches_the_published_example() -> None:
 CASES = {f"c{i}": score for i, score in enumerate([0, 1, 2, 3, 4, 2, 3, 1])}
 
 
-@pytest.fixture
-def panel_log(tmp_path: Path) -> Path:
+def panel_data(tmp_path: Path) -> Path:
+    """The CASES as an open-ended data folder."""
     write_png(tmp_path / "data" / "img.png")
     write_json(
         tmp_path / "data" / "cases.json",
@@ -137,26 +137,56 @@ def panel_log(tmp_path: Path) -> Path:
         tmp_path / "data" / "ground_truth.json",
         {"cases": [{"case_id": c, "task_type": "open", "answer": "a nodule"} for c in CASES]},
     )
+    return tmp_path / "data"
 
-    def judge(shift: int) -> Any:
-        def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
-            case = re.search(r"\[(c\d+)\]", user_text(messages))
-            assert case is not None
-            score = min(4, CASES[case.group(1)] + shift)
-            return scripted_output(json.dumps({"score": score, "rationale": "scripted"}))
 
-        return get_model("mockllm/model", custom_outputs=respond, memoize=False)
+def judge(shift: int, name: str = "mockllm/model") -> Any:
+    """A judge scoring each case its CASES score plus ``shift`` (at most 4)."""
 
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        case = re.search(r"\[(c\d+)\]", user_text(messages))
+        assert case is not None
+        score = min(4, CASES[case.group(1)] + shift)
+        return scripted_output(json.dumps({"score": score, "rationale": "scripted"}))
+
+    return get_model(name, custom_outputs=respond, memoize=False)
+
+
+def judged_open_log(data: Path, log_dir: Path, roles: dict[str, Any]) -> Path:
     reply = scripted_output(json.dumps({"reasoning_trace": "A density.", "answer": "A nodule."}))
     [log] = eval(
-        open_ended(data=str(tmp_path / "data")),
+        open_ended(data=str(data)),
         model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
-        model_roles={"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)},
+        model_roles=roles,
         display="none",
-        log_dir=str(tmp_path / "logs"),
+        log_dir=str(log_dir),
     )
     assert log.status == "success", log.error
     return Path(log.location)
+
+
+@pytest.fixture
+def panel_log(tmp_path: Path) -> Path:
+    roles = {"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)}
+    return judged_open_log(panel_data(tmp_path), tmp_path / "logs", roles)
+
+
+def test_a_panel_bound_as_a_list_has_its_members_named_as_numbered_roles(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--model-role grader=a,b: the raters are grader=a and grader_2=b, as with grader_2=b."""
+    roles = {
+        "grader": [judge(0, "mockllm/judge-a"), judge(1, "mockllm/judge-b")],
+        "vision_grader": judge(0, "mockllm/judge-c"),
+    }
+    log = judged_open_log(panel_data(tmp_path), tmp_path / "logs", roles)
+    assert main(["agreement", str(log), "--format", "json"]) == 0
+    [gt] = [
+        c for c in json.loads(capsys.readouterr().out)["components"] if c["component"] == "gt_final"
+    ]
+    assert [(p["first"], p["second"]) for p in gt["pairs"]] == [
+        ("grader=mockllm/judge-a", "grader_2=mockllm/judge-b")
+    ]
 
 
 def test_agreement_of_a_panel_and_a_reference(

@@ -128,7 +128,7 @@ def test_no_shared_case_is_a_refusal(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["compare", str(a), str(b)]) != 0
     assert "share no scored case" in capsys.readouterr().err
     assert main(["compare", str(a), str(tmp_path / "missing.eval")]) != 0
-    assert "not a readable eval log" in capsys.readouterr().err
+    assert "missing.eval: no such file or folder" in capsys.readouterr().err
 
 
 def test_leaderboard_bootstrap_reports_rank_stability(

@@ -125,6 +125,10 @@ def test_two_complete_attempts_that_differ_are_refused_and_identical_ones_are_on
     assert main(["export", str(logs), "--output", str(out)]) == 0  # identical: read once
     assert len(json.loads(out.read_text())["answers"]) == 4
     assert "the same results, an earlier complete attempt" in capsys.readouterr().err
+    # agreement: one run, not a run agreeing with a copy of itself as two raters
+    assert main(["agreement", str(logs), "--format", "json"]) == 1
+    err = capsys.readouterr().err
+    assert "the same results, an earlier complete attempt" in err and "fewer than two raters" in err
 
     edited = read_eval_log(str(copy))
     assert edited.results is not None
@@ -137,6 +141,21 @@ def test_two_complete_attempts_that_differ_are_refused_and_identical_ones_are_on
     assert "several complete attempts that differ" in err and str(copy) in err
     assert not out.exists()
     assert main(["leaderboard", str(logs)]) == 1
+
+    # the same metrics but another reply in one case: not the same results either
+    edited = read_eval_log(str(second.location))
+    assert edited.samples is not None
+    [sample] = [s for s in edited.samples if s.id == "o1"]
+    assert sample.output is not None
+    edited_reply = '{"reasoning_trace": "t", "answer": "edited"}'
+    sample.output.choices[0].message.content = edited_reply
+    sample.output.completion = edited_reply
+    write_eval_log(edited, str(copy))
+    assert main(["export", str(logs), "--output", str(out)]) == 1
+    assert "several complete attempts that differ" in capsys.readouterr().err
+    # agreement reads a folder the same way
+    assert main(["agreement", str(logs)]) == 1
+    assert "several complete attempts that differ" in capsys.readouterr().err
 
 
 def test_an_eval_set_over_two_models_with_a_retried_task(

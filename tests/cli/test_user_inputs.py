@@ -79,6 +79,8 @@ READERS = [
     "calibrate {log} --ratings {bad} --output {out}",
     "leaderboard {log} --calibration {bad}",
     "compare {log} {log} --calibration {bad}",
+    "compare {bad_log} {log}",
+    "compare {log} {bad_log}",
     "judge-scores {bad_log} --output {out}",
     "agreement {bad_log}",
     "check-data {bad}",

@@ -47,6 +47,7 @@ from inspect_medreason.cli.log_reading import (
     UnreadableSample,
     log_header,
     logged_samples,
+    one_attempt_per_run,
 )
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
@@ -57,7 +58,7 @@ from inspect_medreason.cli.rating import (
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
-from inspect_medreason.core.judges import gate_visual_accuracy, panel_members
+from inspect_medreason.core.judges import bound_role_models, gate_visual_accuracy, panel_members
 from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
@@ -252,9 +253,21 @@ def read_ratings(
         mapping, mapping_notes = map_round_to_logs(people, logs)
         on_page = {candidate.ref: case for case, candidate in mapping.items()}
         notes += mapping_notes
-    for number, path in enumerate(logs, 1):
+    headers: list[tuple[Path, EvalLog]] = []
+    for path in logs:
         try:
-            header = log_header(path)
+            headers.append((path, log_header(path)))
+        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
+            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+    # Each run once, as every command reads a folder: a resumed run's attempts are not two
+    # raters, nor a run copied twice a run agreeing with itself.
+    attempts = one_attempt_per_run(headers)
+    if attempts.conflicts:
+        raise ChallengeError(attempts.conflicts)
+    notes += attempts.notes
+    logs = [path for path, _ in attempts.used]
+    for number, (path, header) in enumerate(attempts.used, 1):
+        try:
             samples = list(_judged_samples(path, header))
         except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
@@ -262,10 +275,7 @@ def read_ratings(
         # A judge judged one log's cases; with a page, cases are keyed apart already, and
         # one judge model over several logs is one rater.
         suffix = f" [{path.name}]" if len(logs) > 1 and on_page is None else ""
-        models = {
-            role: getattr(cfg, "model", str(cfg))
-            for role, cfg in (header.eval.model_roles or {}).items()
-        }
+        models = bound_role_models(header.eval.model_roles or {})
         judged = 0
         unreadable: list[str] = []  # records an edited log holds that are not judges' records
         for sample in samples:

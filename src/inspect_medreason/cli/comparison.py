@@ -88,10 +88,13 @@ def run_log(path: Path) -> Path:
     """The log a compare argument names: the file itself, or a folder's one run (its latest
     complete attempt, as every command reads a folder); a folder of several runs is refused
     with them named."""
-    if not path.is_dir():
-        return path
     notes: list[str] = []
-    headers = medreason_headers(log_files([path]), notes)
+    logs = log_files([path], notes)  # a FIFO, a device or an oversized log is refused here
+    if not path.is_dir():
+        if not logs:
+            raise ChallengeError([f"{path}: not an eval log (.eval or .json)"])
+        return logs[0]
+    headers = medreason_headers(logs, notes)
     if len(headers) != 1:
         found = ", ".join(str(found) for found, _ in headers) or "none"
         raise ChallengeError(

@@ -37,6 +37,7 @@ from inspect_medreason.cli.challenge import METRIC_NAMES, medreason_headers
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.intervals import SEED, cluster_indices
+from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
 
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
@@ -241,13 +242,10 @@ OPEN_JUDGE_ROLES = ("grader", "vision_grader")
 def judge_lineage(log: EvalLog) -> list[str]:
     """Each judge of the log that is the model under test or of its family, as it reads
     beside the row (the run warned of the same when it judged)."""
-    bound = {
-        role: [item.model for item in config] if isinstance(config, list) else config.model
-        for role, config in (log.eval.model_roles or {}).items()
-    }
+    bound = bound_role_models(log.eval.model_roles or {})
     self_judging = str((log.eval.task_args or {}).get("allow_self_judging", "")).lower()
     self_judged = (
-        [role for role in OPEN_JUDGE_ROLES if role not in bound]
+        [role for role in OPEN_JUDGE_ROLES if role not in (log.eval.model_roles or {})]
         if self_judging in {"true", "1", "yes"}
         else []
     )

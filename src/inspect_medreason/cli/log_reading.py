@@ -19,6 +19,7 @@ Headers likewise: Inspect's header-only read also loads the per-sample epoch red
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import zipfile
@@ -421,7 +422,7 @@ def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
         complete = [attempt for attempt in attempts if attempt[1].status == "success"]
         chosen = complete[0] if complete else attempts[0]
         differing = [
-            path for path, header in complete[1:] if _outcome(header) != _outcome(chosen[1])
+            path for path, header in complete[1:] if _outcome(path, header) != _outcome(*chosen)
         ]
         if differing:
             conflicts.append(
@@ -455,18 +456,38 @@ def _attempt_order(attempt: tuple[Path, EvalLog]) -> tuple[str, int]:
     return header.eval.created, written
 
 
-def _outcome(header: EvalLog) -> str:
-    """What a complete attempt found: its model, cases and every reported metric."""
+def _outcome(path: Path, header: EvalLog) -> str:
+    """What a complete attempt found: its model, every reported metric, and each case's
+    reply, error and scores (a digest; read only when a run has two complete attempts). An
+    attempt whose samples cannot be read is its own outcome: it never passes for another."""
     scores = header.results.scores if header.results else []
+    digest = hashlib.sha256()
+    try:
+        for sample in logged_samples(path, header):
+            digest.update(json.dumps(_sample_outcome(sample), sort_keys=True, default=str).encode())
+    except Exception as error:  # damaged: unlike any other attempt
+        digest.update(f"unreadable {path}: {error}".encode())
     return json.dumps(
         {
             "model": header.eval.model,
-            "samples": header.eval.dataset.sample_ids,
             "metrics": {
                 score.name: {name: metric.value for name, metric in score.metrics.items()}
                 for score in scores
             },
+            "samples": digest.hexdigest(),
         },
         sort_keys=True,
         default=str,
     )
+
+
+def _sample_outcome(sample: LoggedSample | UnreadableSample) -> Any:
+    if isinstance(sample, UnreadableSample):
+        return ["unreadable", sample.id, sample.epoch, sample.field]
+    return [
+        sample.id,
+        sample.epoch,
+        sample.completion,
+        sample.error,
+        {name: [score.value, score.answer] for name, score in sample.scores.items()},
+    ]

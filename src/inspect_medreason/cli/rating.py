@@ -58,7 +58,7 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.lineage import FAMILY_WORDS, model_family
+from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
 from inspect_medreason.core.loaders import prepare_image
 from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
 
@@ -518,7 +518,8 @@ class Blinding:
                     found[spelled.lower()] = re.compile(
                         rf"(?<![0-9A-Za-z]){spelled}(?![0-9A-Za-z])", re.IGNORECASE
                     )
-            for word in FAMILY_WORDS.get(model_family(name), ()):
+            family_words = (w for f in sorted(model_families(name)) for w in FAMILY_WORDS[f])
+            for word in family_words:
                 if _distinctive([word], ordinary):
                     # the family's word with a version attached: "GPT 4o", "gpt-4.1", "o3"
                     spelled = re.escape(word) + r"(?:[\s._-]?\d[0-9A-Za-z.]*)?"

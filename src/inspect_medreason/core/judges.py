@@ -754,6 +754,23 @@ def judge_model(role: str, allow_self_judging: bool, lineage: LineageWatch | Non
     return model
 
 
+def member_role(base: str, index: int) -> str:
+    """The role name of a panel's ``index``-th member (from 0) of a role bound to several
+    models: ``grader``, ``grader_2``, ... as numbered roles are named."""
+    return base if index == 0 else f"{base}_{index + 1}"
+
+
+def bound_role_models(roles: dict[str, Any]) -> dict[str, str]:
+    """Role name -> model name, as a log's ``model_roles`` binds them, a role bound to
+    several models giving each member its panel name (``member_role``)."""
+    found: dict[str, str] = {}
+    for role, config in roles.items():
+        configs = config if isinstance(config, list) else [config]
+        for index, member in enumerate(configs):
+            found[member_role(role, index)] = str(getattr(member, "model", member))
+    return found
+
+
 def panel_judges(
     base: str, allow_self_judging: bool, lineage: LineageWatch | None = None
 ) -> list[tuple[str, Model]]:
@@ -769,7 +786,7 @@ def panel_judges(
             raise UserInputError(
                 MIXED_PANEL_MESSAGE.format(role=base, numbered=", ".join(numbered))
             )
-        panel = [(base if n == 0 else f"{base}_{n + 1}", model) for n, model in enumerate(members)]
+        panel = [(member_role(base, n), model) for n, model in enumerate(members)]
         if lineage is not None:
             for role, model in panel:
                 lineage.check(role, model)

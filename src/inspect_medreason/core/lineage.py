@@ -61,22 +61,62 @@ SERVING_PROVIDERS = frozenset(
     }
 )
 _LEADING_WORD = re.compile(r"[a-z]+")
+_TOKEN_SEPARATORS = re.compile(r"[._:\-\s]+")
+# Region prefixes of cloud model ids (Bedrock's cross-region inference: us.anthropic.claude-...)
+_REGION_PREFIX = re.compile(r"^(?:us|eu|apac|global|us-gov|jp|au|ca)\.")
+# Leading words that name no line of models: two names sharing one are not a family.
+GENERIC_WORDS = frozenset(
+    {
+        "my",
+        "local",
+        "model",
+        "judge",
+        "test",
+        "base",
+        "custom",
+        "chat",
+        "instruct",
+        "default",
+        "gateway",
+        "server",
+        "api",
+        "llm",
+        "the",
+        "new",
+        "finetuned",
+        "ft",
+        "v",
+    }
+)
+
+
+def model_families(model: str) -> frozenset[str]:
+    """The families of an Inspect model name (``provider/name``, with any org in between):
+    every family a word of its name, its org or a developer provider names, anywhere in the
+    name (``DeepSeek-R1-Distill-Qwen-32B`` is DeepSeek and Qwen; ``llava-med-v1.5-mistral-7b``
+    is Mistral); empty when the table knows none."""
+    provider, _, rest = model.strip().lower().partition("/")
+    parts = [part for part in rest.split("/") if part] if rest else [provider]
+    if provider not in SERVING_PROVIDERS and rest:
+        parts.append(provider)
+    words = {token for part in parts for token in (part, *_TOKEN_SEPARATORS.split(part))}
+    return frozenset(
+        family
+        for family, family_words in FAMILY_WORDS.items()
+        if any(_starts_with_word(word, name) for word in words for name in family_words)
+    )
 
 
 def model_family(model: str) -> str:
-    """The family of an Inspect model name (``provider/name``, with any org in between)."""
-    provider, _, rest = model.strip().lower().partition("/")
-    parts = [part for part in rest.split("/") if part] if rest else [provider]
-    # The model's own name first, then its org, then a provider that is a developer.
-    candidates = [parts[-1], *reversed(parts[:-1])]
-    if provider not in SERVING_PROVIDERS and rest:
-        candidates.append(provider)
-    for part in candidates:
-        for family, words in FAMILY_WORDS.items():
-            if any(_starts_with_word(part, word) for word in words):
-                return family
-    stem = _LEADING_WORD.match(parts[-1])
-    return stem.group(0) if stem else parts[-1]
+    """The families of a model as one label, or (outside the table) its leading word."""
+    families = model_families(model)
+    return ", ".join(sorted(families)) if families else _leading_word(model)
+
+
+def _leading_word(model: str) -> str:
+    name = _REGION_PREFIX.sub("", model.strip().lower().rsplit("/", 1)[-1])
+    stem = _LEADING_WORD.match(name)
+    return stem.group(0) if stem else name
 
 
 def _starts_with_word(part: str, word: str) -> bool:
@@ -124,9 +164,14 @@ def judge_lineage(role: str, judge: str, tested: str) -> LineageWarning | None:
         return None
     if judge.strip().lower() == tested.strip().lower():
         return LineageWarning(role, judge, tested, "is the same model")
-    family = model_family(judge)
-    if family == model_family(tested):
+    shared = model_families(judge) & model_families(tested)
+    if shared:
+        family = ", ".join(sorted(shared))
         return LineageWarning(role, judge, tested, f"is of the same family ({family})")
+    if not model_families(judge) and not model_families(tested):
+        stem = _leading_word(judge)
+        if stem == _leading_word(tested) and stem not in GENERIC_WORDS and len(stem) > 2:
+            return LineageWarning(role, judge, tested, f"is of the same family ({stem})")
     return None
 
 
