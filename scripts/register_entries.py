@@ -50,12 +50,16 @@ def _asset_note(asset: dict[str, Any]) -> str:
 
 
 def _task_path(task: str) -> str:
-    """The file, relative to the repository, that defines the registered task."""
+    """The file, relative to the repository, that defines the registered task: from the
+    defining module's name (``inspect_medreason.cmb.cmb`` is ``src/inspect_medreason/cmb/
+    cmb.py``), so it is right wherever the package is installed; checked to exist here."""
     from inspect_medreason import _registry
 
-    function = getattr(_registry, task)
-    source = Path(inspect.getfile(inspect.unwrap(function))).resolve()
-    return source.relative_to(ROOT).as_posix()
+    module = inspect.unwrap(getattr(_registry, task)).__module__
+    path = Path("src", *module.split(".")).with_suffix(".py")
+    if not (ROOT / path).is_file():
+        raise ValueError(f"task {task}: {path} is not in this repository")
+    return path.as_posix()
 
 
 def register_entries(repository_url: str, commit: str) -> dict[str, dict[str, Any]]:

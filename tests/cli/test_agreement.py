@@ -152,10 +152,10 @@ def judge(shift: int, name: str = "mockllm/model") -> Any:
     return get_model(name, custom_outputs=respond, memoize=False)
 
 
-def judged_open_log(data: Path, log_dir: Path, roles: dict[str, Any]) -> Path:
+def judged_open_log(data: Path, log_dir: Path, roles: dict[str, Any], **task_args: Any) -> Path:
     reply = scripted_output(json.dumps({"reasoning_trace": "A density.", "answer": "A nodule."}))
     [log] = eval(
-        open_ended(data=str(data)),
+        open_ended(data=str(data), **task_args),
         model=get_model("mockllm/model", custom_outputs=lambda *_: reply),
         model_roles=roles,
         display="none",
@@ -347,3 +347,26 @@ def test_an_unreadable_sample_is_named_and_the_other_cases_rated(
     )
     rated = {case for scores in ratings["gt_final"].values() for case in scores}
     assert rated == set(CASES) - {"c2"}
+
+
+def test_a_panels_fractional_mean_is_written_with_a_note_and_left_out_of_agreement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One decision for a panel's half points: judge-scores writes them as judged (the
+    official scorer takes them) and says so; agreement, which compares whole scores, leaves
+    them out by the one rule, naming them."""
+    roles = {"grader": judge(0), "grader_2": judge(1), "vision_grader": judge(0)}
+    log = judged_open_log(panel_data(tmp_path), tmp_path / "logs", roles, panel_reduce="mean")
+    scores = tmp_path / "judge_scores.json"
+    assert main(["judge-scores", str(log), "--output", str(scores)]) == 0
+    rows = json.loads(scores.read_text())["scores"]
+    halves = [row for row in rows if not float(row["gt_final"]).is_integer()]
+    assert halves  # c0-c3 and c5-c7: k and k+1 average to k.5
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        f"case {halves[0]['case_id']!r}: gt_final={halves[0]['gt_final']:g} written as judged"
+        in err
+    )
+    assert main(["agreement", str(log), "--reference", str(scores), "--format", "json"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"gt_final={halves[0]['gt_final']} is not a whole score 0-4: left out" in err

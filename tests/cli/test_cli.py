@@ -677,3 +677,40 @@ def test_no_help_text_shows_a_doubled_percent_sign() -> None:
     [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     pages = [parser.format_help(), *(sub.format_help() for sub in commands.choices.values())]
     assert len(pages) > 10 and not [page for page in pages if "%%" in page]
+
+
+def test_a_run_of_several_epochs_is_refused_once_by_export_and_judge_scores(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], official_dataset: Path
+) -> None:
+    """One reply and one score per case in the official files: a run of 2 epochs is named
+    once, not once per case it repeats."""
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        if "Options:" in user_text(messages):
+            return scripted_output("ANSWER: A")
+        return scripted_output('{"reasoning_trace": "A dense nodule.", "answer": "nodule"}')
+
+    def judge(*_: Any) -> ModelOutput:
+        return scripted_output(json.dumps({"score": 3, "rationale": "r"}))
+
+    [log] = eval(
+        medreason(data=str(official_dataset), judge_cache=False),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        model_roles={
+            "grader": get_model("mockllm/judge", custom_outputs=judge, memoize=False),
+            "vision_grader": get_model("mockllm/judge", custom_outputs=judge, memoize=False),
+        },
+        epochs=2,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    for command in (
+        ["export", log.location, "--output", str(tmp_path / "results.json")],
+        ["judge-scores", log.location, "--output", str(tmp_path / "scores.json")],
+    ):
+        assert main(command) == 1
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if "a run of 2 epochs" in line]
+        assert len(lines) == 1, err
+        assert "answers for one case" not in err and "several epochs" not in err

@@ -190,7 +190,7 @@ def test_a_finished_run_missing_a_sample_is_refused_not_shrunk(
     ), report.problems
     out = tmp_path / "results.json"
     assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
-    _, left_out = judge_scores_from_logs([edited])
+    _, left_out, _ = judge_scores_from_logs([edited])
     assert any("case 'q2' (epoch 1)" in note for note in left_out)
     # an unfinished run's absent cases are expected: its status already says so
     header.status = "error"
@@ -246,7 +246,7 @@ def test_a_corrupt_entry_is_reported_not_read(official_dataset: Path, tmp_path: 
     report = export_results([broken])
     assert report.submission.answers == []
     assert any("cannot be read (BadZipFile: Bad CRC-32" in problem for problem in report.problems)
-    document, left_out = judge_scores_from_logs([broken])
+    document, left_out, _ = judge_scores_from_logs([broken])
     assert document == {"scores": []}
     assert any("cannot be read (BadZipFile: Bad CRC-32" in note for note in left_out)
 
@@ -392,7 +392,7 @@ def test_a_sample_with_an_unreadable_field_is_named_and_the_others_read(
     assert len(report.problems[0]) < 400  # bounded, whatever the entry holds
     out = tmp_path / "results.json"
     assert main(["export", str(edited), "--output", str(out)]) == 1 and not out.exists()
-    _, left_out = judge_scores_from_logs([edited])
+    _, left_out, _ = judge_scores_from_logs([edited])
     assert left_out == [f"{edited}: {unreadable.describe()}"]
 
 

@@ -234,6 +234,13 @@ def _mcq_answer(sample: LoggedSample) -> tuple[str, str, str]:
     return label_map.get(extraction.label, extraction.label), trace, extraction.method
 
 
+def several_epochs(path: Path, epochs: int, holds: str) -> str:
+    return (
+        f"{path}: a run of {epochs} epochs, and {holds} per case: export a run of one "
+        "epoch (the challenge's submission is one reply per case)"
+    )
+
+
 def one_model(
     headers: list[tuple[Path, EvalLog]], model: str | None, what: str
 ) -> tuple[list[tuple[Path, EvalLog]], list[str]]:
@@ -272,6 +279,10 @@ def export_results(
         )
     for path, header in headers:
         model_names.append(header.eval.model)
+        epochs = header.eval.config.epochs or 1
+        if epochs > 1:  # said once for the log, not once for every case it repeats
+            problems.append(several_epochs(path, epochs, "results.json holds one answer"))
+            continue
         if header.status != "success":
             problems.append(
                 f"{path}: the run ended with status {header.status!r}; the cases it "
@@ -366,9 +377,10 @@ def write_results(
 
 def judge_scores_from_logs(
     logs: list[Path], model: str | None = None
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """The official judge-score file from judged logs (of one model: ``model``, or the only
-    one they hold), and the cases left out (with why).
+    one they hold), the cases left out (with why), and notes (which attempt of a run was
+    read; values written that the rubric's whole scores are not: a panel's mean).
 
     A log whose samples cannot be read contributes nothing (not the cases read before the
     damage) and is named among the left out; so does a run that did not finish (status
@@ -391,6 +403,10 @@ def judge_scores_from_logs(
     if wrong_model:
         raise ChallengeError(wrong_model)
     for path, header in headers:
+        epochs = header.eval.config.epochs or 1
+        if epochs > 1:  # said once for the log, not once for every case it repeats
+            duplicates.append(several_epochs(path, epochs, "judge_scores.json holds one score"))
+            continue
         if header.status != "success":
             # An unfinished run's scores are part of a run: written, they would pass for a
             # whole run's. It contributes nothing, and is named.
@@ -433,6 +449,17 @@ def judge_scores_from_logs(
                     log_left_out.append(why_not)
                 else:
                     log_rows.append(row)
+                    fractional = [
+                        f"{key}={value:g}"
+                        for key, value in row.items()
+                        if isinstance(value, float) and not value.is_integer()
+                    ]
+                    if fractional:
+                        notes.append(
+                            f"{path}: case {case_id!r}: {', '.join(fractional)} written as "
+                            "judged (a panel's mean or median): the official scorer takes it, "
+                            "its rubric has whole scores, and agreement leaves it out"
+                        )
         except Exception as error:  # a damaged log: name it, take nothing from it
             left_out.append(
                 f"{path}: its samples cannot be read ({describe_error(error)}); "
@@ -446,7 +473,7 @@ def judge_scores_from_logs(
         seen.update(log_seen)
     if duplicates:
         raise ChallengeError([*duplicates, "pass logs that judge each case once"])
-    return {"scores": rows}, [*notes, *left_out]
+    return {"scores": rows}, left_out, notes
 
 
 def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str, Any] | None, str]:

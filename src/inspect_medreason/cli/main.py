@@ -100,8 +100,9 @@ def cmd_judge_scores(args: argparse.Namespace) -> int:
     outputs = OutputSet(args.force, args.logs)
     output = outputs.add(args.output)
     skipped: list[str] = []
-    document, left_out = judge_scores_from_logs(log_files(args.logs, skipped), args.model)
-    left_out[:0] = skipped
+    document, left_out, notes = judge_scores_from_logs(log_files(args.logs, skipped), args.model)
+    for note in [*skipped, *notes]:
+        print(f"note: {note}", file=sys.stderr)
     _print_notes(outputs.write({output: json.dumps(document, indent=2) + "\n"}))
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
     if left_out:
