@@ -171,7 +171,7 @@ def test_an_unreadable_sample_is_left_out_and_named(
     report = compare_json(a, edited, capsys)
     assert report["shared_cases"] == 5
     assert any(
-        "1 sample(s) of B are left out, unreadable: case 'q3' (epoch 1): its logged "
+        "1 value(s) or sample(s) of B are left out: case 'q3' (epoch 1): its logged "
         "field 'scores.mcq_scorer.answer'" in warning
         for warning in report["warnings"]
     )

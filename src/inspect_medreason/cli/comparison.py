@@ -220,7 +220,7 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     for label, run in (("A", a), ("B", b)):
         if run.unreadable:
             warnings.append(
-                f"{len(run.unreadable)} sample(s) of {label} are left out, unreadable: "
+                f"{len(run.unreadable)} value(s) or sample(s) of {label} are left out: "
                 + first_few(run.unreadable, 3, "; ")
             )
     if not shared_any:

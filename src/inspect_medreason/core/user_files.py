@@ -89,7 +89,7 @@ def _open_regular(path: Path, what: str, limit: int | None) -> tuple[int, int]:
         if limit is not None and info.st_size > limit:
             raise UserFileError(
                 f"{what} {path}: {info.st_size / MIB:,.1f} MiB, larger than the "
-                f"{describe_limit(limit)} a {what} can be; is it the right file?"
+                f"{describe_limit(limit)} limit for this file; is it the right file?"
             )
         # Reads of a regular file never return EAGAIN; blocking mode again keeps it plain.
         os.set_blocking(fd, True)
@@ -125,8 +125,8 @@ def read_user_bytes(path: Path, limit: int, what: str) -> bytes:
         raise UserFileError(f"{what} {path}: cannot be read ({error.strerror})") from None
     if total > limit:
         raise UserFileError(
-            f"{what} {path}: grew past the {describe_limit(limit)} a {what} can be while it "
-            "was read; wait until whatever writes it has finished"
+            f"{what} {path}: grew past the {describe_limit(limit)} limit for this file while "
+            "it was read; wait until whatever writes it has finished"
         )
     return b"".join(chunks)
 
