@@ -118,14 +118,14 @@ def test_an_oversized_file_is_refused_with_the_limit(
     big = tmp_path / "calibration.json"
     big.write_bytes(b" " * (user_files.MAX_CALIBRATION_BYTES + 1))
     assert main(["leaderboard", files["log"], "--calibration", str(big)]) != 0
-    assert "larger than the 1 MiB a calibration file can be" in capsys.readouterr().err
+    assert "larger than the 1 MiB limit for this file" in capsys.readouterr().err
     # The data files' limit, lowered so that the test writes little (read where it is used).
     monkeypatch.setattr("inspect_medreason.cli.official.MAX_DATA_BYTES", 100)
     predictions = tmp_path / "results.json"
     predictions.write_text(json.dumps({"answers": [{"case_id": "x" * 200}]}), encoding="utf-8")
     argv = ["score", "--predictions", str(predictions), "--ground-truth", files["valid"]]
     assert main(argv) != 0
-    assert "larger than the 100 bytes a predictions can be" in capsys.readouterr().err
+    assert "larger than the 100 bytes limit for this file" in capsys.readouterr().err
 
 
 def test_the_help_states_each_files_limit() -> None:

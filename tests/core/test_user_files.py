@@ -74,7 +74,7 @@ def test_a_file_over_its_limit_is_refused_naming_the_limit(tmp_path: Path) -> No
     big.write_bytes(b" " * (user_files.MAX_CALIBRATION_BYTES + 1))
     with pytest.raises(UserFileError) as refused:
         read_user_bytes(big, user_files.MAX_CALIBRATION_BYTES, "calibration file")
-    assert "larger than the 1 MiB a calibration file can be" in str(refused.value)
+    assert "larger than the 1 MiB limit for this file" in str(refused.value)
     exact = tmp_path / "exact.json"
     exact.write_bytes(b"x" * 64)
     assert read_user_bytes(exact, 64, "file") == b"x" * 64
