@@ -912,6 +912,55 @@ def grader_templates(prefix: str, family: str = SHARED) -> JudgeTemplates:
     )
 
 
+@dataclass(frozen=True)
+class GraderKind:
+    """A text grader that rates a candidate answer against a reference: its kind, the
+    family prompts ``{prefix}_system``/``{prefix}_user``, and how its verdict is read."""
+
+    kind: str
+    prefix: str
+    parse: Callable[[str], tuple[Verdict | None, str]]
+    expected: str
+    schema: type[BaseModel]
+    family: str = SHARED
+
+
+async def grade_answer(
+    grader: GraderKind,
+    question: str,
+    reference: str,
+    candidate: str,
+    settings: JudgeSettings,
+    allow_self_judging: bool,
+    lineage: LineageWatch | None = None,
+) -> JudgeOutcome:
+    """Ask the ``grader`` role for ``grader``'s verdict on a candidate answer."""
+    templates = grader_templates(grader.prefix, family=grader.family)
+    text = templates.templates[f"{grader.prefix}_user"].render(
+        question=question,
+        reference_answer=reference,
+        candidate_answer=candidate,
+        fence_id=fence_id(candidate),
+    )
+    messages = judge_request(templates.templates[f"{grader.prefix}_system"].text, text, [])
+    return await run_judge(
+        grader.kind,
+        judge_model("grader", allow_self_judging, lineage),
+        messages,
+        templates,
+        settings,
+        parse=grader.parse,
+        expected=grader.expected,
+        schema=grader.schema,
+        candidate=candidate,
+    )
+
+
+CORRECTNESS = GraderKind(
+    "correct", "grader_correct", parse_correctness, CORRECT_FORMAT, CorrectnessVerdict
+)
+
+
 async def grade_correctness(
     question: str,
     reference: str,
@@ -921,24 +970,8 @@ async def grade_correctness(
     lineage: LineageWatch | None = None,
 ) -> JudgeOutcome:
     """Ask the ``grader`` role whether a free-text answer matches the reference."""
-    templates = grader_templates("grader_correct")
-    text = templates.templates["grader_correct_user"].render(
-        question=question,
-        reference_answer=reference,
-        candidate_answer=candidate,
-        fence_id=fence_id(candidate),
-    )
-    messages = judge_request(templates.templates["grader_correct_system"].text, text, [])
-    return await run_judge(
-        "correct",
-        judge_model("grader", allow_self_judging, lineage),
-        messages,
-        templates,
-        settings,
-        parse=parse_correctness,
-        expected=CORRECT_FORMAT,
-        schema=CorrectnessVerdict,
-        candidate=candidate,
+    return await grade_answer(
+        CORRECTNESS, question, reference, candidate, settings, allow_self_judging, lineage
     )
 
 

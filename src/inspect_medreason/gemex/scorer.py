@@ -25,17 +25,14 @@ from pydantic import BaseModel, Field
 
 from inspect_medreason.core.extraction import extract_label, json_objects
 from inspect_medreason.core.judges import (
+    GraderKind,
     JudgeOutcome,
     JudgeSettings,
     LineageWatch,
     Verdict,
-    fence_id,
-    grader_templates,
+    grade_answer,
     integer_score,
-    judge_model,
-    judge_request,
     rationale_text,
-    run_judge,
     short_repr,
 )
 from inspect_medreason.core.metrics import breakdown, shared_score_metadata
@@ -149,6 +146,9 @@ def parse_ar(text: str) -> tuple[Verdict | None, str]:
     return Verdict(score, rationale_text(candidates[-1].get("rationale"))), ""
 
 
+AR_GRADER = GraderKind("ar", "grader_ar", parse_ar, AR_FORMAT, ArVerdict, family="gemex")
+
+
 async def ar_rating(
     question: str,
     reference: str,
@@ -157,24 +157,8 @@ async def ar_rating(
     allow_self_judging: bool,
     lineage: LineageWatch | None = None,
 ) -> JudgeOutcome:
-    templates = grader_templates("grader_ar", family="gemex")
-    text = templates.templates["grader_ar_user"].render(
-        question=question,
-        reference_answer=reference,
-        candidate_answer=candidate,
-        fence_id=fence_id(candidate),
-    )
-    messages = judge_request(templates.templates["grader_ar_system"].text, text, [])
-    return await run_judge(
-        "ar",
-        judge_model("grader", allow_self_judging, lineage),
-        messages,
-        templates,
-        settings,
-        parse=parse_ar,
-        expected=AR_FORMAT,
-        schema=ArVerdict,
-        candidate=candidate,
+    return await grade_answer(
+        AR_GRADER, question, reference, candidate, settings, allow_self_judging, lineage
     )
 
 
