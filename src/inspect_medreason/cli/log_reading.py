@@ -421,8 +421,10 @@ def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
         attempts.sort(key=_attempt_order, reverse=True)  # newest first
         complete = [attempt for attempt in attempts if attempt[1].status == "success"]
         chosen = complete[0] if complete else attempts[0]
+        # read the chosen attempt's samples once, however many attempts it is held to
+        chosen_outcome = _outcome(*chosen) if len(complete) > 1 else ""
         differing = [
-            path for path, header in complete[1:] if _outcome(path, header) != _outcome(*chosen)
+            path for path, header in complete[1:] if _outcome(path, header) != chosen_outcome
         ]
         if differing:
             conflicts.append(
