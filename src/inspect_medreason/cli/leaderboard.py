@@ -239,7 +239,7 @@ def run_settings(log: EvalLog) -> RunSettings:
 OPEN_JUDGE_ROLES = ("grader", "vision_grader")
 
 
-def judge_lineage(log: EvalLog) -> list[str]:
+def log_judge_lineage(log: EvalLog) -> list[str]:
     """Each judge of the log that is the model under test or of its family, as it reads
     beside the row (the run warned of the same when it judged)."""
     bound = bound_role_models(log.eval.model_roles or {})
@@ -381,7 +381,7 @@ def collect_rows(
                 name,
                 settings,
                 metrics,
-                judge_lineage(log) if "open" in settings.tracks else [],
+                log_judge_lineage(log) if "open" in settings.tracks else [],
             )
         )
     # Newest first: the newest run of a configuration is the one a row keeps.

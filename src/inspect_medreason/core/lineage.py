@@ -107,12 +107,6 @@ def model_families(model: str) -> frozenset[str]:
     )
 
 
-def model_family(model: str) -> str:
-    """The families of a model as one label, or (outside the table) its leading word."""
-    families = model_families(model)
-    return ", ".join(sorted(families)) if families else _leading_word(model)
-
-
 def _leading_word(model: str) -> str:
     name = _REGION_PREFIX.sub("", model.strip().lower().rsplit("/", 1)[-1])
     stem = _LEADING_WORD.match(name)
