@@ -432,3 +432,19 @@ def test_validate_strict_refuses_a_confidence_that_is_no_probability(
     good = document.replace(f'"confidence": {confidence}', '"confidence": 0.73')
     path.write_text(good, encoding="utf-8")
     assert main(["validate", str(path), "--strict"]) == 0
+
+
+def test_validate_names_an_unknown_answer_key_with_the_likely_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The official validator ignores other keys; a misspelt one ("task_typ") loses its
+    field, so it is named, with the key it likely meant; --strict refuses."""
+    entry = {"case_id": "a", "task_typ": "mcq", "answer": "A"}
+    path = write_json(tmp_path / "results.json", submission(entry))
+    assert main(["validate", str(path)]) == 1  # the task type is missing too
+    err = capsys.readouterr().err
+    assert "case 'a': unknown key 'task_typ' (did you mean 'task_type'?)" in err
+    extra = write_json(tmp_path / "extra.json", submission({**answer("a"), "notes": "x"}))
+    assert main(["validate", str(extra)]) == 0
+    assert "unknown key 'notes'; the documented keys are" in capsys.readouterr().err
+    assert main(["validate", str(extra), "--strict"]) == 1

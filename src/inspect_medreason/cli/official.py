@@ -29,6 +29,7 @@ from typing import Any
 
 from inspect_medreason.cli.progress import track
 from inspect_medreason.core.judges import gate_visual_accuracy
+from inspect_medreason.core.loaders import near_miss
 from inspect_medreason.core.user_files import (
     MAX_DATA_BYTES,
     UserFileError,
@@ -401,6 +402,12 @@ def _document_warnings(payload: Any, verdict: Verdict) -> None:
             verdict.warnings.append(f"{key}: missing (the documented format has it)")
 
 
+# The keys of an answer in the documented results.json v1.0.
+ANSWER_KEYS = frozenset(
+    {"case_id", "task_type", "answer", "reasoning_trace", "confidence", "metadata"}
+)
+
+
 def _is_probability(value: Any) -> bool:
     return (
         isinstance(value, int | float)
@@ -423,6 +430,14 @@ def validate_like_official(payload: Any, cases: Any | None, verdict: Verdict) ->
         return len(answers)
     _document_warnings(payload, verdict)
     for _, where, item in _keyed_rows(answers, "answers", "submission", verdict):
+        for key in sorted(set(item) - ANSWER_KEYS, key=str):
+            # the official validator ignores other keys; a misspelt one loses its field
+            likely = near_miss(str(key), ANSWER_KEYS)
+            verdict.warnings.append(
+                f"{where}: unknown key {key!r}"
+                + (f" (did you mean {likely!r}?)" if likely else "")
+                + f"; the documented keys are {sorted(ANSWER_KEYS)}"
+            )
         task_type = _task_type(item.get("task_type", ""), VALIDATOR_TASK_TYPES, where, verdict)
         answer = item.get("answer")
         if not isinstance(answer, str) or not answer.strip():
