@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,19 @@ DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
 # Nuclear-medicine counts and similar data carry no window: stretch these percentiles.
 FALLBACK_PERCENTILES = (0.5, 99.5)
+
+# A degradation of the raw values (after the modality LUT, before any window): it is given
+# the values and the file's dataset (its Modality, its units) and returns values alike.
+RawDegradation = Callable[[NDArray[np.float64], Any], NDArray[np.float64]]
+
+# The DICOM file (and frame) each cached PNG of this process was converted from, so an image
+# shift can degrade the raw values instead of the windowed 8-bit picture.
+_converted_from: dict[str, tuple[Path, int | None]] = {}
+
+
+def converted_from(png: Path) -> tuple[Path, int | None] | None:
+    """The DICOM file and frame ``png`` was converted from by this process, if it was."""
+    return _converted_from.get(str(png))
 
 
 def is_dicom(path: Path) -> bool:
@@ -75,11 +89,16 @@ def check_pixel_budget(path: Path, dataset: Any) -> None:
 
 
 def dicom_to_image(
-    path: Path, frame: int | None = None, fallback_window: tuple[float, float] | None = None
+    path: Path,
+    frame: int | None = None,
+    fallback_window: tuple[float, float] | None = None,
+    degrade: RawDegradation | None = None,
 ) -> Image.Image:
     """Read one frame of a DICOM file as a display-ready 8-bit image.
 
-    Raises ImagePathError naming the file when it cannot be read or decoded.
+    ``degrade`` changes the raw values before windowing; the window itself is the clean
+    image's (a degraded acquisition is shown as the clean one would be). Raises
+    ImagePathError naming the file when it cannot be read or decoded.
     """
     import pydicom
     from pydicom.pixels import apply_modality_lut, apply_voi_lut
@@ -105,14 +124,16 @@ def dicom_to_image(
     if int(dataset.get("SamplesPerPixel", 1) or 1) == 3:
         return Image.fromarray(pixels.astype(np.uint8), mode="RGB")
     values = apply_modality_lut(pixels, dataset).astype(np.float64)
+    shown = values if degrade is None else degrade(values, dataset)
     if "WindowCenter" in dataset or "VOILUTSequence" in dataset:
-        windowed = apply_voi_lut(values, dataset, index=0).astype(np.float64)
-        low, high = float(windowed.min()), float(windowed.max())
+        clean = apply_voi_lut(values, dataset, index=0).astype(np.float64)
+        low, high = float(clean.min()), float(clean.max())
+        windowed = clean if degrade is None else apply_voi_lut(shown, dataset, index=0)
     elif fallback_window is not None:
         center, width = fallback_window
-        windowed, low, high = values, center - width / 2, center + width / 2
+        windowed, low, high = shown, center - width / 2, center + width / 2
     else:
-        windowed = values
+        windowed = shown
         low, high = (float(v) for v in np.percentile(values, FALLBACK_PERCENTILES))
     image = _to_uint8(windowed, low, high)
     if dataset.get("PhotometricInterpretation") == "MONOCHROME1":
@@ -125,6 +146,7 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
     digest = hashlib.sha256(path.read_bytes())
     digest.update(f":frame={frame}".encode())
     target = cache_dir() / f"{digest.hexdigest()}.png"
+    _converted_from[str(target)] = (path, frame)
     if target.is_file():
         return target
     image = dicom_to_image(path, frame)

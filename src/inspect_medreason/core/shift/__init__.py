@@ -1,0 +1,44 @@
+"""Seeded, physically grounded image-quality shifts for every image task (docs/shift.md).
+
+A task takes ``-T shift=<name> -T severity=<0..3> -T shift_seed=<int>
+-T shift_judge_image=degraded|clean``; ``parse_shift`` checks them, ``shifted_dataset`` wraps
+the task's dataset, and ``ShiftSpec.record()`` goes into the task metadata under ``shift``.
+One module per degradation family: ``noise`` (quantum, Rician), ``mr_artefacts`` (bias
+field, motion ghosting), ``resolution`` (blur, downsampling, JPEG), ``display`` (gamma,
+window); ``catalog`` holds the names, severities and parameters, ``degrade`` one image's
+pipeline and cache, ``dataset`` the samples.
+"""
+
+from inspect_medreason.core.shift.catalog import (
+    MODALITY_CLASSES,
+    MODEL_PARAMETERS,
+    SEVERITIES,
+    SHIFTS,
+    ShiftSpec,
+    modality_class,
+    parse_shift,
+)
+from inspect_medreason.core.shift.dataset import (
+    JUDGE_IMAGE_KEY,
+    SAMPLE_SHIFT_KEY,
+    ShiftError,
+    judge_image_files,
+    shifted_dataset,
+    wants_clean_judge_image,
+)
+
+__all__ = [
+    "JUDGE_IMAGE_KEY",
+    "MODALITY_CLASSES",
+    "MODEL_PARAMETERS",
+    "SAMPLE_SHIFT_KEY",
+    "SEVERITIES",
+    "SHIFTS",
+    "ShiftError",
+    "ShiftSpec",
+    "judge_image_files",
+    "modality_class",
+    "parse_shift",
+    "shifted_dataset",
+    "wants_clean_judge_image",
+]
