@@ -11,6 +11,7 @@ from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.judges import judge_arguments, require_judge_roles
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.shift import apply_shift, parse_shift
 from inspect_medreason.core.solvers import template_prompt
 from inspect_medreason.gemex.dataset import GEMEX_SPLIT, QUESTION_TYPES, load_gemex_dataset
 from inspect_medreason.gemex.scorer import __doc__ as SCORING_RULES
@@ -28,6 +29,10 @@ def gemex(
     revision: str | None = None,
     split: str = GEMEX_SPLIT,
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
@@ -35,6 +40,8 @@ def gemex(
     ``image_root``."""
     show_images = coerce_bool(images, "images")
     judge_args = judge_arguments(judging, "gemex", max_tokens=256)
+    # MIMIC-CXR: every image is a chest radiograph
+    spec = parse_shift(shift, severity, shift_seed, shift_judge_image, "X-ray")
     kinds = question_types.split(",") if isinstance(question_types, str) else list(question_types)
     unknown = [k for k in kinds if k.strip() not in QUESTION_TYPES]
     if unknown:
@@ -56,7 +63,7 @@ def gemex(
         coerce_int(coordinate_size, "coordinate_size"),
     )
     require_judge_roles(["grader"], judge_args["allow_self_judging"])
-    return Task(
+    task = Task(
         dataset=dataset,
         solver=template_prompt(),
         scorer=gemex_scorer(**judge_args),
@@ -72,3 +79,4 @@ def gemex(
             "scoring": SCORING_RULES,
         },
     )
+    return apply_shift(task, spec)

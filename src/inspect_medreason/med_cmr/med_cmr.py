@@ -11,6 +11,7 @@ from inspect_ai import Task, task
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.judges import grader_templates, judge_arguments
+from inspect_medreason.core.shift import parse_shift
 from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, locate_release
 from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
 from inspect_medreason.medreason.medreason import medreason_task
@@ -30,6 +31,10 @@ def med_cmr(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """Med-CMR's MCQ and open questions, prompted and scored like the MedReason tracks.
@@ -47,6 +52,7 @@ def med_cmr(
         shuffle_choices: Shuffle option texts per case (stable for a seed).
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control).
+        shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
         judging: The judge arguments (``-T``), declared once in
             ``core.judges.JUDGE_TASK_OPTIONS`` and ``PANEL_TASK_OPTIONS``; a judge's
             temperature, seed and max_tokens go with its role
@@ -59,6 +65,7 @@ def med_cmr(
             f"-T open_scoring={open_scoring!r}: expected one of {', '.join(OPEN_SCORINGS)}"
         )
     judge_args = judge_arguments(judging, "med_cmr", prompts=True, panel=True)
+    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     if open_scoring == "med_cmr":
         judge_args.update(
             open_scoring="med_cmr",
@@ -79,4 +86,5 @@ def med_cmr(
         judge_args if "open" in tracks else None,
         open_scorer=med_cmr_scorer if open_scoring == "med_cmr" else None,
         data_origin={**origin, "licence": MED_CMR_LICENCE, "open_scoring": open_scoring},
+        shift=spec,
     )

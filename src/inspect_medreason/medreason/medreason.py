@@ -27,6 +27,7 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.loaders import LoadedCases
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.core.prompts import PromptTemplate
+from inspect_medreason.core.shift import ShiftSpec, apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
@@ -141,6 +142,7 @@ def medreason_task(
     judge_args: dict[str, Any] | None,
     open_scorer: Callable[..., Scorer] | None = None,
     data_origin: dict[str, Any] | None = None,
+    shift: ShiftSpec | None = None,
 ) -> Task:
     """The one construction behind the MedReason and Med-CMR tasks: data and prompts for the
     given tracks, the solver, the scorer of each track, and the log record of every choice."""
@@ -174,7 +176,7 @@ def medreason_task(
         choices["judges"] = judge_record
     if data_origin is not None:
         choices["data_origin"] = data_origin
-    return Task(
+    task = Task(
         dataset=dataset,
         solver=medreason_prompt(),
         scorer=scorers,
@@ -187,6 +189,7 @@ def medreason_task(
             **choices,
         ),
     )
+    return apply_shift(task, shift or ShiftSpec())
 
 
 @task(version=MEDREASON_TASK_VERSION)
@@ -196,6 +199,10 @@ def mcq(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
 ) -> Task:
     """The closed-ended track: pick one option label; exact-match accuracy.
 
@@ -205,6 +212,7 @@ def mcq(
         shuffle_choices: Shuffle option texts per case (stable for a seed); answers map back.
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control) and says so in the prompt.
+        shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
     """
     return medreason_task(
         {"mcq"},
@@ -216,6 +224,7 @@ def mcq(
         seed,
         images,
         judge_args=None,
+        shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
     )
 
 
@@ -224,6 +233,10 @@ def open_ended(
     data: str | None = None,
     ground_truth: str | None = None,
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
@@ -236,12 +249,14 @@ def open_ended(
         data: A cases.json, a folder holding one, or a .jsonl (default: the shipped demo set).
         ground_truth: An official ground_truth.json (default: the one beside cases.json).
         images: False withholds the images from the model (blind control); judges still see them.
+        shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
         judging: The judge arguments (``-T``), declared once in
             ``core.judges.JUDGE_TASK_OPTIONS`` and ``PANEL_TASK_OPTIONS``; a judge's
             temperature, seed and max_tokens go with its role
             (``--model-role 'grader={model: ..., temperature: 0}'``).
     """
     judge_args = judge_arguments(judging, "open_ended", prompts=True, panel=True)
+    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     return medreason_task(
         {"open"},
         MEDREASON_TASK_VERSION,
@@ -252,6 +267,7 @@ def open_ended(
         0,
         images,
         judge_args,
+        shift=spec,
     )
 
 
@@ -262,6 +278,10 @@ def medreason(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
@@ -269,6 +289,7 @@ def medreason(
     MCQ cases cost no judge call. Arguments as for ``mcq`` and ``open_ended``.
     """
     judge_args = judge_arguments(judging, "medreason", prompts=True, panel=True)
+    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     return medreason_task(
         {"mcq", "open"},
         MEDREASON_TASK_VERSION,
@@ -279,4 +300,5 @@ def medreason(
         seed,
         images,
         judge_args,
+        shift=spec,
     )

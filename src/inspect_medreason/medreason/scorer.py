@@ -53,6 +53,7 @@ from inspect_medreason.core.metrics import (
 from inspect_medreason.core.official_template import READERS, official_reading
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.schema import sample_options
+from inspect_medreason.core.shift import judge_image_files, wants_clean_judge_image
 from inspect_medreason.medreason.image_folder import ImageFolder, image_folder
 
 logger = logging.getLogger(__name__)
@@ -176,7 +177,8 @@ async def case_image_uris(state: TaskState, folder: ImageFolder) -> list[str]:
     score`` may hold placeholders (``--no-log-images``) or paths: then each of the case's
     ``image_paths`` is resolved again under ``folder`` (the one data folder in force, never
     one the sample names), with the loader's confinement and decoding checks, so an edited
-    log cannot send another file to a judge. Raises ImagePathError when an image is refused.
+    log cannot send another file to a judge (and degraded again as the model saw it, unless
+    the run chose the clean image). Raises ImagePathError when an image is refused.
     """
     images = [
         content.image
@@ -185,11 +187,13 @@ async def case_image_uris(state: TaskState, folder: ImageFolder) -> list[str]:
         for content in message.content
         if isinstance(content, ContentImage)
     ]
-    if images and all(image.startswith("data:") for image in images):
+    clean = wants_clean_judge_image(state.metadata)  # -T shift_judge_image=clean
+    if images and all(image.startswith("data:") for image in images) and not clean:
         return images
     if not state.metadata.get("image_paths"):
         return []
-    return [await materialize_media(str(path)) for path in folder.files(state)]
+    files = judge_image_files(folder.files(state), state.metadata, state.sample_id)
+    return [await materialize_media(str(path)) for path in files]
 
 
 def _component_value(outcome: JudgeOutcome | None) -> float:

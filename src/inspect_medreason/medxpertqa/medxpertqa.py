@@ -10,6 +10,7 @@ from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.extraction import EXTRACTION_MODE
 from inspect_medreason.core.metrics import mcq_metrics
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.core.shift import apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
@@ -26,16 +27,21 @@ def medxpertqa_mm(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
     ``image_root`` (default: the snapshot's unpacked ``images/`` folder)."""
     show_images = coerce_bool(images, "images")
+    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)
     prompts = TrackPrompts.load("mcq")
     metrics: list[Metric | dict[str, list[Metric]]] = list(
         mcq_metrics(["body_system", "medical_task", "question_type"])
     )
-    return Task(
+    task = Task(
         dataset=dataset,
         solver=medreason_prompt(),
         scorer=mcq_scorer(),
@@ -51,3 +57,4 @@ def medxpertqa_mm(
             "prompts": {t.name: t.log_record() for t in prompts.templates()},
         },
     )
+    return apply_shift(task, spec)

@@ -10,6 +10,7 @@ from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.judges import judge_arguments, require_judge_roles
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.shift import ShiftSpec, apply_shift, parse_shift
 from inspect_medreason.core.short_answers import yes_no_vocabulary
 from inspect_medreason.core.solvers import template_prompt
 from inspect_medreason.vqa.dataset import (
@@ -34,6 +35,7 @@ def vqa_task(
     language: str | None,
     images: Any,
     judge_args: dict[str, Any],
+    shift: ShiftSpec,
 ) -> Task:
     show_images = coerce_bool(images, "images")
     require_judge_roles(["grader"], judge_args["allow_self_judging"])
@@ -44,7 +46,7 @@ def vqa_task(
     dataset, origin = load_vqa_dataset(
         benchmark, data, image_root, revision, split, language, show_images, (system, user)
     )
-    return Task(
+    task = Task(
         dataset=dataset,
         solver=template_prompt(),
         scorer=vqa_scorer(yes_no_vocabulary=benchmark.name, **judge_args),
@@ -63,6 +65,7 @@ def vqa_task(
             "yes_no_vocabulary": yes_no_vocabulary(benchmark.name).as_record(),
         },
     )
+    return apply_shift(task, shift)
 
 
 @task(version=VQA_TASK_VERSION)
@@ -71,6 +74,10 @@ def vqa_rad(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
@@ -83,6 +90,7 @@ def vqa_rad(
         None,
         images,
         judge_arguments(judging, "vqa_rad", max_tokens=256),
+        parse_shift(shift, severity, shift_seed, shift_judge_image),
     )
 
 
@@ -92,6 +100,10 @@ def path_vqa(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role."""
@@ -104,6 +116,7 @@ def path_vqa(
         None,
         images,
         judge_arguments(judging, "path_vqa", max_tokens=256),
+        parse_shift(shift, severity, shift_seed, shift_judge_image, "pathology"),
     )
 
 
@@ -115,6 +128,10 @@ def slake(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
+    shift: str | None = None,
+    severity: int = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **judging: Any,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
@@ -128,4 +145,5 @@ def slake(
         language,
         images,
         judge_arguments(judging, "slake", max_tokens=256),
+        parse_shift(shift, severity, shift_seed, shift_judge_image),
     )

@@ -12,10 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, overload
 
+from inspect_ai import Task
 from inspect_ai.dataset import Dataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage
 
 from inspect_medreason.core.errors import UserInputError
+from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.shift.catalog import MODEL_PARAMETERS, ShiftSpec, modality_class
 from inspect_medreason.core.shift.degrade import degraded_path
 
@@ -24,8 +26,9 @@ SAMPLE_SHIFT_KEY = "shift"
 JUDGE_IMAGE_KEY = "shift_judge_image"
 
 
-class ShiftError(UserInputError):
-    """An image a shift could not degrade; the message names the case and the file."""
+class ShiftError(UserInputError, ImagePathError):
+    """An image a shift could not degrade; the message names the case and the file (a
+    refused image to a judge's scorer, which leaves that component unscored)."""
 
 
 def shift_sample(sample: Sample, spec: ShiftSpec) -> Sample:
@@ -141,6 +144,15 @@ class ShiftedDataset(Dataset):
 def shifted_dataset(dataset: Dataset, spec: ShiftSpec) -> Dataset:
     """``dataset`` under ``spec`` (itself when the run is clean)."""
     return ShiftedDataset(dataset, spec) if spec.active else dataset
+
+
+def apply_shift(task: Task, spec: ShiftSpec) -> Task:
+    """The task with its dataset under ``spec`` and the shift recorded in its metadata
+    (``shift``: name, severity, seed, parameters; a clean run records severity 0). Every
+    image task's last line."""
+    task.dataset = shifted_dataset(task.dataset, spec)
+    task.metadata = {**(task.metadata or {}), "shift": spec.record()}
+    return task
 
 
 def judge_image_files(files: list[Path], metadata: dict[str, Any], sample_id: object) -> list[Path]:

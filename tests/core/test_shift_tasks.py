@@ -1,0 +1,249 @@
+"""Shifts on the tasks: the log records the shift, every sample's images are the degraded
+ones, the vision judge sees the degraded image by default and the clean one when asked, every
+image task takes the arguments, and a bad value stops the task before any data is read."""
+
+from __future__ import annotations
+
+import base64
+import inspect as pyinspect
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import scripted_output, user_text, write_json
+from inspect_ai import eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import ChatMessage, ChatMessageUser, ContentImage, ModelOutput, get_model
+from PIL import Image
+from utils.published_schemas import vqa_rad_parquet
+
+from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
+from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.shift import SHIFTS
+from inspect_medreason.gemex.gemex import gemex
+from inspect_medreason.med_cmr.med_cmr import med_cmr
+from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
+from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+
+SHIFT_ARGUMENTS = ("shift", "severity", "shift_seed", "shift_judge_image")
+
+
+def pixels_of(image: str) -> np.ndarray:
+    """A data URI's or a file's pixels."""
+    if image.startswith("data:"):
+        data = base64.b64decode(image.split(",", 1)[1])
+        return np.asarray(Image.open(io.BytesIO(data)))
+    return np.asarray(Image.open(image))
+
+
+def images_in(messages: list[ChatMessage]) -> list[str]:
+    return [
+        part.image
+        for message in messages
+        if isinstance(message, ChatMessageUser) and not isinstance(message.content, str)
+        for part in message.content
+        if isinstance(part, ContentImage)
+    ]
+
+
+def textured_png(path: Path, seed: int = 0) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pixels = (np.random.default_rng(seed).random((64, 64)) * 200 + 20).astype(np.uint8)
+    Image.fromarray(pixels, mode="L").save(path)
+    return path
+
+
+@pytest.fixture
+def shift_data(tmp_path: Path) -> Path:
+    """Two MCQ cases (CT, MR), one X-ray open case, one case of no named modality."""
+    folder = tmp_path / "data"
+    for index, name in enumerate(("ct.png", "mr.png", "xr.png", "other.png")):
+        textured_png(folder / name, index)
+    options = [{"label": "A", "text": "Yes"}, {"label": "B", "text": "No"}]
+    cases = [
+        {"case_id": "ct1", "task_type": "mcq", "question": "Q ct1?", "image_path": "ct.png",
+         "options": options, "metadata": {"modality": "CT"}},
+        {"case_id": "mr1", "task_type": "mcq", "question": "Q mr1?", "image_path": "mr.png",
+         "options": options, "metadata": {"modality": "MRI"}},
+        {"case_id": "xr1", "task_type": "open", "question": "Q xr1?", "image_path": "xr.png",
+         "metadata": {"modality": "X-ray"}},
+        {"case_id": "un1", "task_type": "mcq", "question": "Q un1?", "image_path": "other.png",
+         "options": options},
+    ]  # fmt: skip
+    truth = [
+        {"case_id": "ct1", "task_type": "mcq", "answer": "A"},
+        {"case_id": "mr1", "task_type": "mcq", "answer": "A"},
+        {"case_id": "xr1", "task_type": "open", "answer": "A nodule."},
+        {"case_id": "un1", "task_type": "mcq", "answer": "B"},
+    ]
+    write_json(folder / "cases.json", {"cases": cases})
+    write_json(folder / "ground_truth.json", {"cases": truth})
+    return folder
+
+
+class Recorder:
+    """A model and a vision judge that remember the images they were sent."""
+
+    def __init__(self) -> None:
+        self.model_images: dict[str, list[str]] = {}
+        self.judge_images: list[str] = []
+
+    def model(self, messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        text = user_text(messages)
+        case = next(c for c in ("ct1", "mr1", "xr1", "un1") if c in text)
+        self.model_images[case] = images_in(messages)
+        return scripted_output(
+            json.dumps({"reasoning_trace": "The image is noisy.", "answer": "A"})
+        )
+
+    def vision(self, messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        self.judge_images.extend(images_in(messages))
+        return scripted_output('{"score": 3, "rationale": "ok"}')
+
+    def text(self, messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        return scripted_output('{"score": 3, "rationale": "ok"}')
+
+
+def shift_record(log: EvalLog) -> dict[str, Any]:
+    assert log.eval.metadata is not None
+    record: dict[str, Any] = log.eval.metadata["shift"]
+    return record
+
+
+def run(task: Any, recorder: Recorder, tmp_path: Path) -> EvalLog:
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=recorder.model),
+        model_roles={
+            "grader": get_model("mockllm/model", custom_outputs=recorder.text, memoize=False),
+            "vision_grader": get_model(
+                "mockllm/model", custom_outputs=recorder.vision, memoize=False
+            ),
+        },
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def test_a_shifted_run_records_the_shift_and_sends_only_degraded_images(
+    shift_data: Path, tmp_path: Path
+) -> None:
+    recorder = Recorder()
+    log = run(
+        medreason(data=str(shift_data), shift="noise", severity=2, shift_seed=5),
+        recorder,
+        tmp_path,
+    )
+    record = shift_record(log)
+    assert (record["name"], record["severity"], record["seed"]) == ("noise", 2, 5)
+    assert record["parameters"]["ct"] == {
+        "model": "poisson_transmission",
+        "dose_fraction": 0.15,
+        "photons_full_dose": 10000.0,
+        "max_line_integral": 4.0,
+        "water_line_integral": 2.0,
+    }
+    assert record["parameters"]["mr"]["snr"] == 10.0 and record["judge_image"] == "degraded"
+    assert log.samples is not None
+    models = {str(s.id): s.metadata["shift"]["model"] for s in log.samples}
+    assert models == {
+        "ct1": "poisson_transmission",
+        "mr1": "rician",
+        "xr1": "poisson_transmission",
+        "un1": "poisson_linear",
+    }
+    assert {str(s.id): s.metadata["shift"]["modality_class"] for s in log.samples}["un1"] == (
+        "unknown"
+    )
+    names = {"ct1": "ct.png", "mr1": "mr.png", "xr1": "xr.png", "un1": "other.png"}
+    for case, images in recorder.model_images.items():
+        [image] = images
+        seen, clean = pixels_of(image), pixels_of(str(shift_data / names[case]))
+        assert seen.shape == clean.shape and not np.array_equal(seen, clean), case
+    # the vision judge saw what the model saw
+    assert recorder.judge_images
+    assert all(
+        np.array_equal(pixels_of(j), pixels_of(recorder.model_images["xr1"][0]))
+        for j in recorder.judge_images
+    )
+
+
+def test_the_same_seed_gives_the_same_images_and_another_seed_others(
+    shift_data: Path, tmp_path: Path
+) -> None:
+    seen = []
+    for seed in (1, 1, 2):
+        recorder = Recorder()
+        run(
+            mcq(data=str(shift_data), shift="rician", severity=1, shift_seed=seed),
+            recorder,
+            tmp_path,
+        )
+        seen.append(pixels_of(recorder.model_images["mr1"][0]))
+    assert np.array_equal(seen[0], seen[1]) and not np.array_equal(seen[0], seen[2])
+
+
+def test_the_vision_judge_sees_the_clean_image_when_asked(shift_data: Path, tmp_path: Path) -> None:
+    recorder = Recorder()
+    log = run(
+        open_ended(data=str(shift_data), shift="blur", severity=3, shift_judge_image="clean"),
+        recorder,
+        tmp_path,
+    )
+    assert shift_record(log)["judge_image"] == "clean"
+    clean = pixels_of(str(shift_data / "xr.png"))
+    assert not np.array_equal(pixels_of(recorder.model_images["xr1"][0]), clean)
+    assert recorder.judge_images
+    assert all(np.array_equal(pixels_of(j), clean) for j in recorder.judge_images)
+
+
+def test_a_clean_run_records_severity_zero_and_sends_the_files_as_they_are(
+    shift_data: Path, tmp_path: Path
+) -> None:
+    recorder = Recorder()
+    log = run(mcq(data=str(shift_data)), recorder, tmp_path)
+    assert shift_record(log)["name"] is None
+    assert shift_record(log)["severity"] == 0
+    assert np.array_equal(
+        pixels_of(recorder.model_images["ct1"][0]), pixels_of(str(shift_data / "ct.png"))
+    )
+
+
+def test_an_unknown_shift_stops_the_task_with_the_valid_names(shift_data: Path) -> None:
+    with pytest.raises(TaskArgumentError) as refused:
+        mcq(data=str(shift_data), shift="fog", severity=9)
+    assert all(name in str(refused.value) for name in SHIFTS)
+    assert "0 (clean), 1, 2, 3" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "task", [mcq, open_ended, medreason, med_cmr, vqa_rad, slake, path_vqa, medxpertqa_mm, gemex]
+)
+def test_every_image_task_takes_the_shift_arguments(task: Any) -> None:
+    parameters = pyinspect.signature(task).parameters
+    assert all(name in parameters for name in SHIFT_ARGUMENTS), task
+
+
+@pytest.mark.parametrize("task", [cmb_exam, cmb_clin])
+def test_cmb_has_no_images_and_no_shift(task: Any) -> None:
+    assert not any(name in pyinspect.signature(task).parameters for name in SHIFT_ARGUMENTS)
+
+
+def test_a_family_task_runs_shifted_end_to_end(tmp_path: Path) -> None:
+    data = vqa_rad_parquet(tmp_path / "vqa_rad")
+    [log] = eval(
+        vqa_rad(data=str(data), shift="jpeg", severity=3),
+        model="mockllm/model",
+        model_roles={"grader": "mockllm/model"},
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    assert shift_record(log)["parameters"]["unknown"]["quality"] == 7
+    assert log.samples and all(s.metadata["shift"]["model"] == "jpeg" for s in log.samples)
