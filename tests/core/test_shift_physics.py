@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from utils.dicom_fixtures import write_dicom
 
 from inspect_medreason.core.dicom import dicom_as_png
 from inspect_medreason.core.errors import TaskArgumentError
@@ -29,7 +30,6 @@ from inspect_medreason.core.shift.degrade import (
     image_generator,
 )
 from inspect_medreason.core.shift.mr_artefacts import bias_field, motion_ghosting
-from tests.utils.dicom_fixtures import write_dicom
 
 SIZE = 512
 
@@ -210,6 +210,12 @@ def test_unknown_shift_names_and_severities_are_refused_with_the_valid_ones() ->
     with pytest.raises(TaskArgumentError, match="a shift needs one"):
         parse_shift("blur", None, 0)
     assert not parse_shift("blur", 0, 0).active
+    grid = parse_shift("noise,blur", "0,2", 1)  # -T values as a shell may pass them
+    assert grid.grid and [(s.name, s.severity) for s in grid.specs] == [
+        (None, 0),
+        ("noise", 2),
+        ("blur", 2),
+    ]
     assert parse_shift("blur", "3", "11").record()["parameters"]["ct"] == {
         "model": "gaussian_blur",
         "sigma_pixels_at_512": 4.0,

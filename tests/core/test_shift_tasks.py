@@ -247,3 +247,22 @@ def test_a_family_task_runs_shifted_end_to_end(tmp_path: Path) -> None:
     assert log.status == "success", log.error
     assert shift_record(log)["parameters"]["unknown"]["quality"] == 7
     assert log.samples and all(s.metadata["shift"]["model"] == "jpeg" for s in log.samples)
+
+
+def test_a_grid_of_shifts_and_severities_runs_in_one_task(shift_data: Path, tmp_path: Path) -> None:
+    recorder = Recorder()
+    log = run(
+        mcq(data=str(shift_data), shift=["noise", "blur"], severity=[0, 1, 3], shift_seed=4),
+        recorder,
+        tmp_path,
+    )
+    record = shift_record(log)
+    assert record["name"] == ["blur", "noise"] and record["severity"] == [0, 1, 3]
+    assert set(record["parameters"]) == {"noise:1", "noise:3", "blur:1", "blur:3"}
+    assert log.samples is not None
+    ids = {str(s.id) for s in log.samples}
+    assert "ct1" in ids and "ct1@noise-3" in ids and "un1@blur-1" in ids
+    assert len(ids) == 3 * 5  # three MCQ cases, clean and four shifted
+    by_id = {str(s.id): s.metadata["shift"] for s in log.samples}
+    assert by_id["ct1"]["name"] is None and by_id["ct1@blur-3"]["case"] == "ct1"
+    assert by_id["mr1@noise-1"]["model"] == "rician"

@@ -259,6 +259,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_shift(args: argparse.Namespace) -> int:
+    from inspect_medreason.cli.shift import build_report, plot_png, render
+
+    outputs = _check_outputs(args, args.logs)
+    report = build_report(args.logs)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    _emit(args, outputs, render(report, args.format), lambda: plot_png(report))
+    return EXIT_OK
+
+
 def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
     from inspect_medreason.cli.rating import read_rating_round
@@ -609,6 +620,24 @@ def build_parser() -> argparse.ArgumentParser:
         "write a PNG of the differences with their intervals",
     )
     compare.set_defaults(handler=cmd_compare)
+
+    shift = commands.add_parser(
+        "shift",
+        help="how much each model loses under image-quality shifts, against its clean run",
+        description="Pairs each shifted run (-T shift=... -T severity=1..3) with the clean run "
+        "of the same model and task on the same cases (refusing, by name, runs that cannot be "
+        "paired) and reports per metric and modality the change with a paired bootstrap 95% "
+        "interval, answer consistency and how often replies call the image poor "
+        "(docs/shift.md).",
+    )
+    shift.add_argument("logs", nargs="+", metavar="LOGS", help="eval logs or folders of them")
+    _add_report_arguments(
+        shift,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
+        "write a PNG of each metric against severity, one panel per shift and metric",
+    )
+    shift.set_defaults(handler=cmd_shift)
 
     agree = commands.add_parser(
         "agreement",

@@ -27,7 +27,7 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.loaders import LoadedCases
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.core.prompts import PromptTemplate
-from inspect_medreason.core.shift import ShiftSpec, apply_shift, parse_shift
+from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
@@ -142,7 +142,7 @@ def medreason_task(
     judge_args: dict[str, Any] | None,
     open_scorer: Callable[..., Scorer] | None = None,
     data_origin: dict[str, Any] | None = None,
-    shift: ShiftSpec | None = None,
+    shift: ShiftPlan | None = None,
 ) -> Task:
     """The one construction behind the MedReason and Med-CMR tasks: data and prompts for the
     given tracks, the solver, the scorer of each track, and the log record of every choice."""
@@ -189,7 +189,7 @@ def medreason_task(
             **choices,
         ),
     )
-    return apply_shift(task, shift or ShiftSpec())
+    return apply_shift(task, shift or parse_shift(None, 0, 0))
 
 
 @task(version=MEDREASON_TASK_VERSION)
@@ -199,8 +199,8 @@ def mcq(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
 ) -> Task:
@@ -233,8 +233,8 @@ def open_ended(
     data: str | None = None,
     ground_truth: str | None = None,
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     **judging: Any,
@@ -278,8 +278,8 @@ def medreason(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     **judging: Any,

@@ -27,8 +27,8 @@ def medxpertqa_mm(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
 ) -> Task:

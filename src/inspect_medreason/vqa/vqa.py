@@ -10,7 +10,7 @@ from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.judges import judge_arguments, require_judge_roles
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.core.prompts import load_template
-from inspect_medreason.core.shift import ShiftSpec, apply_shift, parse_shift
+from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.short_answers import yes_no_vocabulary
 from inspect_medreason.core.solvers import template_prompt
 from inspect_medreason.vqa.dataset import (
@@ -35,7 +35,7 @@ def vqa_task(
     language: str | None,
     images: Any,
     judge_args: dict[str, Any],
-    shift: ShiftSpec,
+    shift: ShiftPlan,
 ) -> Task:
     show_images = coerce_bool(images, "images")
     require_judge_roles(["grader"], judge_args["allow_self_judging"])
@@ -74,8 +74,8 @@ def vqa_rad(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     **judging: Any,
@@ -100,8 +100,8 @@ def path_vqa(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     **judging: Any,
@@ -128,8 +128,8 @@ def slake(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    shift: str | None = None,
-    severity: int = 0,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     **judging: Any,

@@ -188,37 +188,97 @@ class ShiftSpec:
 JUDGE_IMAGES = ("degraded", "clean")
 
 
+@dataclass(frozen=True)
+class ShiftPlan:
+    """What a task runs: one shift (or the clean images), or a grid of shifts and
+    severities in one run (``-T shift=noise,blur -T severity=0,1,2,3``), whose samples are
+    the cases once per combination, ids suffixed ``@<shift>-<severity>`` (the clean ones
+    keep theirs)."""
+
+    specs: tuple[ShiftSpec, ...]
+
+    @property
+    def grid(self) -> bool:
+        return len(self.specs) > 1
+
+    @property
+    def active(self) -> bool:
+        return any(spec.active for spec in self.specs)
+
+    def record(self) -> dict[str, Any]:
+        """The log's ``shift`` record: the one shift's, or the grid's (names and severities
+        as lists, parameters by ``<shift>:<severity>``, and each combination's record)."""
+        if not self.grid:
+            return self.specs[0].record()
+        first = self.specs[0]
+        return {
+            "name": sorted({spec.name for spec in self.specs if spec.name}),
+            "severity": sorted({spec.severity for spec in self.specs}),
+            "seed": first.seed,
+            "parameters": {
+                f"{spec.name}:{spec.severity}": spec.parameters()
+                for spec in self.specs
+                if spec.active
+            },
+            "judge_image": first.judge_image,
+            "grid": [spec.record() for spec in self.specs],
+            "sample_ids": "case id for the clean images, <case id>@<shift>-<severity> otherwise",
+        }
+
+
+def _as_list(value: object) -> list[object]:
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str) and "," in value:
+        return [part.strip() for part in value.split(",")]
+    return [value]
+
+
+def _shift_name(value: object) -> str | None:
+    if value is None or str(value).strip().lower() in {"", "none", "clean"}:
+        return None
+    return str(value).strip()
+
+
 def parse_shift(
     shift: object,
     severity: object,
     seed: object,
     judge_image: object = "degraded",
     default_modality: str | None = None,
-) -> ShiftSpec:
+) -> ShiftPlan:
     """The task's ``-T shift/severity/shift_seed/shift_judge_image``, checked together: every
-    problem in one message that lists the valid values."""
+    problem in one message that lists the valid values. Lists (``noise,blur``, ``1,2,3``)
+    make a grid: every shift at every severity, plus the clean images when 0 is listed."""
     problems: list[str] = []
-    name = (
-        None
-        if shift is None or str(shift).strip().lower() in {"", "none", "clean"}
-        else str(shift).strip()
-    )
-    if name is not None and name not in SHIFTS:
-        problems.append(f"-T shift={shift!r} is not a shift; valid: {', '.join(SHIFTS)} (or none)")
-    level = 0
-    if severity is None or str(severity).strip() == "":
-        level = 0 if name is None else -1
-    else:
+    names = [_shift_name(value) for value in _as_list(shift)]
+    for raw, name in zip(_as_list(shift), names, strict=True):
+        if name is not None and name not in SHIFTS:
+            problems.append(
+                f"-T shift={raw!r} is not a shift; valid: {', '.join(SHIFTS)} (or none)"
+            )
+    named = [name for name in names if name is not None]
+    levels: list[int] = []
+    for raw in _as_list(severity):
+        if raw is None or str(raw).strip() == "":
+            if named:
+                problems.append(
+                    "-T severity is missing; valid: 0 (clean), "
+                    + ", ".join(map(str, SEVERITIES))
+                    + " (a shift needs one)"
+                )
+            levels.append(0)
+            continue
         try:
-            level = int(str(severity).strip())
+            level = int(str(raw).strip())
         except ValueError:
-            level = -2
-    if level not in (0, *SEVERITIES):
-        problems.append(
-            f"-T severity={severity!r} is not a severity; valid: 0 (clean), "
-            + ", ".join(map(str, SEVERITIES))
-            + (" (a shift needs one)" if level == -1 else "")
-        )
+            level = -1
+        if level not in (0, *SEVERITIES):
+            problems.append(
+                f"-T severity={raw!r} is not a severity; valid: 0 (clean), "
+                + ", ".join(map(str, SEVERITIES))
+            )
+        levels.append(level)
     try:
         seed_value = int(str(seed).strip())
     except (TypeError, ValueError):
@@ -227,10 +287,16 @@ def parse_shift(
     judge = str(judge_image).strip().lower()
     if judge not in JUDGE_IMAGES:
         problems.append(f"-T shift_judge_image={judge_image!r}; valid: {', '.join(JUDGE_IMAGES)}")
-    if name is None and level > 0:
+    if not named and any(level > 0 for level in levels):
         problems.append(
-            f"-T severity={level} without a shift; name one: -T shift=<{'|'.join(SHIFTS)}>"
+            f"-T severity={severity} without a shift; name one: -T shift=<{'|'.join(SHIFTS)}>"
         )
     if problems:
         raise TaskArgumentError("; ".join(problems))
-    return ShiftSpec(name, level, seed_value, judge, default_modality)
+    specs: list[ShiftSpec] = []
+    if 0 in levels or not named:
+        specs.append(ShiftSpec(None, 0, seed_value, judge, default_modality))
+    for name in dict.fromkeys(named):
+        for level in sorted({level for level in levels if level > 0}):
+            specs.append(ShiftSpec(name, level, seed_value, judge, default_modality))
+    return ShiftPlan(tuple(specs))

@@ -8,9 +8,8 @@ sample got and which image the vision judge is to see.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import Dataset, Sample
@@ -18,7 +17,13 @@ from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage
 
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.shift.catalog import MODEL_PARAMETERS, ShiftSpec, modality_class
+from inspect_medreason.core.lazy_dataset import LazySampleDataset
+from inspect_medreason.core.shift.catalog import (
+    MODEL_PARAMETERS,
+    ShiftPlan,
+    ShiftSpec,
+    modality_class,
+)
 from inspect_medreason.core.shift.degrade import degraded_path
 
 # Sample metadata keys: the shift a sample got, and the image its vision judge is shown.
@@ -31,18 +36,16 @@ class ShiftError(UserInputError, ImagePathError):
     refused image to a judge's scorer, which leaves that component unscored)."""
 
 
-def shift_sample(sample: Sample, spec: ShiftSpec) -> Sample:
-    """The sample with its images degraded (a new sample; the original is left as it is)."""
+def shift_sample(sample: Sample, spec: ShiftSpec, rename: bool = False) -> Sample:
+    """The sample with its images degraded (a new sample; the original is left as it is),
+    and its shift recorded; ``rename`` (a grid) suffixes the id of a shifted one."""
     metadata = dict(sample.metadata or {})
-    modality_text = metadata.get("modality")
-    modality = modality_class(modality_text)
+    modality = modality_class(metadata.get("modality"))
     if modality == "unknown" and spec.default_modality is not None:
         modality = modality_class(spec.default_modality)
-    model = spec.model(modality)
+    model = spec.model(modality) if spec.active else None
     case_id = str(sample.id)
-    messages = sample.input if isinstance(sample.input, list) else None
-    if messages is None:
-        return sample
+    messages = sample.input if isinstance(sample.input, list) else []
     index = 0
     shifted_messages: list[ChatMessage] = []
     for message in messages:
@@ -52,25 +55,31 @@ def shift_sample(sample: Sample, spec: ShiftSpec) -> Sample:
         content: list[Content] = []
         for part in message.content:
             if isinstance(part, ContentImage):
-                content.append(
-                    part.model_copy(
+                if model is not None:
+                    part = part.model_copy(
                         update={"image": _degrade(part.image, model, spec, case_id, index)}
                     )
-                )
+                content.append(part)
                 index += 1
             else:
                 content.append(part)
         shifted_messages.append(message.model_copy(update={"content": content}))
     metadata[SAMPLE_SHIFT_KEY] = {
-        "name": spec.name,
-        "severity": spec.severity,
+        "name": spec.name if spec.active else None,
+        "severity": spec.severity if spec.active else 0,
         "model": model,
         "modality_class": modality,
         "seed": spec.seed,
+        "case": case_id,
         "images": index,
     }
     metadata[JUDGE_IMAGE_KEY] = spec.judge_image
-    return sample.model_copy(update={"input": shifted_messages, "metadata": metadata})
+    update: dict[str, Any] = {"metadata": metadata}
+    if messages:
+        update["input"] = shifted_messages
+    if rename and spec.active:
+        update["id"] = f"{case_id}@{spec.name}-{spec.severity}"
+    return sample.model_copy(update=update)
 
 
 def _degrade(image: str, model: str, spec: ShiftSpec, case_id: str, index: int) -> str:
@@ -89,69 +98,30 @@ def _degrade(image: str, model: str, spec: ShiftSpec, case_id: str, index: int) 
         ) from error
 
 
-class ShiftedDataset(Dataset):
-    """A dataset whose samples are another's under a shift, degraded when read."""
+def shifted_dataset(dataset: Dataset, plan: ShiftPlan) -> Dataset:
+    """``dataset`` under ``plan``: itself when the run is clean, else each case once per
+    combination of the plan, degraded when the sample is built (one image at a time; a
+    degraded image is then read from the cache)."""
+    if not plan.active:
+        return dataset
+    rename = plan.grid
+    items = [(spec, index) for spec in plan.specs for index in range(len(dataset))]
 
-    def __init__(self, inner: Dataset, spec: ShiftSpec) -> None:
-        self._inner = inner
-        self._spec = spec
+    def make_sample(item: tuple[ShiftSpec, int]) -> Sample:
+        spec, index = item
+        return shift_sample(dataset[index], spec, rename)
 
-    @property
-    def name(self) -> str | None:
-        return self._inner.name
-
-    @property
-    def location(self) -> str | None:
-        return self._inner.location
-
-    @property
-    def shuffled(self) -> bool:
-        return self._inner.shuffled
-
-    @overload
-    def __getitem__(self, index: int) -> Sample: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Dataset: ...
-
-    def __getitem__(self, index: int | slice) -> Sample | Dataset:
-        if isinstance(index, slice):
-            return ShiftedDataset(self._inner[index], self._spec)
-        # Inspect reads a dataset several times as a run starts: each image is degraded on
-        # the first read and found in the cache on the others (a digest and a stat), so no
-        # sample is held here.
-        return shift_sample(self._inner[index], self._spec)
-
-    def __len__(self) -> int:
-        return len(self._inner)
-
-    def sort(self, reverse: bool = False, key: Callable[[Sample], Any] | None = None) -> None:
-        if key is None:
-            self._inner.sort(reverse=reverse)
-        else:
-            self._inner.sort(reverse=reverse, key=key)
-
-    def filter(self, predicate: Callable[[Sample], bool], name: str | None = None) -> Dataset:
-        return ShiftedDataset(self._inner.filter(predicate, name), self._spec)
-
-    def shuffle(self, seed: int | None = None) -> None:
-        self._inner.shuffle(seed)
-
-    def shuffle_choices(self, seed: int | None = None) -> None:
-        self._inner.shuffle_choices(seed)
+    return LazySampleDataset(
+        items, make_sample, name=dataset.name, location=dataset.location, shuffled=dataset.shuffled
+    )
 
 
-def shifted_dataset(dataset: Dataset, spec: ShiftSpec) -> Dataset:
-    """``dataset`` under ``spec`` (itself when the run is clean)."""
-    return ShiftedDataset(dataset, spec) if spec.active else dataset
-
-
-def apply_shift(task: Task, spec: ShiftSpec) -> Task:
+def apply_shift(task: Task, plan: ShiftPlan) -> Task:
     """The task with its dataset under ``spec`` and the shift recorded in its metadata
     (``shift``: name, severity, seed, parameters; a clean run records severity 0). Every
     image task's last line."""
-    task.dataset = shifted_dataset(task.dataset, spec)
-    task.metadata = {**(task.metadata or {}), "shift": spec.record()}
+    task.dataset = shifted_dataset(task.dataset, plan)
+    task.metadata = {**(task.metadata or {}), "shift": plan.record()}
     return task
 
 
@@ -163,6 +133,8 @@ def judge_image_files(files: list[Path], metadata: dict[str, Any], sample_id: ob
     record = metadata.get(SAMPLE_SHIFT_KEY)
     if metadata.get(JUDGE_IMAGE_KEY) != "degraded" or not isinstance(record, dict):
         return files
+    if record.get("model") is None:  # the clean images of a grid
+        return files
     try:
         model, severity = str(record["model"]), int(record["severity"])
         seed = int(record["seed"])
@@ -172,7 +144,7 @@ def judge_image_files(files: list[Path], metadata: dict[str, Any], sample_id: ob
             f"the sample's shift record {str(record)[:120]!r} cannot be read (an edited "
             "log?): its images are not sent"
         ) from error
-    case_id = str(sample_id)
+    case_id = str(record.get("case", sample_id))
     return [
         degraded_path(path, model, severity, seed, case_id, index)
         for index, path in enumerate(files)

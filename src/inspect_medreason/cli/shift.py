@@ -1,0 +1,614 @@
+"""``medreason shift``: how much a model loses when its images get worse.
+
+Runs are grouped by model and task. Each shifted run (``-T shift=... -T severity=1..3``) is
+paired with the clean run of the same model and task (no shift, or severity 0) on the same
+cases; a run that cannot be paired is refused, named, with why (no clean run of its model,
+other data, other cases), all at once. For each pair and each metric (MCQ accuracy, GT_final,
+VA_final): both means and the change (shifted - clean) with a paired bootstrap 95% interval
+that resamples cases sharing an image together (``core.intervals.paired_difference``), the
+same per modality, then answer consistency (the same extracted answer clean and shifted)
+and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
+from inspect_medreason.cli.comparison import (
+    LEADERBOARD_METRICS,
+    _add_case_values,
+)
+from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
+from inspect_medreason.core.errors import describe_error, first_few
+from inspect_medreason.core.intervals import PairedResult, paired_difference
+from inspect_medreason.core.shift import SEVERITIES, SHIFTS
+
+# What counts as the model saying the image is poor: a quality or resolution called poor
+# (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad), an image called
+# non-diagnostic, an image said to be blurry, noisy, grainy, pixelated, degraded, unclear or
+# badly exposed, a named artefact (motion, ghosting, compression, noise, or artefacts in
+# general), or a finding said to be impossible to assess because of the image. A match within
+# the three words after "no", "not", "without" or "free of" is a negation and does not count
+# ("no motion artefact", "not of poor quality").
+POOR_QUALITY = re.compile(
+    r"""
+    \b(?:poor|low|limited|sub-?optimal|degraded|reduced|inadequate|insufficient|bad)
+        \s+(?:image\s+|diagnostic\s+|scan\s+|film\s+|technical\s+)?(?:quality|resolution)\b
+  | \bnon-?diagnostic\b
+  | \b(?:image|scan|film|picture|radiograph|view)\s+(?:is|appears|looks|seems)\s+
+        (?:too\s+|very\s+|quite\s+|rather\s+|somewhat\s+|heavily\s+)?
+        (?:blurry|blurred|noisy|grainy|pixelated|degraded|unclear|distorted|
+           washed[-\s]out|over-?exposed|under-?exposed)\b
+  | \b(?:motion|ghosting|compression|noise|streak)\s+artefacts?\b
+  | \b(?:motion|ghosting|compression|noise|streak)\s+artifacts?\b
+  | \bartefacts?\b | \bartifacts?\b
+  | \b(?:difficult|hard|impossible|unable)\s+to\s+(?:assess|evaluate|interpret|visuali[sz]e)\b
+        [^.]*\b(?:quality|noise|blur|resolution|artefact|artifact)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+NEGATION = re.compile(r"\b(?:no|not|without|free\s+of)\s+(?:\S+\s+){0,3}$", re.IGNORECASE)
+
+
+def says_poor_quality(text: str) -> bool:
+    """Whether a reply says its image is of poor quality (``POOR_QUALITY``, negations left out)."""
+    for match in POOR_QUALITY.finditer(text or ""):
+        if not NEGATION.search(text[max(0, match.start() - 60) : match.start()]):
+            return True
+    return False
+
+
+@dataclass
+class ShiftRun:
+    """One log: its model, task, shift and per-case values, answers and quality remarks."""
+
+    path: Path
+    model: str
+    task: str
+    shift: str | None
+    severity: int
+    seed: int | None
+    judge_image: str | None
+    epochs: int
+    data: dict[str, Any]
+    values: dict[str, dict[str, float]]  # metric -> case -> mean over epochs
+    groups: dict[str, dict[str, str]]
+    clusters: dict[str, str]
+    answers: dict[tuple[str, int], str]  # (case, epoch) -> extracted answer ("" = none)
+    poor_quality: dict[tuple[str, int], bool]  # (case, epoch) -> says the image is poor
+    unreadable: list[str] = field(default_factory=list)
+
+    @property
+    def cases(self) -> set[str]:
+        return {case for values in self.values.values() for case in values}
+
+    @property
+    def label(self) -> str:
+        return "clean" if self.shift is None else f"{self.shift} {self.severity}"
+
+
+def _shift_of(path: Path, metadata: dict[str, Any]) -> tuple[str | None, int, int | None, Any]:
+    """The run's shift record; a log written before shifts existed is clean. ValueError
+    naming the field when the record cannot be read (an edited header)."""
+    record = metadata.get("shift")
+    if record is None:
+        return None, 0, None, None
+    if not isinstance(record, dict):
+        raise ValueError("eval.metadata.shift is not a record")
+    name, severity, seed = record.get("name"), record.get("severity", 0), record.get("seed")
+    if severity == 0 or name is None:
+        if name is None and severity not in (0, None):
+            raise ValueError(f"eval.metadata.shift.severity {severity!r} without a name")
+        return None, 0, seed if isinstance(seed, int) else None, record.get("judge_image")
+    if name not in SHIFTS:
+        raise ValueError(f"eval.metadata.shift.name {name!r} is not one of {', '.join(SHIFTS)}")
+    if isinstance(severity, bool) or severity not in SEVERITIES:
+        raise ValueError(f"eval.metadata.shift.severity {severity!r} is not one of 1, 2, 3")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ValueError(f"eval.metadata.shift.seed {seed!r} is not a whole number")
+    return str(name), int(severity), seed, record.get("judge_image")
+
+
+def _answer(sample: LoggedSample) -> str:
+    for name in ("mcq_scorer", "open_ended_scorer"):
+        score = sample.scores.get(name)
+        if score is not None:
+            return " ".join(str(score.answer or "").casefold().split())
+    return ""
+
+
+def read_shift_run(path: Path, header: Any) -> ShiftRun:
+    """A finished log's values, answers and quality remarks, read one sample at a time."""
+    metadata = header.eval.metadata or {}
+    try:
+        shift, severity, seed, judge_image = _shift_of(path, metadata)
+    except ValueError as error:
+        raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
+    sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    groups: dict[str, dict[str, str]] = {}
+    clusters: dict[str, str] = {}
+    answers: dict[tuple[str, int], str] = {}
+    poor: dict[tuple[str, int], bool] = {}
+    unreadable: list[str] = []
+    try:
+        for sample in logged_samples(path, header):
+            if isinstance(sample, UnreadableSample):
+                unreadable.append(sample.describe())
+                continue
+            unreadable.extend(_add_case_values(sample, sums, groups, clusters))
+            key = (str(sample.id), sample.epoch)
+            answers[key] = _answer(sample)
+            poor[key] = says_poor_quality(sample.completion)
+    except Exception as error:  # a damaged file: nothing of it is reported
+        raise ChallengeError(
+            [f"{path}: its samples cannot be read ({describe_error(error)})"]
+        ) from error
+    data = metadata.get("data") if isinstance(metadata.get("data"), dict) else {}
+    return ShiftRun(
+        path=path,
+        model=header.eval.model,
+        task=header.eval.task,
+        shift=shift,
+        severity=severity,
+        seed=seed,
+        judge_image=judge_image,
+        epochs=int(header.eval.config.epochs or 1),
+        data=data or {},
+        values={m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()},
+        groups=groups,
+        clusters=clusters,
+        answers=answers,
+        poor_quality=poor,
+        unreadable=unreadable,
+    )
+
+
+@dataclass
+class ModalityChange:
+    modality: str
+    result: PairedResult
+
+
+@dataclass
+class PairReport:
+    """A shifted run against its clean run."""
+
+    clean: ShiftRun
+    shifted: ShiftRun
+    metrics: dict[str, PairedResult]
+    modalities: dict[str, list[ModalityChange]]
+    consistency: float | None
+    consistency_pairs: int
+    poor_quality: PairedResult
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ShiftReport:
+    pairs: list[PairReport]
+    notes: list[str]
+
+
+def read_runs(paths: list[str]) -> tuple[list[ShiftRun], list[str]]:
+    notes: list[str] = []
+    headers = medreason_headers(log_files(paths, notes), notes)
+    runs: list[ShiftRun] = []
+    for path, header in headers:
+        if header.status != "success":
+            notes.append(f"{path}: skipped, the run did not finish (status {header.status!r})")
+            continue
+        runs.append(read_shift_run(path, header))
+    return runs, notes
+
+
+def _pairing_problems(clean: ShiftRun, shifted: ShiftRun) -> list[str]:
+    problems: list[str] = []
+    for key in ("cases_sha256", "ground_truth_sha256"):
+        if clean.data.get(key) != shifted.data.get(key):
+            problems.append(
+                f"{shifted.path} ({shifted.label}) ran on other data than its clean run "
+                f"{clean.path} ({key}: {shifted.data.get(key)} vs {clean.data.get(key)}); "
+                "run both on the same files"
+            )
+            return problems
+    only_clean, only_shifted = clean.cases - shifted.cases, shifted.cases - clean.cases
+    if only_clean or only_shifted:
+        detail = "; ".join(
+            f"{len(cases)} scored only in {where} ({first_few(sorted(cases), 3)})"
+            for where, cases in (("the clean run", only_clean), ("the shifted run", only_shifted))
+            if cases
+        )
+        problems.append(
+            f"{shifted.path} ({shifted.label}) and its clean run {clean.path} scored other "
+            f"cases: {detail}; run both on the same cases (--limit, --sample-id)"
+        )
+    return problems
+
+
+def pair_runs(runs: list[ShiftRun]) -> list[tuple[ShiftRun, ShiftRun]]:
+    """Each shifted run with the clean run of its model and task; every run that cannot be
+    paired is named in one refusal."""
+    clean: dict[tuple[str, str], list[ShiftRun]] = defaultdict(list)
+    for run in runs:
+        if run.shift is None:
+            clean[(run.model, run.task)].append(run)
+    problems: list[str] = []
+    pairs: list[tuple[ShiftRun, ShiftRun]] = []
+    for run in runs:
+        if run.shift is None:
+            continue
+        found = clean.get((run.model, run.task), [])
+        if not found:
+            others = sorted({f"{m} on {t}" for (m, t) in clean}) or ["none"]
+            problems.append(
+                f"{run.path} ({run.label}, model {run.model}, task {run.task}): no clean run "
+                f"of that model and task to pair it with (clean runs given: "
+                f"{', '.join(others)}); add its clean run"
+            )
+            continue
+        if len(found) > 1:
+            problems.append(
+                f"{run.path} ({run.label}): {len(found)} clean runs of {run.model} on "
+                f"{run.task} ({', '.join(str(c.path) for c in found)}); give one"
+            )
+            continue
+        mismatch = _pairing_problems(found[0], run)
+        if mismatch:
+            problems.extend(mismatch)
+            continue
+        pairs.append((found[0], run))
+    if problems:
+        raise ChallengeError(problems)
+    if not pairs:
+        raise ChallengeError(
+            ["no shifted run among the logs given (a run with -T shift=... -T severity=1..3)"]
+        )
+    return pairs
+
+
+def _paired(
+    clean: dict[str, float], shifted: dict[str, float], clusters: dict[str, str], binary: bool
+) -> PairedResult:
+    cases = sorted(set(clean) & set(shifted))
+    return paired_difference(
+        [clean[c] for c in cases],
+        [shifted[c] for c in cases],
+        [clusters.get(c, c) for c in cases],
+        binary=binary,
+    )
+
+
+def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
+    binary = clean.epochs == 1 and shifted.epochs == 1
+    metrics: dict[str, PairedResult] = {}
+    modalities: dict[str, list[ModalityChange]] = {}
+    for metric in LEADERBOARD_METRICS:
+        first, second = clean.values.get(metric, {}), shifted.values.get(metric, {})
+        if not set(first) & set(second):
+            continue
+        is_binary = binary and metric == "MCQ Accuracy"
+        metrics[metric] = _paired(first, second, clean.clusters, is_binary)
+        by_modality: dict[str, list[str]] = defaultdict(list)
+        for case in sorted(set(first) & set(second)):
+            by_modality[clean.groups.get(case, {}).get("modality", "unknown")].append(case)
+        modalities[metric] = [
+            ModalityChange(
+                modality,
+                _paired(
+                    {c: first[c] for c in members},
+                    {c: second[c] for c in members},
+                    clean.clusters,
+                    is_binary,
+                ),
+            )
+            for modality, members in sorted(by_modality.items())
+        ]
+    keys = sorted(set(clean.answers) & set(shifted.answers))
+    answered = [k for k in keys if clean.answers[k] and shifted.answers[k]]
+    same = sum(clean.answers[k] == shifted.answers[k] for k in answered)
+    consistency = same / len(answered) if answered else None
+    quality_keys = sorted(set(clean.poor_quality) & set(shifted.poor_quality))
+    poor = paired_difference(
+        [float(clean.poor_quality[k]) for k in quality_keys],
+        [float(shifted.poor_quality[k]) for k in quality_keys],
+        [clean.clusters.get(k[0], k[0]) for k in quality_keys],
+        binary=True,
+    )
+    warnings = [
+        f"{len(run.unreadable)} value(s) or sample(s) of {run.path} are left out: "
+        + first_few(run.unreadable, 3, "; ")
+        for run in (clean, shifted)
+        if run.unreadable
+    ]
+    if len(answered) < len(keys):
+        warnings.append(
+            f"{len(keys) - len(answered)} of {len(keys)} replies of {shifted.label} or its "
+            "clean run gave no answer the scorer could read: left out of the consistency"
+        )
+    return PairReport(
+        clean, shifted, metrics, modalities, consistency, len(answered), poor, warnings
+    )
+
+
+def build_report(paths: list[str]) -> ShiftReport:
+    runs, notes = read_runs(paths)
+    if not runs:
+        raise ChallengeError(["no finished MedReason eval log among the paths given", *notes])
+    pairs = pair_runs(runs)
+    reports = [report_pair(clean, shifted) for clean, shifted in pairs]
+    reports.sort(
+        key=lambda r: (r.shifted.model, r.shifted.task, r.shifted.shift or "", r.shifted.severity)
+    )
+    return ShiftReport(reports, notes)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{value:.{digits}f}"
+    )
+
+
+def _change(result: PairedResult) -> str:
+    return f"{result.difference:+.3f}" if result.cases else "—"
+
+
+def _interval(result: PairedResult) -> str:
+    return f"[{_number(result.interval.lower)}, {_number(result.interval.upper)}]"
+
+
+HEADER = ["model", "task", "shift", "severity", "metric", "cases", "clean", "shifted",
+          "shifted − clean", "95% interval", "test", "p"]  # fmt: skip
+MODALITY_HEADER = ["model", "shift", "severity", "metric", "modality", "cases", "clean",
+                   "shifted", "shifted − clean", "95% interval"]  # fmt: skip
+BEHAVIOUR_HEADER = ["model", "task", "shift", "severity", "same answer", "answered pairs",
+                    "says poor quality: clean", "shifted", "change", "95% interval"]  # fmt: skip
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
+
+
+def _rows(report: ShiftReport) -> list[list[str]]:
+    return [
+        [
+            p.shifted.model,
+            p.shifted.task,
+            str(p.shifted.shift),
+            str(p.shifted.severity),
+            metric,
+            str(r.cases),
+            _number(r.mean_a),
+            _number(r.mean_b),
+            _change(r),
+            _interval(r),
+            r.test,
+            _p(r.p_value),
+        ]
+        for p in report.pairs
+        for metric, r in p.metrics.items()
+    ]
+
+
+def _modality_rows(report: ShiftReport) -> list[list[str]]:
+    return [
+        [
+            p.shifted.model,
+            str(p.shifted.shift),
+            str(p.shifted.severity),
+            metric,
+            m.modality,
+            str(m.result.cases),
+            _number(m.result.mean_a),
+            _number(m.result.mean_b),
+            _change(m.result),
+            _interval(m.result),
+        ]
+        for p in report.pairs
+        for metric, changes in p.modalities.items()
+        for m in changes
+    ]
+
+
+def _behaviour_rows(report: ShiftReport) -> list[list[str]]:
+    return [
+        [
+            p.shifted.model,
+            p.shifted.task,
+            str(p.shifted.shift),
+            str(p.shifted.severity),
+            _number(p.consistency),
+            str(p.consistency_pairs),
+            _number(p.poor_quality.mean_a),
+            _number(p.poor_quality.mean_b),
+            _change(p.poor_quality),
+            _interval(p.poor_quality),
+        ]
+        for p in report.pairs
+    ]
+
+
+NOTE = (
+    "Each shifted run is paired with the clean run of the same model and task on the same "
+    "cases. shifted − clean < 0 is a loss. The interval is a paired bootstrap (2,000 "
+    "resamples, fixed seed) that resamples cases sharing an image together; the test is "
+    "McNemar's exact test for MCQ correctness and the Wilcoxon signed-rank test for the 0-4 "
+    "judge components. 'Same answer' is the share of replies whose extracted answer is the "
+    "same clean and shifted (replies without one left out). 'Says poor quality' is the share "
+    "of replies that call the image poor, non-diagnostic, blurry, noisy or full of artefacts "
+    "(docs/shift.md lists the phrases). A simulated shift is not a new scanner: see "
+    "docs/shift.md for what each shift models and its limits."
+)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
+
+
+def _warnings(report: ShiftReport) -> list[str]:
+    return [w for p in report.pairs for w in p.warnings]
+
+
+def render(report: ShiftReport, fmt: str) -> str:
+    """The report as Markdown, JSON or a standalone HTML page."""
+    if fmt == "json":
+        return json.dumps(document(report), indent=2, default=str)
+    if fmt == "html":
+        return _html(report)
+    lines = ["# Image-quality shifts", ""]
+    lines += [f"> warning: {w}" for w in _warnings(report)]
+    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, "", "## By modality", ""]
+    lines += _table(MODALITY_HEADER, _modality_rows(report))
+    lines += [
+        "",
+        "## Answers and quality remarks",
+        "",
+        *_table(BEHAVIOUR_HEADER, _behaviour_rows(report)),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _result(r: PairedResult) -> dict[str, Any]:
+    return {
+        "cases": r.cases,
+        "clean": r.mean_a,
+        "shifted": r.mean_b,
+        "change": r.difference,
+        "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95},
+        "test": r.test,
+        "p_value": r.p_value,
+        "note": r.note,
+    }
+
+
+def _run(run: ShiftRun) -> dict[str, Any]:
+    return {
+        "log": str(run.path),
+        "model": run.model,
+        "task": run.task,
+        "shift": run.shift,
+        "severity": run.severity,
+        "seed": run.seed,
+        "judge_image": run.judge_image,
+        "epochs": run.epochs,
+    }
+
+
+def document(report: ShiftReport) -> dict[str, Any]:
+    return {
+        "pairs": [
+            {
+                "clean": _run(p.clean),
+                "shifted": _run(p.shifted),
+                "metrics": {m: _result(r) for m, r in p.metrics.items()},
+                "by_modality": {
+                    m: {c.modality: _result(c.result) for c in changes}
+                    for m, changes in p.modalities.items()
+                },
+                "answer_consistency": {"same": p.consistency, "pairs": p.consistency_pairs},
+                "says_poor_quality": _result(p.poor_quality),
+                "warnings": p.warnings,
+            }
+            for p in report.pairs
+        ],
+        "notes": report.notes,
+        "method": NOTE,
+    }
+
+
+def _html(report: ShiftReport) -> str:
+    def table(header: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
+
+    image = base64.b64encode(plot_png(report)).decode("ascii")
+    warnings = "".join(f"<p class='warn'>warning: {html.escape(w)}</p>" for w in _warnings(report))
+    return (
+        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+        "<title>Image-quality shifts</title>\n<style>body{font-family:system-ui,sans-serif;"
+        "margin:2rem}table{border-collapse:collapse;margin:1rem 0}th,td{border-bottom:1px "
+        "solid #d9e2ec;padding:.3rem .6rem;text-align:right}th{background:#f0f4f8}"
+        ".warn{color:#b44d12}img{max-width:100%}</style>\n</head>\n<body>\n"
+        f"<h1>Image-quality shifts</h1>\n{warnings}{table(HEADER, _rows(report))}"
+        f"<p>{html.escape(NOTE)}</p>\n"
+        f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
+        f"<h2>By modality</h2>\n{table(MODALITY_HEADER, _modality_rows(report))}"
+        f"<h2>Answers and quality remarks</h2>\n{table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
+        "</body>\n</html>\n"
+    )
+
+
+def plot_png(report: ShiftReport) -> bytes:
+    """A severity curve per shift (rows) and metric (columns): the clean mean at severity 0,
+    each severity's mean with the 95% interval of its change placed around it, one line per
+    model and task."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shifts = sorted({p.shifted.shift or "" for p in report.pairs})
+    metrics = [m for m in LEADERBOARD_METRICS if any(m in p.metrics for p in report.pairs)]
+    figure, axes = plt.subplots(
+        len(shifts),
+        max(len(metrics), 1),
+        figsize=(4 * max(len(metrics), 1), 3 * len(shifts)),
+        squeeze=False,
+    )
+    for row, shift in enumerate(shifts):
+        for column, metric in enumerate(metrics):
+            axis = axes[row, column]
+            lines: dict[tuple[str, str], list[PairReport]] = defaultdict(list)
+            for p in report.pairs:
+                if p.shifted.shift == shift and metric in p.metrics:
+                    lines[(p.shifted.model, p.shifted.task)].append(p)
+            for (model, _task), pairs in sorted(lines.items()):
+                pairs.sort(key=lambda p: p.shifted.severity)
+                clean = pairs[0].metrics[metric].mean_a
+                xs = [0, *(p.shifted.severity for p in pairs)]
+                ys = [clean, *(p.metrics[metric].mean_b for p in pairs)]
+                low = [
+                    0.0,
+                    *(
+                        p.metrics[metric].difference - p.metrics[metric].interval.lower
+                        for p in pairs
+                    ),
+                ]
+                high = [
+                    0.0,
+                    *(
+                        p.metrics[metric].interval.upper - p.metrics[metric].difference
+                        for p in pairs
+                    ),
+                ]
+                errors = np.nan_to_num(np.array([low, high]), nan=0.0)
+                axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=model)
+            axis.set_title(f"{shift}: {metric}", fontsize=9)
+            axis.set_xticks([0, *SEVERITIES])
+            axis.set_xlabel("severity (0 = clean)")
+            axis.legend(fontsize=7)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()
