@@ -36,7 +36,8 @@ from inspect_medreason.core.intervals import PairedResult, paired_difference
 from inspect_medreason.core.shift import SEVERITIES, SHIFTS
 
 # What counts as the model saying the image is poor: a quality or resolution called poor
-# (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad), an image called
+# (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad; before or after
+# the word: "poor image quality", "the quality is poor"), an image called
 # non-diagnostic, an image said to be blurry, noisy, grainy, pixelated, degraded, unclear or
 # badly exposed, a named artefact (motion, ghosting, compression, noise, or artefacts in
 # general), or a finding said to be impossible to assess because of the image. A match within
@@ -46,6 +47,8 @@ POOR_QUALITY = re.compile(
     r"""
     \b(?:poor|low|limited|sub-?optimal|degraded|reduced|inadequate|insufficient|bad)
         \s+(?:image\s+|diagnostic\s+|scan\s+|film\s+|technical\s+)?(?:quality|resolution)\b
+  | \b(?:image|scan|film|study)?\s*quality\s+(?:is|was|appears|seems)\s+(?:very\s+|quite\s+|rather\s+)?
+        (?:poor|low|limited|sub-?optimal|degraded|reduced|inadequate|insufficient|bad)\b
   | \bnon-?diagnostic\b
   | \b(?:image|scan|film|picture|radiograph|view)\s+(?:is|appears|looks|seems)\s+
         (?:too\s+|very\s+|quite\s+|rather\s+|somewhat\s+|heavily\s+)?
@@ -107,6 +110,8 @@ def _shift_of(path: Path, metadata: dict[str, Any]) -> tuple[str | None, int, in
         return None, 0, None, None
     if not isinstance(record, dict):
         raise ValueError("eval.metadata.shift is not a record")
+    if isinstance(record.get("grid"), list):  # each sample says which combination it is
+        return None, 0, None, record.get("judge_image")
     name, severity, seed = record.get("name"), record.get("severity", 0), record.get("seed")
     if severity == 0 or name is None:
         if name is None and severity not in (0, None):
@@ -129,50 +134,106 @@ def _answer(sample: LoggedSample) -> str:
     return ""
 
 
-def read_shift_run(path: Path, header: Any) -> ShiftRun:
-    """A finished log's values, answers and quality remarks, read one sample at a time."""
+@dataclass
+class _Collected:
+    """One run's values while its log is read."""
+
+    sums: dict[str, dict[str, list[float]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    groups: dict[str, dict[str, str]] = field(default_factory=dict)
+    clusters: dict[str, str] = field(default_factory=dict)
+    answers: dict[tuple[str, int], str] = field(default_factory=dict)
+    poor: dict[tuple[str, int], bool] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+    def add(self, sample: LoggedSample) -> None:
+        self.unreadable.extend(_add_case_values(sample, self.sums, self.groups, self.clusters))
+        key = (str(sample.id), sample.epoch)
+        self.answers[key] = _answer(sample)
+        self.poor[key] = says_poor_quality(sample.completion)
+
+
+def _grid_key(path: Path, sample: LoggedSample) -> tuple[str | None, int, str]:
+    """A grid run's sample: its shift, severity and case id, from its shift record."""
+    record = sample.metadata.get("shift")
+    if not isinstance(record, dict) or not isinstance(record.get("case"), str):
+        raise ChallengeError(
+            [
+                f"{path}: sample {str(sample.id)!r} of a grid run has no readable shift record "
+                "(an edited log?)"
+            ]
+        )
+    name, severity = record.get("name"), record.get("severity")
+    if name is None and severity == 0:
+        return None, 0, record["case"]
+    if name not in SHIFTS or isinstance(severity, bool) or severity not in SEVERITIES:
+        raise ChallengeError(
+            [
+                f"{path}: sample {str(sample.id)!r}: shift {name!r} severity {severity!r} is "
+                "not one a task writes (an edited log?)"
+            ]
+        )
+    return str(name), int(severity), record["case"]
+
+
+def read_shift_runs(path: Path, header: Any) -> list[ShiftRun]:
+    """A finished log's values, answers and quality remarks, read one sample at a time: one
+    run, or for a grid (``-T shift=a,b -T severity=0,1,...``) one run per combination, its
+    cases under their own ids."""
     metadata = header.eval.metadata or {}
     try:
         shift, severity, seed, judge_image = _shift_of(path, metadata)
     except ValueError as error:
         raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
-    sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    groups: dict[str, dict[str, str]] = {}
-    clusters: dict[str, str] = {}
-    answers: dict[tuple[str, int], str] = {}
-    poor: dict[tuple[str, int], bool] = {}
-    unreadable: list[str] = []
+    record = metadata.get("shift")
+    grid = isinstance(record, dict) and isinstance(record.get("grid"), list)
+    collected: dict[tuple[str | None, int], _Collected] = defaultdict(_Collected)
     try:
         for sample in logged_samples(path, header):
             if isinstance(sample, UnreadableSample):
-                unreadable.append(sample.describe())
+                collected[(shift, severity)].unreadable.append(sample.describe())
                 continue
-            unreadable.extend(_add_case_values(sample, sums, groups, clusters))
-            key = (str(sample.id), sample.epoch)
-            answers[key] = _answer(sample)
-            poor[key] = says_poor_quality(sample.completion)
+            if grid:
+                name, level, case = _grid_key(path, sample)
+                collected[(name, level)].add(sample.model_copy(update={"id": case}))
+            else:
+                collected[(shift, severity)].add(sample)
+    except ChallengeError:
+        raise
     except Exception as error:  # a damaged file: nothing of it is reported
         raise ChallengeError(
             [f"{path}: its samples cannot be read ({describe_error(error)})"]
         ) from error
     data = metadata.get("data") if isinstance(metadata.get("data"), dict) else {}
-    return ShiftRun(
-        path=path,
-        model=header.eval.model,
-        task=header.eval.task,
-        shift=shift,
-        severity=severity,
-        seed=seed,
-        judge_image=judge_image,
-        epochs=int(header.eval.config.epochs or 1),
-        data=data or {},
-        values={m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()},
-        groups=groups,
-        clusters=clusters,
-        answers=answers,
-        poor_quality=poor,
-        unreadable=unreadable,
-    )
+    if grid and isinstance(record, dict):
+        seed = record.get("seed") if isinstance(record.get("seed"), int) else None
+        judge_image = record.get("judge_image")
+    return [
+        ShiftRun(
+            path=path,
+            model=header.eval.model,
+            task=header.eval.task,
+            shift=name,
+            severity=level,
+            seed=seed,
+            judge_image=judge_image,
+            epochs=int(header.eval.config.epochs or 1),
+            data=data or {},
+            values={
+                m: {c: float(np.mean(v)) for c, v in cases.items()}
+                for m, cases in found.sums.items()
+            },
+            groups=found.groups,
+            clusters=found.clusters,
+            answers=found.answers,
+            poor_quality=found.poor,
+            unreadable=found.unreadable,
+        )
+        for (name, level), found in sorted(
+            collected.items(), key=lambda item: (item[0][0] or "", item[0][1])
+        )
+    ]
 
 
 @dataclass
@@ -209,7 +270,7 @@ def read_runs(paths: list[str]) -> tuple[list[ShiftRun], list[str]]:
         if header.status != "success":
             notes.append(f"{path}: skipped, the run did not finish (status {header.status!r})")
             continue
-        runs.append(read_shift_run(path, header))
+        runs.extend(read_shift_runs(path, header))
     return runs, notes
 
 

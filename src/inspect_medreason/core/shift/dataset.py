@@ -105,7 +105,8 @@ def shifted_dataset(dataset: Dataset, plan: ShiftPlan) -> Dataset:
     if not plan.active:
         return dataset
     rename = plan.grid
-    items = [(spec, index) for spec in plan.specs for index in range(len(dataset))]
+    # case by case (each case's combinations together): --limit keeps whole comparisons
+    items = [(spec, index) for index in range(len(dataset)) for spec in plan.specs]
 
     def make_sample(item: tuple[ShiftSpec, int]) -> Sample:
         spec, index = item

@@ -1,0 +1,189 @@
+"""``medreason shift``: a scripted model whose accuracy falls by a known amount per severity
+is reported with that drop inside the interval; answer consistency and quality remarks; a
+grid run split into its combinations; runs that cannot be paired refused by name; the
+outputs in every format."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import scripted_output, user_text, write_json
+from inspect_ai import eval
+from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from PIL import Image
+
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.main import main
+from inspect_medreason.cli.shift import build_report, says_poor_quality
+from inspect_medreason.medreason.medreason import mcq
+
+CASES = 60
+WRONG_PER_SEVERITY = 10  # a known drop of 10/60 in MCQ accuracy per severity
+
+
+def write_cases(folder: Path) -> Path:
+    options = [{"label": label, "text": text} for label, text in (("A", "yes"), ("B", "no"))]
+    cases, truth = [], []
+    for index in range(CASES):
+        name = f"img{index:03d}.png"
+        pixels = (np.random.default_rng(index).random((16, 16)) * 200).astype(np.uint8)
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(pixels, mode="L").save(folder / name)
+        case = f"c{index:03d}"
+        modality = "CT" if index % 2 else "MRI"
+        cases.append({"case_id": case, "task_type": "mcq", "question": f"Q {case}?",
+                      "image_path": name, "options": options, "metadata": {"modality": modality}})  # fmt: skip
+        truth.append({"case_id": case, "task_type": "mcq", "answer": "A"})
+    write_json(folder / "cases.json", {"cases": cases})
+    write_json(folder / "ground_truth.json", {"cases": truth})
+    return folder
+
+
+def scripted(severity: int) -> Any:
+    """Right on every case when clean; wrong on the first 10 x severity cases when shifted,
+    and then says the image is blurry."""
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        match = re.search(r"Q c(\d+)\?", user_text(messages))
+        assert match
+        wrong = int(match.group(1)) < WRONG_PER_SEVERITY * severity
+        trace = "The image is blurry." if severity else "A clear image."
+        return scripted_output(
+            json.dumps({"reasoning_trace": trace, "answer": "B" if wrong else "A"})
+        )
+
+    return respond
+
+
+def run(data: Path, logs: Path, severity: int, model: str = "mockllm/model", **kwargs: Any) -> None:
+    shift: dict[str, Any] = {"shift": "blur", "severity": severity} if severity else {}
+    [log] = eval(
+        mcq(data=str(data), **shift),
+        model=get_model(model, custom_outputs=scripted(severity)),
+        display="none",
+        log_dir=str(logs),
+        **kwargs,
+    )
+    assert log.status == "success", log.error
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A clean run and one per severity of the same scripted model on the same cases."""
+    root = tmp_path_factory.mktemp("shift_runs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(root / "cache"))
+        patch.setenv("INSPECT_CACHE_DIR", str(root / "inspect_cache"))
+        data = write_cases(root / "data")
+        for severity in (0, 1, 2, 3):
+            run(data, root / "logs", severity)
+        yield root
+
+
+def test_a_known_drop_per_severity_lies_inside_its_interval(runs: Path) -> None:
+    report = build_report([str(runs / "logs")])
+    assert [(p.shifted.shift, p.shifted.severity) for p in report.pairs] == [
+        ("blur", 1),
+        ("blur", 2),
+        ("blur", 3),
+    ]
+    for pair in report.pairs:
+        severity = pair.shifted.severity
+        drop = WRONG_PER_SEVERITY * severity / CASES
+        result = pair.metrics["MCQ Accuracy"]
+        assert result.cases == CASES and result.mean_a == 1.0
+        assert result.difference == pytest.approx(-drop)
+        assert result.interval.lower <= -drop <= result.interval.upper
+        assert result.interval.upper < 0  # a real loss, not chance
+        assert result.test == "McNemar exact"
+        # both modalities, each with its own paired interval
+        by_modality = {m.modality: m.result for m in pair.modalities["MCQ Accuracy"]}
+        assert set(by_modality) == {"CT", "MR"} or set(by_modality) == {"CT", "MRI"}
+        assert sum(r.cases for r in by_modality.values()) == CASES
+        for r in by_modality.values():
+            assert r.interval.lower <= r.difference <= r.interval.upper
+        assert pair.consistency == pytest.approx(1 - drop)
+        assert pair.poor_quality.mean_a == 0.0 and pair.poor_quality.mean_b == 1.0
+
+
+def test_runs_that_cannot_be_paired_are_refused_all_at_once_by_name(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    others = tmp_path / "others"
+    run(runs / "data", others, 2, model="mockllm/other")
+    run(runs / "data", others, 1, limit=30)
+    with pytest.raises(ChallengeError) as refused:
+        build_report([str(runs / "logs"), str(others)])
+    message = str(refused.value)
+    assert "no clean run of that model and task" in message and "mockllm/other" in message
+    assert "scored other cases" in message and "30 scored only in the clean run" in message
+    code = main(["shift", str(runs / "logs"), str(others), "--output", str(tmp_path / "r.md")])
+    assert code == 1 and not (tmp_path / "r.md").exists()
+
+
+def test_the_command_writes_json_markdown_html_and_the_severity_curves(
+    runs: Path, tmp_path: Path
+) -> None:
+    output, plot = tmp_path / "shift.json", tmp_path / "curves.png"
+    assert main(["shift", str(runs / "logs"), "--format", "json", "--output", str(output),
+                 "--plot", str(plot)]) == 0  # fmt: skip
+    document = json.loads(output.read_text())
+    assert len(document["pairs"]) == 3
+    first = document["pairs"][0]
+    assert first["metrics"]["MCQ Accuracy"]["change"] == pytest.approx(-10 / 60)
+    assert set(first["metrics"]["MCQ Accuracy"]["interval"]) == {"lower", "upper", "level"}
+    assert first["says_poor_quality"]["shifted"] == 1.0
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    for fmt, marker in (("md", "| MCQ Accuracy |"), ("html", "<img alt=")):
+        target = tmp_path / f"shift.{fmt}"
+        assert main(["shift", str(runs / "logs"), "--format", fmt, "--output", str(target)]) == 0
+        assert marker in target.read_text()
+
+
+def test_a_grid_run_is_split_into_its_combinations(tmp_path: Path) -> None:
+    data = write_cases(tmp_path / "data")
+    [log] = eval(
+        mcq(data=str(data), shift=["noise", "jpeg"], severity=[0, 2]),
+        model="medreason/pipeline-check",
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        limit=12,
+    )
+    assert log.status == "success", log.error
+    report = build_report([str(tmp_path / "logs")])
+    assert [(p.shifted.shift, p.shifted.severity) for p in report.pairs] == [
+        ("jpeg", 2),
+        ("noise", 2),
+    ]
+    for pair in report.pairs:
+        # the pipeline check answers the first option whatever it sees
+        assert pair.metrics["MCQ Accuracy"].difference == 0.0
+        assert pair.metrics["MCQ Accuracy"].cases == 4  # 12 samples: 4 cases x 3
+        assert pair.consistency == 1.0
+
+
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        ("The image quality is poor, limiting assessment.", True),
+        ("Poor image quality; the answer is B.", True),
+        ("This is a non-diagnostic study.", True),
+        ("The image is too noisy to see the lesion.", True),
+        ("Motion artefacts obscure the liver.", True),
+        ("There are streak artifacts from metal.", True),
+        ("Low resolution makes the margin unclear.", True),
+        ("No motion artefact is seen; a nodule is present.", False),
+        ("The image is not of poor quality.", False),
+        ("A 2 cm nodule in the right upper lobe.", False),
+        ("Image quality is adequate.", False),
+        ("", False),
+    ],
+)
+def test_what_counts_as_saying_the_image_is_poor(reply: str, says: bool) -> None:
+    assert says_poor_quality(reply) is says
