@@ -287,6 +287,27 @@ def agreement_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def shift_table(result: dict[str, Any]) -> str:
+    images = result["images"]
+    names = list(images)
+    models = list(next(iter(images.values())))
+    lines = [
+        "| model (severity "
+        + str(result["severity"])
+        + ") | "
+        + " | ".join(f"{name}: cold / cached" for name in names)
+        + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for model in models:
+        cells = [
+            f"{images[name][model]['cold_ms']:.0f} ms / {images[name][model]['cached_ms']:.2f} ms"
+            for name in names
+        ]
+        lines.append(f"| `{model}` | " + " | ".join(cells) + " |")
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
@@ -296,6 +317,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "judge": judge_table,
     "judge_instructions": judge_instructions_table,
     "log_bytes": log_bytes_table,
+    "shift": shift_table,
 }
 
 

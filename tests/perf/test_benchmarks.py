@@ -160,3 +160,17 @@ def test_the_agreement_bench_times_many_logs_and_a_large_reference(
     # three logs are three raters, within the bound: both runs finish
     assert result["many_logs"]["exit"] == 0 and result["large_reference"]["exit"] == 0
     assert result["many_logs"]["seconds"] > 0
+
+
+def test_the_shift_bench_times_every_model_cold_and_cached(
+    tmp_path: Path, perf_script: Callable[..., str]
+) -> None:
+    output = tmp_path / "shift.json"
+    perf_script("bench_shift.py", "--sizes", "32", "--repeats", "1", "--output", str(output))
+    result = results(output)
+    from inspect_medreason.core.shift import MODEL_PARAMETERS
+
+    assert set(result["images"]) == {"grey 32x32", "colour 32x32"}
+    for timings in result["images"].values():
+        assert set(timings) == set(MODEL_PARAMETERS)
+        assert all(t["cold_ms"] > 0 and t["cached_ms"] > 0 for t in timings.values())

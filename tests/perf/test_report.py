@@ -20,6 +20,7 @@ KEPT_TABLES = (
     "judge_instructions",
     "log_bytes",
     "load",
+    "shift",
     "cli",
     "agreement",
 )
