@@ -187,3 +187,10 @@ def test_a_grid_run_is_split_into_its_combinations(tmp_path: Path) -> None:
 )
 def test_what_counts_as_saying_the_image_is_poor(reply: str, says: bool) -> None:
     assert says_poor_quality(reply) is says
+
+
+def test_an_output_on_an_input_is_refused_before_any_work(runs: Path, tmp_path: Path) -> None:
+    log = next((runs / "logs").glob("*.eval"))
+    before = log.read_bytes()
+    assert main(["shift", str(runs / "logs"), "--output", str(log), "--force"]) == 1
+    assert log.read_bytes() == before

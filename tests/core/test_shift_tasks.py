@@ -266,3 +266,21 @@ def test_a_grid_of_shifts_and_severities_runs_in_one_task(shift_data: Path, tmp_
     by_id = {str(s.id): s.metadata["shift"] for s in log.samples}
     assert by_id["ct1"]["name"] is None and by_id["ct1@blur-3"]["case"] == "ct1"
     assert by_id["mr1@noise-1"]["model"] == "rician"
+
+
+def test_a_judge_reading_images_again_gets_them_degraded_as_the_model_did(
+    tmp_path: Path,
+) -> None:
+    from inspect_medreason.core.images import ImagePathError
+    from inspect_medreason.core.shift import judge_image_files
+    from inspect_medreason.core.shift.degrade import degraded_path
+
+    image = textured_png(tmp_path / "x.png")
+    record = {"name": "blur", "severity": 2, "model": "gaussian_blur", "seed": 3, "case": "c1"}
+    degraded = {"shift": record, "shift_judge_image": "degraded"}
+    [again] = judge_image_files([image], degraded, "c1@blur-2")
+    assert again == degraded_path(image, "gaussian_blur", 2, 3, "c1", 0)
+    assert judge_image_files([image], {**degraded, "shift_judge_image": "clean"}, "c1") == [image]
+    assert judge_image_files([image], {}, "c1") == [image]  # not a shifted run
+    with pytest.raises(ImagePathError, match="cannot be read"):
+        judge_image_files([image], {**degraded, "shift": {**record, "severity": 9}}, "c1")
