@@ -284,3 +284,32 @@ def test_a_judge_reading_images_again_gets_them_degraded_as_the_model_did(
     assert judge_image_files([image], {}, "c1") == [image]  # not a shifted run
     with pytest.raises(ImagePathError, match="cannot be read"):
         judge_image_files([image], {**degraded, "shift": {**record, "severity": 9}}, "c1")
+
+
+def test_a_dicom_case_is_degraded_in_hounsfield_units_before_its_window(tmp_path: Path) -> None:
+    import math
+
+    import pydicom
+    from utils.dicom_fixtures import write_dicom
+
+    from inspect_medreason.core.shift.catalog import DOSE_FRACTIONS, PHOTONS_FULL_DOSE
+
+    folder = tmp_path / "data"
+    folder.mkdir()
+    raw = np.full((128, 192), 1064, dtype=np.uint16)  # 40 HU soft tissue
+    raw[:, :64], raw[:, 128:] = 24, 1424  # air (-1000 HU) and bone (400 HU)
+    path = write_dicom(folder / "ct.dcm", raw, window=(40, 400))
+    dataset = pydicom.dcmread(path)
+    dataset.RescaleIntercept, dataset.RescaleSlope = -1024, 1
+    dataset.save_as(path)
+    options = [{"label": "A", "text": "Yes"}, {"label": "B", "text": "No"}]
+    case = {"case_id": "d1", "task_type": "mcq", "question": "Q ct1?", "image_path": "ct.dcm",
+            "options": options, "answer": "A", "metadata": {"modality": "CT"}}  # fmt: skip
+    write_json(folder / "cases.json", {"cases": [case]})
+    recorder = Recorder()
+    run(mcq(data=str(folder), shift="noise", severity=2), recorder, tmp_path)
+    seen = pixels_of(recorder.model_images["ct1"][0]).astype(float)
+    p = 2.0 * (1 + 40 / 1000)
+    sigma_hu = math.sqrt(math.exp(p) / (DOSE_FRACTIONS[2] * PHOTONS_FULL_DOSE)) * 1000 / 2.0
+    # the noise is Poisson in HU, shown through the clean image's 40/400 window
+    assert seen[:, 70:122].std() == pytest.approx(sigma_hu * 255 / 400, rel=0.15)
