@@ -14,6 +14,7 @@ from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.extraction import EXTRACTION_MODE
 from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
+from inspect_medreason.core.extractor import check_rate, extractor_record
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.judges import (
     GENERATION_RULE,
@@ -141,6 +142,7 @@ def medreason_task(
     judge_args: dict[str, Any] | None,
     open_scorer: Callable[..., Scorer] | None = None,
     data_origin: dict[str, Any] | None = None,
+    extractor_check_rate: Any = 0.0,
 ) -> Task:
     """The one construction behind the MedReason and Med-CMR tasks: data and prompts for the
     given tracks, the solver, the scorer of each track, and the log record of every choice."""
@@ -160,8 +162,9 @@ def medreason_task(
     )
     prompts = {track: TrackPrompts.load(track) for track in sorted(tracks)}
     scorers = []
+    rate = check_rate(extractor_check_rate)
     if "mcq" in tracks:
-        scorers.append(mcq_scorer())
+        scorers.append(mcq_scorer(extractor_check_rate=rate))
     if "open" in tracks:
         # The run's data folder, recorded with the scorer: re-scoring reads case images only
         # from it (or from one the user names), never from a folder written into a sample.
@@ -172,6 +175,8 @@ def medreason_task(
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
     if judge_record is not None:
         choices["judges"] = judge_record
+    if "mcq" in tracks:
+        choices["extractor"] = extractor_record(rate)
     if data_origin is not None:
         choices["data_origin"] = data_origin
     return Task(
@@ -196,6 +201,7 @@ def mcq(
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
+    extractor_check_rate: float = 0.0,
 ) -> Task:
     """The closed-ended track: pick one option label; exact-match accuracy.
 
@@ -205,6 +211,9 @@ def mcq(
         shuffle_choices: Shuffle option texts per case (stable for a seed); answers map back.
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control) and says so in the prompt.
+        extractor_check_rate: With ``--model-role extractor=...``, the share of replies the
+            rules read that are sent to the extractor too, for the rules-extractor agreement
+            (unread replies are always sent; see docs/mcq.md).
     """
     return medreason_task(
         {"mcq"},
@@ -216,6 +225,7 @@ def mcq(
         seed,
         images,
         judge_args=None,
+        extractor_check_rate=extractor_check_rate,
     )
 
 
