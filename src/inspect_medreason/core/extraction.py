@@ -754,6 +754,17 @@ def _answer_tags(text: str) -> list[Statement]:
     return tags
 
 
+def answer_headings(text: str) -> list[tuple[int, int]]:
+    """Each heading over an answer ("## Final Response", "**Answer**") that has text after
+    it: where the heading is, and where its first non-blank line starts."""
+    found: list[tuple[int, int]] = []
+    for match in _ANSWER_HEADING.finditer(text):
+        following = text[match.end() :].lstrip()
+        if following:
+            found.append((match.start(), len(text) - len(following)))
+    return found
+
+
 def free_text_statements(text: str) -> list[Statement]:
     """The statements that may carry a short free-text answer, in reading order:
     ``ANSWER: X``, "the answer is X", ``答案是X``/``答：X``, ``<answer>X</answer>``,
@@ -809,11 +820,8 @@ def _statements(text: str) -> list[Statement]:
         found.append(Statement(match.start(), "label_is_correct", content=letter))
     for match in _SOFT_COLON_MARKER.finditer(text):
         found.append(Statement(match.start(), "soft_statement", start=match.end(), kind="strict"))
-    for match in _ANSWER_HEADING.finditer(text):
-        following = text[match.end() :].lstrip()
-        if following:
-            start = len(text) - len(following)
-            found.append(Statement(match.start(), "answer_heading", start=start, kind="strict"))
+    for position, start in answer_headings(text):
+        found.append(Statement(position, "answer_heading", start=start, kind="strict"))
     for match in _CONCLUDING_LABEL_LINE.finditer(text):
         found.append(Statement(match.start(), "concluding_line", content=match.group("letter")))
     found.extend(_label_lines(text))
