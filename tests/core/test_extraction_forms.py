@@ -63,6 +63,10 @@ READ: list[tuple[str, list[tuple[str, str]], str]] = [
     ("## Thinking\nblah\n\n## Final Response\n\nC. finding c", TEN, "C"),
     ("### Answer\n(E)", TEN, "E"),
     ("**Final Answer**\n\n**F**", TEN, "F"),
+    # a reply that ends on a sentence naming a bracketed label
+    ("Reasoning.\nTherefore, the most likely diagnosis is (I).", TEN, "I"),
+    ("The answer that best fits the description is (J).", TEN, "J"),
+    ("So the process that is not an example of hydrolysis is option (D).", TEN, "D"),
     # Roman-numeral labels, read when they are the answer
     ("Answer: II", STAGES, "II"),
     ("The answer is (IV).", STAGES, "IV"),
@@ -97,6 +101,11 @@ UNREAD: list[tuple[str, list[tuple[str, str]]]] = [
     # a refusal after the label's own text, a denial of the option
     ("B. Surgery is not indicated: unclear from this image", SURGERY),
     ("A: incorrect", TEN),
+    # options weighed one by one, two called correct, none chosen
+    ("(A) is not correct. so (G) is correct. so (H) is correct. The fur of a", TEN),
+    # a sentence naming a bracketed label that is not the reply's end, or is denied
+    ("The most likely diagnosis is (I). But more tests are needed first.", TEN),
+    ("The most likely diagnosis is not (I).", TEN),
     # a soft marker with a sentence after it states nothing
     ("Conclusion: the effusion is large.", TEN),
 ]

@@ -161,6 +161,11 @@ _CONCLUDING_LABEL_LINE = re.compile(
     r"[*_]*\(?(?P<letter>(?-i:[A-Z]))\)?[*_]*[ \t]*[.!]?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# A reply that ends on a sentence naming a bracketed label: "Therefore, the most likely
+# diagnosis is (I).", "The answer that best fits the description is (J)."
+_CONCLUDING_SENTENCE = re.compile(
+    r"\b(?:is|be)[ \t]+(?:(?i:option|choice)[ \t]+)?\((?P<letter>[A-Z])\)[ \t]*[.!]?[ \t*]*\Z"
+)
 # Adverbs between an answer phrase and the answer: "the answer is clearly (C)".
 _LEADING_ADVERBS = re.compile(
     r"^(?:(?:clearly|definitely|certainly|obviously|probably|likely|most\s+likely|indeed|"
@@ -813,11 +818,34 @@ def _statements(text: str) -> list[Statement]:
         found.append(Statement(match.start(), "choice_phrase", start=match.end()))
     for match in _HEDGED_PHRASE.finditer(text):
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
+    called_correct: set[str] = set()
     for match in _LABEL_IS_CORRECT.finditer(text):
         letter = match.group("lower") or match.group("line") or match.group("upper")
         if match.group("upper") and not _opens_a_clause(text, match.start("upper")):
             continue  # "Hepatitis B is the most likely diagnosis" names a disease
+        called_correct.add(letter.upper())
+        if len(called_correct) > 1:
+            # "so (G) is correct. ... so (H) is correct.": options weighed one by one, each
+            # called correct, and none chosen
+            found.append(
+                Statement(
+                    match.start(),
+                    "label_is_correct",
+                    content=letter,
+                    verdict="multiple",
+                    reason="several options are each called correct: "
+                    + "/".join(sorted(called_correct)),
+                )
+            )
+            continue
         found.append(Statement(match.start(), "label_is_correct", content=letter))
+    ending = _CONCLUDING_SENTENCE.search(text.rstrip())
+    if ending is not None:
+        found.append(
+            Statement(
+                ending.start(), "concluding_sentence", content=ending.group("letter"), kind="hedged"
+            )
+        )
     for match in _SOFT_COLON_MARKER.finditer(text):
         found.append(Statement(match.start(), "soft_statement", start=match.end(), kind="strict"))
     for position, start in answer_headings(text):
