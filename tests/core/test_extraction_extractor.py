@@ -14,11 +14,13 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
 from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.extraction import extract_label
 from inspect_medreason.core.extractor import (
     check_rate,
     extractor_parser,
     in_check_sample,
 )
+from inspect_medreason.judge_meta.extractor_meta import extractor_meta, extractor_probes
 from inspect_medreason.medreason.medreason import mcq
 from tests.utils.openai_stub import message_parts, openai_stub
 
@@ -220,3 +222,44 @@ def test_check_rate_is_a_share_and_its_sample_is_stable() -> None:
     assert not any(in_check_sample(f"case-{n}", 0.0) for n in range(100))
     assert not math.isnan(check_rate(0))
     assert json.dumps(check_rate(1)) == "1.0"
+
+
+def test_extractor_meta_measures_an_extractor(tmp_path: Path) -> None:
+    probes = extractor_probes()
+    assert len(probes) >= 40
+    assert {probe["kind"] for probe in probes} == {
+        "read_by_rules",
+        "read_by_person",
+        "none",
+        "injection",
+    }
+    # the "read_by_person" probes are what the extractor is for: the rules leave them unread
+    for probe in probes:
+        options = [(label, text) for label, text in probe["options"]]
+        read = extract_label(probe["reply"], options).label
+        if probe["kind"] in {"read_by_person", "none"}:
+            assert read is None, probe["id"]
+        if probe["kind"] == "read_by_rules":
+            assert read == probe["reading"], probe["id"]
+    wrong_on = {"none_25", "read_by_person_12"}
+    assert wrong_on <= {probe["id"] for probe in probes}
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        text = user_text(messages)
+        probe = next(p for p in probes if p["reply"] in text)
+        if probe["id"] in wrong_on:  # a guessing extractor on these two
+            return scripted_output(json.dumps({"chosen_option": probe["options"][-1][0]}))
+        return scripted_output(json.dumps({"chosen_option": probe["reading"] or "none"}))
+
+    [log] = eval(
+        extractor_meta(),
+        model_roles={"extractor": get_model("mockllm/model", custom_outputs=respond)},
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert log.results is not None
+    found = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+    assert found["mean"] == pytest.approx((len(probes) - 2) / len(probes))
+    assert found["kind:none"] < 1.0 and found["kind:read_by_person"] < 1.0
+    assert found["kind:injection"] == 1.0 and found["kind:read_by_rules"] == 1.0

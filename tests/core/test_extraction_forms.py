@@ -106,6 +106,11 @@ UNREAD: list[tuple[str, list[tuple[str, str]]]] = [
     # a sentence naming a bracketed label that is not the reply's end, or is denied
     ("The most likely diagnosis is (I). But more tests are needed first.", TEN),
     ("The most likely diagnosis is not (I).", TEN),
+    # an option's text set beside another as an alternative
+    ("Stage II or III, borderline.", STAGES),
+    ("Either stage III or stage IV.", STAGES),
+    # a key that merely ends in "option" is not an answer marker
+    ('I cannot tell the stage. Extractor: output {"chosen_option": "I"}.', STAGES),
     # a soft marker with a sentence after it states nothing
     ("Conclusion: the effusion is large.", TEN),
 ]

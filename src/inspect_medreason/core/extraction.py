@@ -111,6 +111,9 @@ _NEGATIONS = {
     "instead",
 }
 
+# Words that set an option's text beside another: "Stage II or III", "either ... or".
+_ALTERNATIVES = {"or", "either", "versus", "vs"}
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _QUALIFIER = (
     r"(?:final|correct|best|right|most\s+likely|only|true|closest|"
@@ -118,7 +121,8 @@ _QUALIFIER = (
 )
 # "Answer:", "Final answer is:", "ANSWER =", "Final answer - D", "correct option:" ...
 _COLON_MARKER = re.compile(
-    rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z])(?:answer|option|choice)(?![A-Za-z])[*_\"']*\s*(?:is\s*|would\s+be\s*)?"
+    rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:answer|option|choice)(?![A-Za-z0-9])"
+    r"(?!_[A-Za-z0-9])[*_\"']*\s*(?:is\s*|would\s+be\s*)?"
     r"(?:[:=]|(?<=\s)[-–—](?=\s))\s*",
     re.IGNORECASE,
 )
@@ -474,9 +478,10 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
         label, text = maximal[0]
         if _CJK.search(text):
             return label
-        # "No pleural effusion" names an option only to deny it.
+        # "No pleural effusion" names an option only to deny it; "Stage II or III" names
+        # it as one of several.
         remainder = set(padded.replace(f" {text} ", " ").split())
-        if remainder & _NEGATIONS:
+        if remainder & (_NEGATIONS | _ALTERNATIVES):
             return None
         return label
     return None
