@@ -22,7 +22,7 @@ def test_every_row_has_its_provenance() -> None:
     rows = corpus()
     assert len(rows) >= 300
     assert len({row["id"] for row in rows}) == len(rows)
-    assert len({row["model"] for row in rows}) >= 5
+    assert len({row["model"] for row in rows}) >= 9
     for row in rows:
         source = row["source"]
         assert source["repo"] and source["path"] and source["licence"]
