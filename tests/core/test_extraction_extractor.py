@@ -12,6 +12,7 @@ from conftest import reply_by_question, scripted_output, user_text
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from utils.openai_stub import message_parts, openai_stub
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import extract_label
@@ -22,7 +23,6 @@ from inspect_medreason.core.extractor import (
 )
 from inspect_medreason.judge_meta.extractor_meta import extractor_meta, extractor_probes
 from inspect_medreason.medreason.medreason import mcq
-from tests.utils.openai_stub import message_parts, openai_stub
 
 # q1 is read by the rules (A, right); q2 and q3 are not: q2 names its option only by its
 # place in the list, q3 hedges between two options.
