@@ -13,7 +13,7 @@ from inspect_medreason.cmb import (
 from inspect_medreason.core.errors import install_user_error_hook
 from inspect_medreason.core.solvers import medreason_prompt, template_prompt
 from inspect_medreason.gemex import gemex, gemex_scorer
-from inspect_medreason.judge_meta import judge_meta, judge_meta_scorer
+from inspect_medreason.judge_meta import extractor_meta, judge_meta, judge_meta_scorer
 from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
@@ -37,6 +37,7 @@ __all__ = [
     "cmb_exam",
     "cmb_exam_prompt",
     "cmb_exam_scorer",
+    "extractor_meta",
     "gemex",
     "gemex_scorer",
     "judge_meta",

@@ -87,6 +87,8 @@ def respond(request: dict[str, Any]) -> str:
     """A stand-in for every model the README names: judges get a score, MCQ prompts a label,
     open prompts an answer with its reasoning."""
     text, _ = message_parts(request)
+    if '"chosen_option"' in text:  # the MCQ extractor judge (docs/mcq.md)
+        return json.dumps({"chosen_option": "none"})
     if "Reply with only the JSON object" in text or '"score"' in text:
         return json.dumps({"score": 3, "rationale": "Consistent with the reference."})
     if re.search(r"^\s*A[.)] ", text, re.M) or "Options:" in text:

@@ -1,6 +1,6 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v5``; the same statements are read for short answers by
+The rules (extraction mode ``robust-v6``; the same statements are read for short answers by
 ``short_answers.read_short_answer``):
 
 1. The reply is read after Unicode NFKC normalisation, so full-width letters and brackets
@@ -54,7 +54,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v5"
+EXTRACTION_MODE = "robust-v6"
 ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
 # A reply longer than this is read from its tail only: answers are stated at the end, and
@@ -111,11 +111,18 @@ _NEGATIONS = {
     "instead",
 }
 
+# Words that set an option's text beside another: "Stage II or III", "either ... or".
+_ALTERNATIVES = {"or", "either", "versus", "vs"}
+
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
-_QUALIFIER = r"(?:final|correct|best|right|most\s+likely|only|true)"
+_QUALIFIER = (
+    r"(?:final|correct|best|right|most\s+likely|only|true|closest|"
+    r"most\s+(?:appropriate|accurate|suitable|plausible|probable))"
+)
 # "Answer:", "Final answer is:", "ANSWER =", "Final answer - D", "correct option:" ...
 _COLON_MARKER = re.compile(
-    rf"(?:\b{_QUALIFIER}\s+)?\b(?:answer|option|choice)\b[\"']?\s*(?:is\s*|would\s+be\s*)?"
+    rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:answer|option|choice)(?![A-Za-z0-9])"
+    r"(?!_[A-Za-z0-9])[*_\"']*\s*(?:is\s*|would\s+be\s*)?"
     r"(?:[:=]|(?<=\s)[-–—](?=\s))\s*",
     re.IGNORECASE,
 )
@@ -124,7 +131,7 @@ _COLON_MARKER = re.compile(
 # consistent with..." states nothing).
 _VERB_MARKER = re.compile(
     rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+|(?m:^)[ \t*]*(?=answer))"
-    r"(?:answer|option|choice)\s+"
+    r"(?:answer|option|choice|selection|pick)\s+"
     r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
     re.IGNORECASE,
 )
@@ -158,6 +165,11 @@ _CONCLUDING_LABEL_LINE = re.compile(
     r"[*_]*\(?(?P<letter>(?-i:[A-Z]))\)?[*_]*[ \t]*[.!]?[ \t]*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# A reply that ends on a sentence naming a bracketed label: "Therefore, the most likely
+# diagnosis is (I).", "The answer that best fits the description is (J)."
+_CONCLUDING_SENTENCE = re.compile(
+    r"\b(?:is|be)[ \t]+(?:(?i:option|choice)[ \t]+)?\((?P<letter>[A-Z])\)[ \t]*[.!]?[ \t*]*\Z"
+)
 # Adverbs between an answer phrase and the answer: "the answer is clearly (C)".
 _LEADING_ADVERBS = re.compile(
     r"^(?:(?:clearly|definitely|certainly|obviously|probably|likely|most\s+likely|indeed|"
@@ -170,23 +182,60 @@ _CHOICE_PHRASE = re.compile(
     re.IGNORECASE,
 )
 _LABEL_IS_CORRECT = re.compile(
-    r"(?:(?i:\b(?:option|choice|answer))\s+\(?(?P<lower>[A-Za-z])\)?|\(?\b(?P<upper>[A-Z]))\)?\s+"
+    r"(?:(?i:\b(?:option|choice|answer))\s+\(?(?P<lower>[A-Za-z])\)?"
+    # a lower-case label opening its line: "b is correct"
+    r"|(?m:^)[ \t*_]*\(?(?P<line>[a-z])|\(?\b(?P<upper>[A-Z]))\)?\s+"
     r"(?i:is\s+(?:the\s+)?(?:correct|right|best|most\s+(?:likely|appropriate|accurate))\b"
     r"|(?:is|would\s+be)\s+(?:my|the)\s+(?:final\s+)?(?:answer|choice|selection)\b)",
 )
+# Words that may introduce an answer but as often introduce a sentence ("Conclusion: the
+# effusion is large"): a statement only when a label follows, standing alone.
+_SOFT_COLON_MARKER = re.compile(
+    r"\b(?:conclusion|selection|final\s+response|response|verdict|final\s+pick)\b[*_]*[ \t]*:[ \t]*",
+    re.IGNORECASE,
+)
+# A heading over the answer ("## Final Response", "**Answer**", "### Conclusion"): its next
+# line is read the same way.
+_ANSWER_HEADING = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*|\*\*(?=.*\*\*[ \t]*:?[ \t]*$))(?:final[ \t]+(?:response|answer)|answer|"
+    r"conclusion)[ \t]*:?[ \t]*(?:\*\*)?[ \t]*:?[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A label typeset in LaTeX: ``\( \text{G} \)``, ``\(I\)``, ``$\mathrm{C}$``; read as ``$G$``.
+_LATEX_TEXT_MACRO = re.compile(
+    r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mathit|mathsf|mathtt|operatorname)[ \t]*"
+    r"\{[ \t]*(?P<content>[^{}\\\n]{0,40}?)[ \t]*\}"
+)
+_LATEX_INLINE = re.compile(
+    r"\\\([ \t]*(?P<a>[^\\\n]{0,40}?)[ \t]*\\\)|\\\[[ \t]*(?P<b>[^\\\n]{0,40}?)[ \t]*\\\]"
+)
+
+
+def plain_latex(text: str) -> str:
+    r"""Short LaTeX wrappers around a label or a word taken off: ``\text{G}`` is ``G`` and
+    ``\( G \)`` is ``$G$`` (dollars are read as wrapping). Longer formulas are left alone."""
+    text = _LATEX_TEXT_MACRO.sub(lambda m: m.group("content"), text)
+    return _LATEX_INLINE.sub(lambda m: f"${m.group('a') or m.group('b') or ''}$", text)
+
+
 _ANSWER_TAG = re.compile(r"<(?P<close>/?)answer>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think(?:ing)?>", re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</think(?:ing)?>", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\{(?:\\text(?:bf)?\{)?(?P<content>[^{}]*)\}?\}")
+# A label may run on into Chinese that says it is the answer ("B是正确的", "B项", "B选项"), never
+# into other Chinese ("B超" is B-mode ultrasound).
+_CHINESE_AFTER_LABEL = r"(?:是|为)?(?:正确|对的|最佳|最合适|最恰当|最符合)|项|选项"
 _LEADING_LABEL = re.compile(
     r"^(?P<open>[(\[{<]?)(?P<letter>[A-Za-z])(?P<close>[)\]}>]?)"
-    r"(?=$|[\s.,:;!?)\]}>。，：；、])"
+    rf"(?=$|[\s.,:;!?)\]}}>。，：；、]|{_CHINESE_AFTER_LABEL})"
 )
 _MULTIPLE_LABELS = re.compile(
     r"^\s*(?:,|;|/|&|\+|、|，|和|或|\band\b|\bor\b|,\s*and\b|,\s*or\b)\s*[(\[]?"
     r"(?P<letter>[A-Za-z])[)\]]?(?=$|[\s.,;)\]、，])",
     re.IGNORECASE,
 )
+# A capital standing alone after whitespace (a space or a line break): a second label.
+_SPACED_LABEL = re.compile(r"^\s+[(\[]?(?P<letter>[A-Z])[)\]]?(?=$|[\s.,;:!?)\]])")
 # Emphasis and wrapping a label may carry: **B**, *B*, _B_, 'B', "B", `B`, $B$, \text{B}.
 _WRAPPING = re.compile(r"\*\*|__|\\text(?:bf)?\{|[`$\"“”‘’*_'{}]")
 _SEGMENT_LEADING_WORDS = re.compile(r"^(?:(?:option|choice|letter|answer|选项)\s*)+", re.IGNORECASE)
@@ -429,9 +478,10 @@ def _match_option_text(segment: str, options: list[tuple[str, str]]) -> str | No
         label, text = maximal[0]
         if _CJK.search(text):
             return label
-        # "No pleural effusion" names an option only to deny it.
+        # "No pleural effusion" names an option only to deny it; "Stage II or III" names
+        # it as one of several.
         remainder = set(padded.replace(f" {text} ", " ").split())
-        if remainder & _NEGATIONS:
+        if remainder & (_NEGATIONS | _ALTERNATIVES):
             return None
         return label
     return None
@@ -455,15 +505,21 @@ def _is_word_not_label(letter: str, rest: str, wrapped: bool) -> bool:
         return not (word is not None and word.group(0).lower() in _LABEL_CONNECTIVES)
     if letter in {"A", "I"} and word is not None and word.group(0)[0].islower():
         return word.group(0).lower() not in _LABEL_CONNECTIVES
-    return False
+    # "A 45-year-old man", "A 2 cm nodule": the article before a number
+    return letter == "A" and rest[:1].isspace() and following[:1].isdigit()
 
 
 def _names_another_label(letter: str, rest: str) -> bool:
-    """ "A, B, and C", "A or B", "A/C": a second label right after the first. A lower-case
-    "a" after "and" is the article ("B and a small effusion")."""
-    other = _MULTIPLE_LABELS.match(rest)
+    """ "A, B, and C", "A or B", "A/C", "A B C D are all plausible", "B" then "D" on the next
+    line: a second label right after the first. A lower-case "a" after "and" is the article
+    ("B and a small effusion"), and "A"/"I" before a word is the article or the pronoun
+    ("B I think", "C A small nodule")."""
+    other = _MULTIPLE_LABELS.match(rest) or _SPACED_LABEL.match(rest)
     if other is None or other.group("letter").upper() == letter.upper():
         return False
+    if other.re is _SPACED_LABEL:
+        second = other.group("letter")
+        return not _is_word_not_label(second, rest[other.end() :], False)
     return other.group("letter").isupper() or letter.islower()
 
 
@@ -558,6 +614,32 @@ def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[Segment
     return "none", None
 
 
+def _standing_label(
+    segment: str, options: list[tuple[str, str]]
+) -> tuple[SegmentStatus, str | None]:
+    """A label that opens the segment and stands alone: nothing after it, or a full stop, a
+    bracket, a colon or a comma ("(B). Eliminated: (A)", "C", "D) its text"); a word after it
+    ("A 45-year-old", "I cannot") makes it no statement ("none")."""
+    status, label = _bare_label_line(segment, options)
+    if status != "none":
+        return status, label
+    cleaned = _LEADING_ADVERBS.sub("", _unwrap(segment))
+    match = _LEADING_LABEL.match(cleaned)
+    if match is None:
+        return "none", None
+    letter, rest = match.group("letter"), cleaned[match.end() :]
+    if _names_another_label(letter, rest):
+        return "multiple", None
+    if not (rest[:1] in {".", ")", ":", ",", "]"} or match.group("close")):
+        return "none", None
+    if _is_species_name(letter, rest):
+        return "none", None
+    labels = [label for label, _ in options]
+    if letter in labels:
+        return "label", letter
+    return ("label", letter.upper()) if letter.upper() in labels else ("none", None)
+
+
 # A stated answer is read from its first characters; a cap keeps many statements on one
 # long line linear to read.
 MAX_SEGMENT_CHARS = 400
@@ -576,7 +658,7 @@ def _segment_after(text: str, start: int, limit: int | None = MAX_SEGMENT_CHARS)
     return line
 
 
-StatementKind = Literal["segment", "bare_line", "hedged", "opening"]
+StatementKind = Literal["segment", "bare_line", "hedged", "opening", "strict"]
 
 
 @dataclass(frozen=True)
@@ -585,7 +667,9 @@ class Statement:
 
     ``kind`` says how it is read: a ``segment`` (after an answer phrase, in a tag) is
     authoritative whatever it holds; a ``bare_line``, a ``hedged`` phrase ("I think it's")
-    and the reply's ``opening`` are statements only when they name an option. ``verdict``
+    and the reply's ``opening`` are statements only when they name an option; a ``strict``
+    one ("Conclusion:", the line under a "## Final Response" heading) only when it opens
+    with a label standing alone. ``verdict``
     is set when the statement is no answer whatever the options (a broken tag, several
     label lines) and ``reason`` says why."""
 
@@ -680,6 +764,17 @@ def _answer_tags(text: str) -> list[Statement]:
     return tags
 
 
+def answer_headings(text: str) -> list[tuple[int, int]]:
+    """Each heading over an answer ("## Final Response", "**Answer**") that has text after
+    it: where the heading is, and where its first non-blank line starts."""
+    found: list[tuple[int, int]] = []
+    for match in _ANSWER_HEADING.finditer(text):
+        following = text[match.end() :].lstrip()
+        if following:
+            found.append((match.start(), len(text) - len(following)))
+    return found
+
+
 def free_text_statements(text: str) -> list[Statement]:
     """The statements that may carry a short free-text answer, in reading order:
     ``ANSWER: X``, "the answer is X", ``答案是X``/``答：X``, ``<answer>X</answer>``,
@@ -728,11 +823,38 @@ def _statements(text: str) -> list[Statement]:
         found.append(Statement(match.start(), "choice_phrase", start=match.end()))
     for match in _HEDGED_PHRASE.finditer(text):
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
+    called_correct: set[str] = set()
     for match in _LABEL_IS_CORRECT.finditer(text):
-        letter = match.group("lower") or match.group("upper")
+        letter = match.group("lower") or match.group("line") or match.group("upper")
         if match.group("upper") and not _opens_a_clause(text, match.start("upper")):
             continue  # "Hepatitis B is the most likely diagnosis" names a disease
+        called_correct.add(letter.upper())
+        if len(called_correct) > 1:
+            # "so (G) is correct. ... so (H) is correct.": options weighed one by one, each
+            # called correct, and none chosen
+            found.append(
+                Statement(
+                    match.start(),
+                    "label_is_correct",
+                    content=letter,
+                    verdict="multiple",
+                    reason="several options are each called correct: "
+                    + "/".join(sorted(called_correct)),
+                )
+            )
+            continue
         found.append(Statement(match.start(), "label_is_correct", content=letter))
+    ending = _CONCLUDING_SENTENCE.search(text.rstrip())
+    if ending is not None:
+        found.append(
+            Statement(
+                ending.start(), "concluding_sentence", content=ending.group("letter"), kind="hedged"
+            )
+        )
+    for match in _SOFT_COLON_MARKER.finditer(text):
+        found.append(Statement(match.start(), "soft_statement", start=match.end(), kind="strict"))
+    for position, start in answer_headings(text):
+        found.append(Statement(position, "answer_heading", start=start, kind="strict"))
     for match in _CONCLUDING_LABEL_LINE.finditer(text):
         found.append(Statement(match.start(), "concluding_line", content=match.group("letter")))
     found.extend(_label_lines(text))
@@ -785,6 +907,10 @@ def _label_lines(text: str) -> list[Statement]:
             index + 1 < len(lines) and labelled[index + 1]
         )
         if in_list:
+            if _repeats_one_label(index, lines, labelled, label_only):
+                # "B" written again on the next line: one answer, repeated
+                found.append(Statement(start, "label_line", content=line, kind="bare_line"))
+                continue
             if label_only[index] and index + 1 < len(lines) and label_only[index + 1]:
                 letters = {_unwrap(lines[i][1]).strip("().[]").upper() for i in (index, index + 1)}
                 if len(letters) > 1:
@@ -807,6 +933,22 @@ def _label_lines(text: str) -> list[Statement]:
         if index == 0 and not (len(lines) > 1 and _OPENING.match(_unwrap(lines[1][1]))):
             found.append(Statement(start, "opening_label", content=line, kind="opening"))
     return found
+
+
+def _repeats_one_label(
+    index: int, lines: list[tuple[int, str]], labelled: list[bool], label_only: list[bool]
+) -> bool:
+    """Whether line ``index`` ends a run of consecutive label lines that all hold nothing
+    but the same label (``B`` then ``**B**``)."""
+    if index + 1 < len(lines) and labelled[index + 1]:
+        return False
+    first = index
+    while first > 0 and labelled[first - 1]:
+        first -= 1
+    run = range(first, index + 1)
+    if not all(label_only[i] for i in run):
+        return False
+    return len({_unwrap(lines[i][1]).strip("().[]").upper() for i in run}) == 1
 
 
 # A reply that opens with a label, a separator and text: "B. a yellow bus", "(b) the
@@ -931,7 +1073,8 @@ _EPITHETS = frozenset(
 # unlikely"); a negation right before another label ("B。不是 A", "B, not A") denies that
 # other label instead and is set aside first.
 _DENIAL = re.compile(
-    r"\b(?:not|isn't|isn’t|incorrect|wrong|false|unlikely|excluded|ruled\s+out|less\s+likely)\b"
+    r"\b(?:not|isn't|isn’t|incorrect|wrong|false|unlikely|excluded|ruled\s+out|less\s+likely|"
+    r"cannot|can't|can’t|unable|unsure|uncertain|unclear|unknown|undetermined|impossible)\b"
     r"|不是|不对|错误|不正确|排除|不太可能",
     re.IGNORECASE,
 )
@@ -960,7 +1103,7 @@ def _opening_label(
         sep = sep.strip()
         if sep in {".", ","} and rest[:1] and not (rest[0].isspace() or _CJK.match(rest[0])):
             return "none", None, ""  # "E.coli", "i.e.", "A,B"
-        if letter.islower() and sep not in {".", ")"}:
+        if letter.islower() and sep not in {".", ")", ":"}:
             return "none", None, ""
         if letter == "I" and sep in {".", ","}:
             return "none", None, ""  # a Roman numeral heading, the pronoun ("I, for one")
@@ -970,13 +1113,19 @@ def _opening_label(
     labels = [label for label, _ in options]
     label = letter if letter in labels else letter.upper() if letter.upper() in labels else None
     if label is None or (
-        letter.islower() and not bracketed and label != letter and sep != "." and sep != ")"
+        letter.islower() and not bracketed and label != letter and sep not in {".", ")", ":"}
     ):
         return "none", None, ""
     if _names_another_label(letter, cleaned[match.end("letter") :].lstrip(")]")):
         return "multiple", None, f"the reply opens with several labels: {cleaned[:60]!r}"
     undenied = _NEGATED_LABEL.sub(" ", text)
-    if _DENIAL.search(undenied):
+    # The option's own text may hold a negation ("A. False", "B. Surgery is not indicated"):
+    # only what the reply adds after it can deny the label.
+    added = undenied
+    own, said = normalise_text(dict(options)[label]), normalise_text(text)
+    if own and (said == own or said.startswith(own + " ")):
+        added = said[len(own) :]
+    if _DENIAL.search(added):
         return (
             "denied",
             None,
@@ -1020,6 +1169,8 @@ def _read_statements(
             status, label = _bare_label_line(segment, options)
         elif statement.kind == "opening":
             status, label, reason = _opening_label(segment, options)
+        elif statement.kind == "strict":
+            status, label = _standing_label(segment, options)
         else:
             status, label = label_from_segment(segment, options)
         if status == "none" and statement.kind != "segment":
@@ -1050,7 +1201,7 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         return LabelExtraction(label, method, detail, reply.answer_field, reply.reasoning_trace)
 
     if reply.answer_field is not None:
-        field = readable_text(reply.answer_field)
+        field = plain_latex(readable_text(reply.answer_field))
         status, label = label_from_segment(field, options)
         method = "json_answer_field"
         reason = ""
@@ -1069,7 +1220,7 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             or f"answer field {reply.answer_field[:80]!r} names no single option of {_labels(options)}",
         )
 
-    normalised = readable_text(visible.text)
+    normalised = plain_latex(readable_text(visible.text))
     if not normalised.strip():
         if visible.unclosed_thinking:
             return result(

@@ -240,6 +240,48 @@ def official_baseline_differs() -> Metric:
     return compute
 
 
+# The keys the extractor judge adds to an MCQ score's value (core.extractor; only when the
+# ``extractor`` role is bound).
+EXTRACTED_CORRECT = "extracted_correct"
+EXTRACTOR_ASKED = "extractor_asked"
+EXTRACTOR_READ = "extractor_read"
+EXTRACTOR_FAILED = "extractor_failed"
+EXTRACTOR_AGREES = "extractor_agrees"
+
+
+@metric
+def extractor_metrics() -> Metric:
+    """``accuracy_extracted`` and the extractor's counts, reported only when some score
+    carries the extractor's keys (a run without the role reports exactly what it did
+    before): ``accuracy_extracted_unscored`` (unread replies the extractor failed on),
+    ``extractor_asked``, ``extractor_read`` (unread replies it read a label from),
+    ``extractor_failed``, ``extractor_agreement`` and ``extractor_agreement_cases``."""
+
+    def compute(scores: list[SampleScore]) -> Value:
+        if not any(
+            isinstance(s.score.value, dict) and EXTRACTED_CORRECT in s.score.value for s in scores
+        ):
+            return {}
+        extracted = component_values(scores, EXTRACTED_CORRECT)
+        carrying = [
+            s
+            for s in scores
+            if isinstance(s.score.value, dict) and EXTRACTED_CORRECT in s.score.value
+        ]
+        agreement = component_values(scores, EXTRACTOR_AGREES)
+        return {
+            "accuracy_extracted": math.fsum(extracted) / len(extracted) if extracted else math.nan,
+            "accuracy_extracted_unscored": float(len(carrying) - len(extracted)),
+            "extractor_asked": math.fsum(component_values(scores, EXTRACTOR_ASKED)),
+            "extractor_read": math.fsum(component_values(scores, EXTRACTOR_READ)),
+            "extractor_failed": math.fsum(component_values(scores, EXTRACTOR_FAILED)),
+            "extractor_agreement": math.fsum(agreement) / len(agreement) if agreement else math.nan,
+            "extractor_agreement_cases": float(len(agreement)),
+        }
+
+    return compute
+
+
 def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metric]:
     """``accuracy`` counts an unparsed reply as wrong, as the challenge does; with
     ``parsed_accuracy`` and ``unparsed`` beside it, what extraction costs is visible.
@@ -262,6 +304,7 @@ def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metr
         official_baseline_accuracy(),
         official_baseline_differs(),
         *breakdown(list(breakdown_fields), of="accuracy", to_float=correct),
+        extractor_metrics(),  # reports nothing unless the extractor role is bound
     ]
 
 

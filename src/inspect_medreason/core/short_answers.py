@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import (
     DESCRIBES_THE_ANSWER,
+    answer_headings,
     free_text_statements,
     parse_reply,
     readable_text,
@@ -83,6 +84,12 @@ def read_short_answer(completion: str) -> ShortAnswer:
         for statement in free_text_statements(text)
         if statement.content is not None or not DESCRIBES_THE_ANSWER.match(statement.segment(text))
     ]
+    headings = answer_headings(text)
+    if headings and (not statements or headings[-1][0] > statements[-1].position):
+        # "## Final Response\nThe left lung": the line under the last heading
+        line = _clean(text[headings[-1][1] :].split("\n", 1)[0])
+        if line:
+            return ShortAnswer(line, "answer_heading")
     if statements:
         last = statements[-1]
         method = "answer_line" if last.colon and last.method == "answer_statement" else last.method
@@ -125,6 +132,8 @@ class YesNoVocabulary:
     yes: frozenset[str]
     no: frozenset[str]
     rule: str
+    # 正常/异常 read as yes or no where the question asks whether it is (ab)normal
+    normality_by_question: bool = False
 
     def as_record(self) -> dict[str, object]:
         return {
@@ -132,16 +141,36 @@ class YesNoVocabulary:
             "yes": sorted(self.yes),
             "no": sorted(self.no),
             "rule": self.rule,
+            "normality_by_question": self.normality_by_question,
         }
 
 
 _ENGLISH_ONLY = (
     "yes and no only, by exact match after normalisation (no true/false, no present/absent)"
 )
-_BROAD_YES = frozenset({"yes", "y", "true", "present", "是", "是的", "有", "对", "正确"})
+_BROAD_YES = frozenset({"yes", "y", "true", "present", "是", "是的", "有", "对", "正确", "存在"})
 _BROAD_NO = frozenset(
-    {"no", "n", "false", "absent", "not present", "否", "不是", "没有", "无", "不", "错", "错误"}
+    {
+        "no",
+        "n",
+        "false",
+        "absent",
+        "not present",
+        "否",
+        "不是",
+        "没有",
+        "无",
+        "不",
+        "错",
+        "错误",
+        "不存在",
+    }
 )
+# Normal and abnormal are yes or no only by the question: "图像正常吗？" makes 正常 yes, "是否
+# 存在异常？" makes 异常 yes. Read only under a vocabulary that counts Chinese synonyms, and only
+# when the question names one of the two (not both: "正常还是异常" is not a yes/no question).
+_NORMAL_WORDS = frozenset({"正常"})
+_ABNORMAL_WORDS = frozenset({"异常", "不正常", "非正常"})
 
 YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
     # The project's table before per-dataset rules; kept for callers that name no dataset.
@@ -150,6 +179,7 @@ YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
         _BROAD_YES,
         _BROAD_NO,
         "English and Chinese yes/no with true/false and present/absent",
+        normality_by_question=True,
     ),
     # VQA-RAD's closed questions are those whose reference is yes or no; its peers
     # (inspect_evals) score them by exact match, so true/false are not yes/no.
@@ -160,7 +190,7 @@ YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
     "slake": YesNoVocabulary(
         "slake",
         frozenset(
-            {"yes", "yeah", "yep", "true", "是", "是的", "有", "包含", "可以", "能", "会", "正常"}
+            {"yes", "yeah", "yep", "true", "是", "是的", "有", "包含", "可以", "能", "会", "存在"}
         ),
         frozenset(
             {
@@ -175,12 +205,13 @@ YES_NO_VOCABULARIES: dict[str, YesNoVocabulary] = {
                 "不能",
                 "不会",
                 "不可以",
-                "不正常",
-                "异常",
+                "不存在",
             }
         ),
         "SLAKE's public scorers' synonym table (lmms-eval tasks/slake/utils.py): yes/yeah/yep/"
-        "true, no/nope/false, and their Chinese synonyms",
+        "true, no/nope/false, and their Chinese synonyms, with 存在/不存在; 正常/异常 only "
+        "where the question asks whether it is normal (or abnormal)",
+        normality_by_question=True,
     ),
 }
 
@@ -207,14 +238,43 @@ _NO_IDIOM = re.compile(
 )
 
 
-def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str]:
+def _normality_asked(question: str | None) -> str | None:
+    """ "normal" when the question asks whether something is normal, "abnormal" when it asks
+    whether it is abnormal, None when it asks neither or both."""
+    if not question:
+        return None
+    abnormal = any(word in question for word in _ABNORMAL_WORDS)
+    normal = "正常" in question.replace("不正常", "").replace("非正常", "")
+    if normal == abnormal:
+        return None
+    return "normal" if normal else "abnormal"
+
+
+def _read_normality(first: str, question: str | None) -> tuple[str | None, str]:
+    """正常/异常 as yes or no by the question, or None with the reason."""
+    said = "normal" if first in _NORMAL_WORDS else "abnormal"
+    asked = _normality_asked(question)
+    if asked is None:
+        return None, (
+            f"{first!r} is yes or no only where the question asks whether it is normal or "
+            "abnormal, and this one does not say which"
+        )
+    return ("yes" if said == asked else "no"), ""
+
+
+def read_yes_no(
+    text: str, vocabulary: str = "default", question: str | None = None
+) -> tuple[str | None, str]:
     """``yes``/``no`` for a yes/no answer under the dataset's vocabulary, or None with the
     reason: neither, both ("yes and no", "yes or no", "是或否"), or a word the dataset's
-    rule does not count ("true" for VQA-RAD)."""
+    rule does not count ("true" for VQA-RAD). ``question`` decides 正常/异常 (normal is yes
+    to "is it normal?", no to "is it abnormal?")."""
     words = yes_no_vocabulary(vocabulary)
     normalised = normalise_answer(text)
     if not normalised:
         return None, "no answer"
+    if words.normality_by_question and normalised in _NORMAL_WORDS | _ABNORMAL_WORDS:
+        return _read_normality(normalised, question)
     both = _BOTH_POLARITIES.match(normalised)
     if both and _polarity(both.group("first")) != _polarity(both.group("second")):
         return None, f"{text.strip()[:60]!r} states both yes and no"
@@ -226,6 +286,8 @@ def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str
     if idiom:
         return None, f"{idiom.group(0)!r} is an idiom, not a yes or no"
     first = re.split(r"[\s,，.。;；]", normalised, maxsplit=1)[0]
+    if words.normality_by_question and first in _NORMAL_WORDS | _ABNORMAL_WORDS:
+        return _read_normality(first, question)
     if first in words.yes and first not in words.no:
         return "yes", ""
     if first in words.no:
@@ -235,9 +297,25 @@ def read_yes_no(text: str, vocabulary: str = "default") -> tuple[str | None, str
     return None, f"{text.strip()[:60]!r} is neither yes nor no"
 
 
-def yes_no(text: str, vocabulary: str = "default") -> str | None:
+def yes_no(text: str, vocabulary: str = "default", question: str | None = None) -> str | None:
     """``yes``/``no`` for a yes/no answer under the vocabulary; None when neither or both."""
-    return read_yes_no(text, vocabulary)[0]
+    return read_yes_no(text, vocabulary, question)[0]
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+
+
+def closed_form(text: str) -> str:
+    """A closed answer as it is compared with its reference: normalised, without a leading
+    article and with each word's plural -s dropped ("The lungs" is "lung", as "Lung" is);
+    -ss, -us and -is endings are left ("Pelvis", "Stenosis")."""
+    words = _ARTICLE.sub("", normalise_answer(text)).split()
+    return " ".join(
+        word[:-1]
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+        else word
+        for word in words
+    )
 
 
 def _polarity(word: str) -> str:

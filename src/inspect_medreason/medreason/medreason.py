@@ -14,6 +14,7 @@ from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.extraction import EXTRACTION_MODE
 from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
+from inspect_medreason.core.extractor import check_rate, extractor_record
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.judges import (
     GENERATION_RULE,
@@ -143,6 +144,7 @@ def medreason_task(
     open_scorer: Callable[..., Scorer] | None = None,
     data_origin: dict[str, Any] | None = None,
     shift: ShiftPlan | None = None,
+    extractor_check_rate: Any = 0.0,
 ) -> Task:
     """The one construction behind the MedReason and Med-CMR tasks: data and prompts for the
     given tracks, the solver, the scorer of each track, and the log record of every choice."""
@@ -162,8 +164,9 @@ def medreason_task(
     )
     prompts = {track: TrackPrompts.load(track) for track in sorted(tracks)}
     scorers = []
+    rate = check_rate(extractor_check_rate)
     if "mcq" in tracks:
-        scorers.append(mcq_scorer())
+        scorers.append(mcq_scorer(extractor_check_rate=rate))
     if "open" in tracks:
         # The run's data folder, recorded with the scorer: re-scoring reads case images only
         # from it (or from one the user names), never from a folder written into a sample.
@@ -174,6 +177,8 @@ def medreason_task(
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
     if judge_record is not None:
         choices["judges"] = judge_record
+    if "mcq" in tracks:
+        choices["extractor"] = extractor_record(rate)
     if data_origin is not None:
         choices["data_origin"] = data_origin
     task = Task(
@@ -203,6 +208,7 @@ def mcq(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
+    extractor_check_rate: float = 0.0,
 ) -> Task:
     """The closed-ended track: pick one option label; exact-match accuracy.
 
@@ -213,6 +219,9 @@ def mcq(
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control) and says so in the prompt.
         shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
+        extractor_check_rate: With ``--model-role extractor=...``, the share of replies the
+            rules read that are sent to the extractor too, for the rules-extractor agreement
+            (unread replies are always sent; see docs/mcq.md).
     """
     return medreason_task(
         {"mcq"},
@@ -225,6 +234,7 @@ def mcq(
         images,
         judge_args=None,
         shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
+        extractor_check_rate=extractor_check_rate,
     )
 
 

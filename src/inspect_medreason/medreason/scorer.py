@@ -28,6 +28,13 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
 from inspect_medreason.core.extraction import extract_label, parse_open_reply
+from inspect_medreason.core.extractor import (
+    check_rate,
+    extractor_bound,
+    extractor_values,
+    read_with_extractor,
+    why_to_send,
+)
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.judges import (
     JUDGE_KINDS,
@@ -131,15 +138,56 @@ def score_mcq_reply(
     )
 
 
+async def add_extractor_reading(
+    score: Score, state: TaskState, target: str, rate: float, settings: JudgeSettings
+) -> Score:
+    """With the ``extractor`` role bound (``core.extractor``): send an unread reply (or a
+    read one in the agreement sample) to the extractor and add its keys to the score."""
+    if not isinstance(score.value, dict):
+        return score  # unscored (no reference): nothing to measure the extractor by
+    options = sample_options(state.metadata, [choice.value for choice in state.choices])
+    extraction = extract_label(state.output.completion, options)
+    why = why_to_send(extraction, state.sample_id, rate)
+    reading = None
+    if why is not None:
+        question = str(state.metadata.get("question", ""))
+        reading = await read_with_extractor(
+            question, options, state.output.completion, settings, why
+        )
+    value = {**score.value, **extractor_values(extraction, reading, target)}
+    metadata = dict(score.metadata or {})
+    metadata["extractor"] = (
+        reading.as_metadata() if reading is not None else {"why_sent": None, "said": None}
+    )
+    explanation = score.explanation or ""
+    if reading is not None:
+        explanation += f"; extractor ({reading.why_sent}) said {reading.said()}" + (
+            f": {reading.failure}" if reading.failure else ""
+        )
+    return Score(
+        value=cast(Value, value),
+        answer=score.answer,
+        explanation=explanation,
+        metadata=metadata,
+    )
+
+
 @scorer(metrics=mcq_metrics())
-def mcq_scorer() -> Scorer:
-    """Exact-match accuracy on the extracted option label, plus the official strict rule."""
+def mcq_scorer(extractor_check_rate: float = 0.0) -> Scorer:
+    """Exact-match accuracy on the extracted option label, plus the official strict rule.
+    With ``--model-role extractor=...``, also ``accuracy_extracted`` (``core.extractor``):
+    unread replies, and a share ``extractor_check_rate`` of read ones, go to the extractor."""
+    rate = check_rate(extractor_check_rate)
+    settings = JudgeSettings()
 
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "mcq":
             return Score.unscored(reason="open-ended case: scored by open_ended_scorer")
         choices = [choice.value for choice in state.choices]
-        return score_mcq_reply(state.output.completion, state.metadata, target.text, choices)
+        scored = score_mcq_reply(state.output.completion, state.metadata, target.text, choices)
+        if extractor_bound():
+            scored = await add_extractor_reading(scored, state, target.text, rate, settings)
+        return scored
 
     return score
 

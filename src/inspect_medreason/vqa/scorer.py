@@ -38,6 +38,7 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.metrics import breakdown, scored_samples
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.short_answers import (
+    closed_form,
     normalise_answer,
     read_short_answer,
     read_yes_no,
@@ -75,21 +76,30 @@ def accuracy_open() -> Metric:
     return compute
 
 
-def closed_correct(answer: str, reference: str, vocabulary: str = "default") -> bool:
-    expected = yes_no(reference, vocabulary)
+def closed_correct(
+    answer: str, reference: str, vocabulary: str = "default", question: str | None = None
+) -> bool:
+    """A yes/no reference: the answer's polarity (the question decides 正常/异常); any other:
+    the same text once normalised, without articles and plural -s (``closed_form``)."""
+    expected = yes_no(reference, vocabulary, question)
     if expected is not None:
-        return yes_no(answer, vocabulary) == expected
-    return bool(answer) and normalise_answer(answer) == normalise_answer(reference)
+        return yes_no(answer, vocabulary, question) == expected
+    return bool(answer) and closed_form(answer) == closed_form(reference)
 
 
-def _closed_explanation(answer: str, reference: str, vocabulary: str, detail: str) -> str:
+def _closed_explanation(
+    answer: str, reference: str, vocabulary: str, detail: str, question: str | None = None
+) -> str:
     """Why a closed answer scored as it did; a missing or unreadable answer says why."""
     if not answer:
         return f"closed: no answer ({detail}): counted wrong; reference {reference!r}"
-    expected = yes_no(reference, vocabulary)
+    expected = yes_no(reference, vocabulary, question)
     if expected is None:
-        return f"closed: {answer!r} vs {reference!r} (normalised exact match)"
-    said, reason = read_yes_no(answer, vocabulary)
+        return (
+            f"closed: {answer!r} vs {reference!r} (normalised exact match, articles and "
+            "plural -s dropped)"
+        )
+    said, reason = read_yes_no(answer, vocabulary, question)
     if said is None:
         return f"closed: no yes/no answer ({reason}): counted wrong; reference {reference!r}"
     return f"closed: {answer!r} read as {said!r} ({vocabulary} vocabulary) vs {reference!r}"
@@ -134,12 +144,15 @@ def vqa_scorer(
         }
         if state.metadata.get("answer_type") == "closed":
             details["yes_no_vocabulary"] = vocabulary
-            correct = closed_correct(answer, reference, vocabulary)
+            question = str(state.metadata.get("question", ""))
+            correct = closed_correct(answer, reference, vocabulary, question)
             return Score(
                 value=float(correct),
                 answer=answer,
                 metadata=details,
-                explanation=_closed_explanation(answer, reference, vocabulary, read.detail),
+                explanation=_closed_explanation(
+                    answer, reference, vocabulary, read.detail, question
+                ),
             )
         if not answer:
             return Score(
