@@ -25,15 +25,12 @@ from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.log_reading import log_header
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
-    Blinding,
-    build_page,
     collect_candidates,
     log_rubric,
-    map_round_to_logs,
-    read_rating_round,
     stratified_sample,
-    words_of,
 )
+from inspect_medreason.cli.rating_page import Blinding, build_page, words_of
+from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 from inspect_medreason.core.prompts import load_template
 
 
@@ -276,9 +273,9 @@ def test_files_of_different_pages_or_one_rater_twice_are_refused(tmp_path: Path)
     # names are compared trimmed and case-folded: one person, two spellings
     assert any("rater 'ALICE' again" in p and "as 'alice'" in p for p in problems_of([a, d]))
     version = write_json(
-        tmp_path / "v.json", {**ratings_document("p1", "x", {"ca": 1}), "version": 2}
+        tmp_path / "v.json", {**ratings_document("p1", "x", {"ca": 1}), "version": 3}
     )
-    assert any("version 2; this medreason reads version 1" in p for p in problems_of([version]))
+    assert any("version 3; this medreason reads versions 1, 2" in p for p in problems_of([version]))
 
 
 def test_ratings_of_another_page_do_not_map_to_these_logs(
@@ -321,7 +318,7 @@ def test_a_ratings_file_saved_on_windows_and_its_fields_types(tmp_path: Path) ->
     bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode("utf-8"))
     assert set(read_rating_round([bom]).scores) == {"alice"}
     for field, value, expected in (
-        ("version", True, "version true; this medreason reads version 1"),
+        ("version", True, "version true; this medreason reads versions 1, 2"),
         ("saved_at", "last tuesday", 'saved_at is "last tuesday", not an ISO 8601 time'),
         ("rubric_sha256", None, "rubric_sha256 is null"),
         ("page_cases", 0, "page_cases is 0"),
@@ -390,7 +387,7 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     from PIL import Image
     from utils.rated_logs import write_cases
 
-    from inspect_medreason.cli import rating
+    from inspect_medreason.cli import rating_page
 
     data = write_cases(tmp_path / "data", 2)
     noise = np.random.default_rng(0).integers(0, 255, (1000, 1500), dtype=np.uint8)
@@ -415,7 +412,7 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     original, _ = write_page([log], tmp_path / "full.html", "--max-image-px", "0")
     assert sizes(original) == [(1500, 1000)] * 2
     assert "scaled down" not in original and len(original) > 2 * len(html)
-    monkeypatch.setattr(rating, "LARGE_PAGE_BYTES", len(html) // 2)
+    monkeypatch.setattr(rating_page, "LARGE_PAGE_BYTES", len(html) // 2)
     write_page([log], tmp_path / "warned.html")
     assert "warning: the page is" in capsys.readouterr().err
     with pytest.raises(SystemExit):

@@ -15,7 +15,7 @@ import pytest
 from utils.rated_logs import judged_log
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.rating import map_round_to_logs, read_rating_round
+from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

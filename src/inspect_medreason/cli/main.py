@@ -261,7 +261,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
-    from inspect_medreason.cli.rating import read_rating_round
+    from inspect_medreason.cli.ratings_file import read_rating_round
 
     outputs = _check_outputs(args, [*args.logs, args.reference, *args.ratings])
     if args.reference and args.ratings:
@@ -293,7 +293,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
-    from inspect_medreason.cli.rating import build_page
+    from inspect_medreason.cli.rating_page import build_page
 
     outputs = OutputSet(args.force, [*args.logs, args.data])
     output = outputs.add(args.output)
@@ -322,7 +322,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.calibration import calibrate, render_report
-    from inspect_medreason.cli.rating import read_rating_round
+    from inspect_medreason.cli.ratings_file import read_rating_round
 
     outputs = OutputSet(args.force, [*args.logs, *args.ratings])
     output = outputs.add(args.output)
