@@ -37,6 +37,10 @@ from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
 PAGE_FORMAT = "medreason-rating-page"
 PAGE_VERSION = 1
 PAGE_TEMPLATE = "rating_page.html"
+# The page's content security policy (in its template): nothing leaves a page opened from a
+# file. A served page may also talk to the server it came from, and show its images.
+PAGE_POLICY = "default-src 'none'; img-src data:;"
+SERVED_POLICY = "default-src 'none'; connect-src 'self'; img-src data: 'self';"
 DATA_MARKER = "/*PAGE_DATA*/"
 KEY_MARKER = "<!--PAGE_KEY-->"
 
@@ -314,6 +318,10 @@ class WrittenPage:
     notes: list[str]
     warnings: list[str] = field(default_factory=list)
     key: list[str] = field(default_factory=list)  # the page key's notes for the organizer
+    # what the served mode needs beyond the page: the cases shown (in page order, for
+    # their original images) and the page's data
+    chosen: list[Candidate] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 # A page above this is slow to mail and to open; ``rate`` says so and how to shrink it.
@@ -406,5 +414,13 @@ def build_page(
             "a smaller --max-image-px"
         )
     return WrittenPage(
-        html, data["page_id"], len(chosen), dict(sorted(strata.items())), notes, warnings, key
+        html,
+        data["page_id"],
+        len(chosen),
+        dict(sorted(strata.items())),
+        notes,
+        warnings,
+        key,
+        chosen,
+        data,
     )

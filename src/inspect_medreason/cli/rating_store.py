@@ -73,8 +73,11 @@ class StoredRating:
 
 
 def is_store(path: Path) -> bool:
-    """Whether a file given as ratings is a SQLite file (read its first bytes only)."""
+    """Whether a file given as ratings is a SQLite file (read its first bytes only; what
+    is not a regular file is left to the ratings-file reader to refuse, never opened)."""
     try:
+        if not path.is_file():
+            return False
         with path.open("rb") as handle:
             return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
@@ -181,7 +184,9 @@ def read_store(path: Path, problems: list[str]) -> list[RatingRound]:
             connection.close()
         rows = latest_ratings(path)
     except sqlite3.DatabaseError as error:
-        problems.append(f"{path}: a SQLite file, but not a rating store ({error})")
+        problems.append(
+            f"{path}: a SQLite file, but not a 'medreason rate --serve' store ({error})"
+        )
         return []
     missing = [key for key in ROUND_KEYS if key not in info]
     if info.get("format") != STORE_FORMAT or missing or "rater_key" not in columns:

@@ -197,7 +197,7 @@ def read_rater_file(
     if type(page_cases) is not int or page_cases < 1:
         problems.append(f"{path}: page_cases is {_brief(page_cases)}, not the page's case count")
     saved_at = document.get("saved_at")
-    if saved_at is not None and not _is_timestamp(saved_at):
+    if saved_at is not None and not is_timestamp(saved_at):
         problems.append(f"{path}: saved_at is {_brief(saved_at)}, not an ISO 8601 time")
     entries = document.get("ratings")
     if not isinstance(entries, list) or not entries:
@@ -231,7 +231,7 @@ def read_rater_file(
         if unknown:
             problems.append(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}")
         rated_at = entry.get("rated_at")
-        if rated_at is not None and not _is_timestamp(rated_at):
+        if rated_at is not None and not is_timestamp(rated_at):
             problems.append(f"{where}: rated_at is {_brief(rated_at)}, not an ISO 8601 time")
         given = [k for k in RATED_COMPONENTS if k in entry]
         if "skipped" in entry:
@@ -358,7 +358,7 @@ def _touched(rated: RatingRound, rater: str) -> set[str]:
     )
 
 
-def _is_timestamp(value: Any) -> bool:
+def is_timestamp(value: Any) -> bool:
     if not isinstance(value, str) or len(value) > 64:
         return False
     try:
