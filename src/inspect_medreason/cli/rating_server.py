@@ -164,6 +164,7 @@ class RatingServer(ThreadingHTTPServer):
         if page.html.count(PAGE_POLICY) != 1:
             raise RuntimeError("the page template's content security policy changed")
         self.html = page.html.replace(PAGE_POLICY, SERVED_POLICY).encode("utf-8")
+        self.policy = SERVED_POLICY + " style-src 'unsafe-inline'; script-src 'unsafe-inline'"
         # one writer at a time: SQLite would serialize them anyway, this keeps the waits
         # in this process instead of in busy retries
         self.write_lock = threading.Lock()
@@ -187,7 +188,9 @@ def is_loopback(host: str) -> bool:
 class RatingHandler(BaseHTTPRequestHandler):
     server: RatingServer
     timeout = REQUEST_TIMEOUT_S
-    protocol_version = "HTTP/1.1"
+    # HTTP/1.0: a connection per request, so a stopped server holds no open connection
+    # that would go on taking ratings after shutdown()
+    protocol_version = "HTTP/1.0"
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are not logged: the token is in every page request's address."""
@@ -199,7 +202,9 @@ class RatingHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", SERVED_POLICY)
+        # the page's own policy, as its meta element states it; anything else runs nothing
+        policy = self.server.policy if media_type.startswith("text/html") else "default-src 'none'"
+        self.send_header("Content-Security-Policy", policy)
         self.end_headers()
         self.wfile.write(body)
 
