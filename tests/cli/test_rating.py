@@ -418,3 +418,57 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     with pytest.raises(SystemExit):
         main(["rate", str(log), "--output", str(tmp_path / "x.html"), "--max-image-px", "9"])
     assert "give 0 (as logged) or 64 to 65535 pixels" in capsys.readouterr().err
+
+
+def test_a_partly_rated_case_is_kept_with_what_it_has_and_qualified(tmp_path: Path) -> None:
+    """Version 2: a component may be left out (a partly rated case), marked cannot_assess
+    with a reason, commented on; time on the case is kept. Each is read, never dropped."""
+    document = ratings_document("p1", "alice", {"ca": 1})
+    document["version"] = 2
+    document["ratings"] = [
+        {"case": "ca", "gt": 3, "rated_at": "2026-12-01T10:00:00Z"},
+        {
+            "case": "cb",
+            "gt": 2,
+            "va": 1,
+            "cannot_assess": {"rvf": "no reasoning given"},
+            "comments": {"va": "borderline"},
+            "seconds": 42.5,
+        },
+    ]
+    rated = read_rating_round([write_json(tmp_path / "v2.json", document)])
+    assert rated.scores["alice"] == {"ca": {"gt": 3}, "cb": {"gt": 2, "va": 1}}
+    assert rated.cannot_assess["alice"] == {"cb": {"rvf": "no reasoning given"}}
+    assert rated.comments["alice"] == {"cb": {"va": "borderline"}}
+    assert rated.seconds["alice"] == {"cb": 42.5}
+    assert rated.partial("alice") == {"ca"}  # cb is complete: RVF cannot be assessed
+
+
+def test_a_bad_qualified_rating_is_every_problem_named(tmp_path: Path) -> None:
+    document = ratings_document("p1", "alice", {"ca": 1})
+    document["version"] = 2
+    document["ratings"] = [
+        {"case": "ca", "gt": 3, "cannot_assess": {"gt": "unclear", "xx": "why"}},
+        {"case": "cb", "cannot_assess": {"va": "  "}, "comments": "not an object"},
+        {"case": "cc", "gt": 1, "seconds": -4},
+        {"case": "cd", "rated_at": "2026-12-01T10:00:00Z"},
+        {"case": "ce", "skipped": "no image", "cannot_assess": {"va": "x"}},
+    ]
+    text = "\n".join(problems_of([write_json(tmp_path / "bad.json", document)]))
+    assert "case ca: cannot_assess: unknown component 'xx'" in text
+    assert "case ca: gt both scored and marked cannot_assess" in text
+    assert "case cb: cannot_assess.va is empty" in text
+    assert 'case cb: comments is "not an object"' in text
+    assert "case cc: seconds is -4" in text
+    assert "case cd: no component scored nor marked cannot_assess" in text
+    assert "case ce: skipped, yet marked cannot_assess" in text
+
+
+def test_rate_says_what_a_served_round_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "missing.eval"
+    assert main(["rate", str(log)]) != 0
+    assert "give --output PAGE.html (a page to send), or --serve" in capsys.readouterr().err
+    assert main(["rate", str(log), "--serve"]) != 0
+    assert "give --store FILE" in capsys.readouterr().err
