@@ -472,3 +472,46 @@ def test_rate_says_what_a_served_round_needs(
     assert "give --output PAGE.html (a page to send), or --serve" in capsys.readouterr().err
     assert main(["rate", str(log), "--serve"]) != 0
     assert "give --store FILE" in capsys.readouterr().err
+
+
+def test_the_demo_reaches_calibrate_with_three_epochs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/rating.md's demo path: the demo's 10 open cases judged over 3 epochs are 30
+    rateable cases (a case id is per epoch), enough for calibrate's minimum of 30."""
+    import random
+
+    from inspect_ai import eval as inspect_eval
+
+    from inspect_medreason.cli.calibration import MIN_CASES
+
+    [log] = inspect_eval(
+        "inspect_medreason/open_ended",
+        model="medreason/pipeline-check",
+        model_roles={
+            "grader": "medreason/pipeline-check",
+            "vision_grader": "medreason/pipeline-check",
+        },
+        epochs=3,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success"
+    html, page_id = write_page([Path(log.location)], tmp_path / "page.html", "--cases", "30")
+    cases = page_json(html)["cases"]
+    assert len(cases) == MIN_CASES
+    rng = random.Random(0)
+    document = ratings_document("x", "demo", {})
+    document.update(
+        page_id=page_id,
+        page_cases=len(cases),
+        ratings=[
+            {"case": c["case"], **{k: rng.randint(0, 4) for k in RATED_COMPONENTS}} for c in cases
+        ],
+    )
+    ratings = write_json(tmp_path / "demo-ratings.json", document)
+    out = tmp_path / "calibration.json"
+    capsys.readouterr()
+    code = main(["calibrate", log.location, "--ratings", str(ratings), "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["components"]["gt_final"]["cases"] == MIN_CASES

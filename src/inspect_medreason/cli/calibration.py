@@ -386,7 +386,9 @@ def _too_few(component: str, have: int, people: RatingRound) -> str:
         advice = (
             f"this page has {unrated} unrated case(s) left, too few: write a new page with "
             f"more cases (medreason rate --cases {2 * MIN_CASES} or more) and rate it; "
-            "ratings of different pages are not merged"
+            "ratings of different pages are not merged. A page holds at most the judged "
+            "open cases of its logs: with fewer, judge more cases or more epochs (--epochs "
+            "3 makes the demo's 10 open cases 30)"
         )
     return (
         f"{component}: {have} case(s) rated by people and scored by the judges; a stable fit "
