@@ -226,3 +226,28 @@ def test_a_store_that_is_not_one_is_named(tmp_path: Path, log: Path) -> None:
     with pytest.raises(ChallengeError) as caught:
         read_rating_round([other], [log])
     assert "not a 'medreason rate --serve' store" in str(caught.value.problems)
+
+
+def test_rate_serve_prints_the_link_and_stops_on_ctrl_c(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command itself: the round's link on 127.0.0.1, the store made, Ctrl-C stops it."""
+    from inspect_medreason.cli import main
+
+    served: list[RatingServer] = []
+
+    def interrupted(server: RatingServer, *_: Any) -> None:
+        served.append(server)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RatingServer, "serve_forever", interrupted)
+    store = tmp_path / "round.sqlite"
+    args = ["rate", str(log), "--cases", "3", "--serve", "--store", str(store), "--port", "0"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    [server] = served
+    assert f"send each rater this link: http://127.0.0.1:{server.server_address[1]}/?token=" in (
+        out.out
+    )
+    assert server.token in out.out and "every rating given is in the store" in out.err
+    assert sqlite3.connect(store).execute("PRAGMA journal_mode").fetchone() == ("wal",)

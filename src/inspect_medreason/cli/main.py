@@ -657,7 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
         "a stratified sample of judged open-ended cases one at a time (images, question, "
         "reference, the model's answer and reasoning trace, the rubric's 0-4 anchors), blinded "
         "to the judges' scores and the model. Raters save their ratings as a JSON file; "
-        "'agreement --ratings' and 'calibrate' read them with the same logs.",
+        "with --serve the page is served to a team and every rating goes to a SQLite store "
+        "as it is given. 'agreement --ratings' and 'calibrate' read either with the same logs.",
     )
     rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
     rate.add_argument("--output", help="the .html page to write" + TOGETHER)
