@@ -301,6 +301,14 @@ def test_keys_alone_rate_qualify_save_and_load_back(
     def text(element: str) -> str:
         return str(driver.find_element(By.ID, element).text)
 
+    # a phone: the header is not fixed over the page, and small
+    driver.set_window_size(390, 844)
+    header = driver.execute_script(
+        "const h = document.querySelector('header'); return [getComputedStyle(h).position,"
+        " h.getBoundingClientRect().height / window.innerHeight]"
+    )
+    assert header[0] == "static" and header[1] < 0.25, header
+    driver.set_window_size(1280, 1000)
     _keys(driver, "3", "2", "4")  # one case: three keys
     assert text("position") == "2 of 4" and text("progress") == "1 of 4 done"
     _keys(driver, "p")
