@@ -316,6 +316,10 @@ def test_keys_alone_rate_qualify_save_and_load_back(
     assert driver.find_element(By.ID, "rvf-4").is_selected()
     _keys(driver, "n", "1", "j", "k")  # K back up to VA, still open
     assert "focused" in str(driver.find_element(By.ID, "box-va").get_attribute("class"))
+    _keys(driver, Keys.TAB)
+    assert "focused" in str(driver.find_element(By.ID, "box-rvf").get_attribute("class"))
+    _keys(driver, Keys.ARROW_UP)
+    assert "focused" in str(driver.find_element(By.ID, "box-va").get_attribute("class"))
     _keys(driver, "x")
     driver.switch_to.active_element.send_keys("image is cropped" + Keys.ENTER)
     _keys(driver, "c")  # the RVF box now: comment on it, then score it
