@@ -436,6 +436,20 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
         assert all(set(s) == {"gt", "va", "rvf"} for s in people.scores["Alice"].values())
         mapping, _ = map_round_to_logs(people, [log])
         assert set(mapping) == set(people.scores["Bob"]) == set(people.scores["Alice"])
+        # Alice skips her first case, then thinks better of it and scores GT alone: the
+        # store holds that one score, not the ones the skip withdrew
+        from selenium.webdriver.common.by import By
+
+        first = sorted(people.scores["Alice"])[0]
+        position = [c["case"] for c in page.data["cases"]].index(first)
+        alice.execute_script(f"go({position})")
+        alice.find_element(By.ID, "skip-reason").send_keys("image does not load")
+        alice.find_element(By.ID, "skip").click()
+        _wait_for_text(alice, "server-state", "all ratings on the server")
+        assert read_rating_round([store]).skipped["alice"] == {first: "image does not load"}
+        _keys(alice, "1")
+        _wait_for_text(alice, "server-state", "all ratings on the server")
+        assert read_rating_round([store]).scores["alice"][first] == {"gt": 1}
     finally:
         for driver in (alice, bob):
             with contextlib.suppress(Exception):  # the killed one is gone already
