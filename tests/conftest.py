@@ -216,6 +216,9 @@ SLOW_TESTS = {
         "one subprocess per subcommand"
     ),
     "tests/cli/test_rating_browser.py": "starts headless Chromium and rates a page in it",
+    "tests/cli/test_rating.py::test_the_demo_reaches_calibrate_with_three_epochs": (
+        "the demo's open cases judged over 3 epochs, then rate and calibrate"
+    ),
     "tests/robustness/test_judge_bounds.py::test_a_hanging_judge_is_cut_at_the_runs_attempt_timeout": (
         "waits for judges that hang until the run's timeout"
     ),

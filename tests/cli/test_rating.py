@@ -25,15 +25,12 @@ from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.log_reading import log_header
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
-    Blinding,
-    build_page,
     collect_candidates,
     log_rubric,
-    map_round_to_logs,
-    read_rating_round,
     stratified_sample,
-    words_of,
 )
+from inspect_medreason.cli.rating_page import Blinding, build_page, words_of
+from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 from inspect_medreason.core.prompts import load_template
 
 
@@ -276,9 +273,9 @@ def test_files_of_different_pages_or_one_rater_twice_are_refused(tmp_path: Path)
     # names are compared trimmed and case-folded: one person, two spellings
     assert any("rater 'ALICE' again" in p and "as 'alice'" in p for p in problems_of([a, d]))
     version = write_json(
-        tmp_path / "v.json", {**ratings_document("p1", "x", {"ca": 1}), "version": 2}
+        tmp_path / "v.json", {**ratings_document("p1", "x", {"ca": 1}), "version": 3}
     )
-    assert any("version 2; this medreason reads version 1" in p for p in problems_of([version]))
+    assert any("version 3; this medreason reads versions 1, 2" in p for p in problems_of([version]))
 
 
 def test_ratings_of_another_page_do_not_map_to_these_logs(
@@ -321,7 +318,7 @@ def test_a_ratings_file_saved_on_windows_and_its_fields_types(tmp_path: Path) ->
     bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(document).encode("utf-8"))
     assert set(read_rating_round([bom]).scores) == {"alice"}
     for field, value, expected in (
-        ("version", True, "version true; this medreason reads version 1"),
+        ("version", True, "version true; this medreason reads versions 1, 2"),
         ("saved_at", "last tuesday", 'saved_at is "last tuesday", not an ISO 8601 time'),
         ("rubric_sha256", None, "rubric_sha256 is null"),
         ("page_cases", 0, "page_cases is 0"),
@@ -390,7 +387,7 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     from PIL import Image
     from utils.rated_logs import write_cases
 
-    from inspect_medreason.cli import rating
+    from inspect_medreason.cli import rating_page
 
     data = write_cases(tmp_path / "data", 2)
     noise = np.random.default_rng(0).integers(0, 255, (1000, 1500), dtype=np.uint8)
@@ -415,9 +412,106 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     original, _ = write_page([log], tmp_path / "full.html", "--max-image-px", "0")
     assert sizes(original) == [(1500, 1000)] * 2
     assert "scaled down" not in original and len(original) > 2 * len(html)
-    monkeypatch.setattr(rating, "LARGE_PAGE_BYTES", len(html) // 2)
+    monkeypatch.setattr(rating_page, "LARGE_PAGE_BYTES", len(html) // 2)
     write_page([log], tmp_path / "warned.html")
     assert "warning: the page is" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["rate", str(log), "--output", str(tmp_path / "x.html"), "--max-image-px", "9"])
     assert "give 0 (as logged) or 64 to 65535 pixels" in capsys.readouterr().err
+
+
+def test_a_partly_rated_case_is_kept_with_what_it_has_and_qualified(tmp_path: Path) -> None:
+    """Version 2: a component may be left out (a partly rated case), marked cannot_assess
+    with a reason, commented on; time on the case is kept. Each is read, never dropped."""
+    document = ratings_document("p1", "alice", {"ca": 1})
+    document["version"] = 2
+    document["ratings"] = [
+        {"case": "ca", "gt": 3, "rated_at": "2026-12-01T10:00:00Z"},
+        {
+            "case": "cb",
+            "gt": 2,
+            "va": 1,
+            "cannot_assess": {"rvf": "no reasoning given"},
+            "comments": {"va": "borderline"},
+            "seconds": 42.5,
+        },
+    ]
+    rated = read_rating_round([write_json(tmp_path / "v2.json", document)])
+    assert rated.scores["alice"] == {"ca": {"gt": 3}, "cb": {"gt": 2, "va": 1}}
+    assert rated.cannot_assess["alice"] == {"cb": {"rvf": "no reasoning given"}}
+    assert rated.comments["alice"] == {"cb": {"va": "borderline"}}
+    assert rated.seconds["alice"] == {"cb": 42.5}
+    assert rated.partial("alice") == {"ca"}  # cb is complete: RVF cannot be assessed
+
+
+def test_a_bad_qualified_rating_is_every_problem_named(tmp_path: Path) -> None:
+    document = ratings_document("p1", "alice", {"ca": 1})
+    document["version"] = 2
+    document["ratings"] = [
+        {"case": "ca", "gt": 3, "cannot_assess": {"gt": "unclear", "xx": "why"}},
+        {"case": "cb", "cannot_assess": {"va": "  "}, "comments": "not an object"},
+        {"case": "cc", "gt": 1, "seconds": -4},
+        {"case": "cd", "rated_at": "2026-12-01T10:00:00Z"},
+        {"case": "ce", "skipped": "no image", "cannot_assess": {"va": "x"}},
+    ]
+    text = "\n".join(problems_of([write_json(tmp_path / "bad.json", document)]))
+    assert "case ca: cannot_assess: unknown component 'xx'" in text
+    assert "case ca: gt both scored and marked cannot_assess" in text
+    assert "case cb: cannot_assess.va is empty" in text
+    assert 'case cb: comments is "not an object"' in text
+    assert "case cc: seconds is -4" in text
+    assert "case cd: no component scored nor marked cannot_assess" in text
+    assert "case ce: skipped, yet marked cannot_assess" in text
+
+
+def test_rate_says_what_a_served_round_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "missing.eval"
+    assert main(["rate", str(log)]) != 0
+    assert "give --output PAGE.html (a page to send), or --serve" in capsys.readouterr().err
+    assert main(["rate", str(log), "--serve"]) != 0
+    assert "give --store FILE" in capsys.readouterr().err
+
+
+def test_the_demo_reaches_calibrate_with_three_epochs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/rating.md's demo path: the demo's 10 open cases judged over 3 epochs are 30
+    rateable cases (a case id is per epoch), enough for calibrate's minimum of 30."""
+    import random
+
+    from inspect_ai import eval as inspect_eval
+
+    from inspect_medreason.cli.calibration import MIN_CASES
+
+    [log] = inspect_eval(
+        "inspect_medreason/open_ended",
+        model="medreason/pipeline-check",
+        model_roles={
+            "grader": "medreason/pipeline-check",
+            "vision_grader": "medreason/pipeline-check",
+        },
+        epochs=3,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success"
+    html, page_id = write_page([Path(log.location)], tmp_path / "page.html", "--cases", "30")
+    cases = page_json(html)["cases"]
+    assert len(cases) == MIN_CASES
+    rng = random.Random(0)
+    document = ratings_document("x", "demo", {})
+    document.update(
+        page_id=page_id,
+        page_cases=len(cases),
+        ratings=[
+            {"case": c["case"], **{k: rng.randint(0, 4) for k in RATED_COMPONENTS}} for c in cases
+        ],
+    )
+    ratings = write_json(tmp_path / "demo-ratings.json", document)
+    out = tmp_path / "calibration.json"
+    capsys.readouterr()
+    code = main(["calibrate", log.location, "--ratings", str(ratings), "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["components"]["gt_final"]["cases"] == MIN_CASES

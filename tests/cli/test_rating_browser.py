@@ -5,6 +5,7 @@ driver is not installed (``apt-get install chromium chromium-driver``; CI instal
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ import pytest
 from utils.rated_logs import judged_log
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.rating import map_round_to_logs, read_rating_round
+from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -52,18 +53,16 @@ def _missing() -> str | None:
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+def _open_browser(profile: Path, downloads: Path) -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
+    downloads.mkdir(parents=True, exist_ok=True)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")  # a fresh profile
+    options.add_argument(f"--user-data-dir={profile}")  # a fresh profile
     options.add_experimental_option(
         "prefs",
         {
@@ -73,15 +72,32 @@ def browser(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
         },
     )
     driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    # Headless Chromium writes downloads only where it is told to, through DevTools.
+    driver.execute_cdp_cmd(
+        "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
+    )
+    return driver
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    downloads = tmp_path / "downloads"
+    driver = _open_browser(tmp_path / "profile", downloads)
     try:
-        # Headless Chromium writes downloads only where it is told to, through DevTools.
-        driver.execute_cdp_cmd(
-            "Browser.setDownloadBehavior",
-            {"behavior": "allow", "downloadPath": str(downloads)},
-        )
         yield driver, downloads
     finally:
         driver.quit()
+
+
+def _past_the_guide(driver: Any) -> None:
+    """The first visit opens the guide; Enter starts rating."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    assert driver.find_element(By.ID, "intro").is_displayed()
+    assert "Two worked examples" in driver.find_element(By.ID, "intro").text
+    ActionChains(driver).send_keys("\n").perform()
+    assert not driver.find_element(By.ID, "intro").is_displayed()
 
 
 def _wait_for_file(folder: Path, timeout: float = 15.0) -> Path:
@@ -128,6 +144,7 @@ def test_rating_in_a_browser_survives_a_reload_and_saves_a_file_the_tool_reads(
     assert main(["rate", str(log), "--output", str(page), "--cases", "5"]) == 0
 
     driver.get(page.as_uri())
+    _past_the_guide(driver)
     text = driver.find_element(By.ID, "position").text
     assert text == "1 of 5"
     # the images are shown (decoded by the browser, not broken)
@@ -147,17 +164,17 @@ def test_rating_in_a_browser_survives_a_reload_and_saves_a_file_the_tool_reads(
         if position == 2:
             driver.find_element(By.ID, "skip-reason").send_keys("image does not load")
             driver.find_element(By.ID, "skip").click()
-        if position == 4:  # partly rated: kept in the browser, left out of the file
+        if position == 4:  # partly rated: kept in the browser, saved with what it has
             driver.find_element(By.ID, "gt-1").click()
         if position < 4:
             driver.find_element(By.ID, "next").click()
-    assert driver.find_element(By.ID, "progress").text == "4 of 5 done"
+    assert driver.find_element(By.ID, "progress").text == "4 of 5 done, 1 partly rated"
     case_ids = driver.execute_script(
         "return JSON.parse(document.getElementById('page-data').textContent).cases.map(c => c.case)"
     )
 
     driver.refresh()  # nothing is lost (the page takes in what the browser hands over late)
-    _wait_for_text(driver, "progress", "4 of 5 done")
+    _wait_for_text(driver, "progress", "4 of 5 done, 1 partly rated")
     assert driver.find_element(By.ID, "rater").get_attribute("value") == "Dr Alice"
     assert driver.find_element(By.ID, "position").text == "5 of 5"
     assert driver.find_element(By.ID, "gt-1").is_selected()
@@ -167,18 +184,19 @@ def test_rating_in_a_browser_survives_a_reload_and_saves_a_file_the_tool_reads(
 
     driver.find_element(By.ID, "save").click()
     saved = _wait_for_file(downloads)
-    assert "1 partly rated" in driver.find_element(By.ID, "status").text
+    assert "1 of them partly rated" in driver.find_element(By.ID, "status").text
 
     document = json.loads(saved.read_text(encoding="utf-8"))
-    assert document["rater"] == "Dr Alice" and document["version"] == 1
+    assert document["rater"] == "Dr Alice" and document["version"] == 2
     rated = read_rating_round([saved])
     scores = rated.scores["Dr Alice"]
     for position, (gt, va, rvf) in given.items():
         assert scores[case_ids[position]] == {"gt": gt, "va": va, "rvf": rvf}
     assert rated.skipped["Dr Alice"] == {case_ids[2]: "image does not load"}
-    assert case_ids[4] not in scores
+    assert scores[case_ids[4]] == {"gt": 1}  # partly rated, counted as partial
+    assert rated.partial("Dr Alice") == {case_ids[4]}
     mapping, _ = map_round_to_logs(rated, [log])
-    assert set(mapping) == {case_ids[p] for p in (0, 1, 2, 3)}
+    assert set(mapping) == set(case_ids)
 
 
 def test_a_second_rater_on_the_same_browser_keeps_their_own_ratings(
@@ -211,6 +229,7 @@ def test_a_second_rater_on_the_same_browser_keeps_their_own_ratings(
         return str(driver.find_element(By.ID, "progress").text)
 
     driver.get(page.as_uri())
+    _past_the_guide(driver)
     rater("Alice")
     rate((4, 4, 4))
     driver.find_element(By.ID, "next").click()
@@ -242,3 +261,198 @@ def test_a_second_rater_on_the_same_browser_keeps_their_own_ratings(
     assert [(r["gt"], r["va"], r["rvf"]) for r in document["ratings"]] == [(1, 1, 1)]
     rated = read_rating_round([_wait_for_file(downloads)], [log])
     assert list(rated.scores) == ["Bob"] and len(rated.scores["Bob"]) == 1
+
+
+def _keys(driver: Any, *keys: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    for key in keys:
+        ActionChains(driver).send_keys(key).perform()
+
+
+def _name(driver: Any, name: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    field = driver.find_element(By.ID, "rater")
+    field.clear()
+    field.send_keys(name + Keys.ENTER)  # Enter leaves the field: the keys rate again
+
+
+def test_keys_alone_rate_qualify_save_and_load_back(
+    browser: tuple[Any, Path], tmp_path: Path
+) -> None:
+    """Three key presses rate a case and move on; X and C qualify a component; the overview,
+    the key list, the image tools; the saved file loaded back on a fresh rater resumes it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    driver, downloads = browser
+    log = judged_log(tmp_path, 5)
+    page = tmp_path / "page.html"
+    assert main(["rate", str(log), "--output", str(page), "--cases", "4"]) == 0
+    driver.get(page.as_uri())
+    _past_the_guide(driver)
+    _name(driver, "Carol")
+    case_ids = driver.execute_script(
+        "return JSON.parse(document.getElementById('page-data').textContent).cases.map(c => c.case)"
+    )
+
+    def text(element: str) -> str:
+        return str(driver.find_element(By.ID, element).text)
+
+    # a phone: the header is not fixed over the page, and small
+    driver.set_window_size(390, 844)
+    header = driver.execute_script(
+        "const h = document.querySelector('header'); return [getComputedStyle(h).position,"
+        " h.getBoundingClientRect().height / window.innerHeight]"
+    )
+    assert header[0] == "static" and header[1] < 0.25, header
+    driver.set_window_size(1280, 1000)
+    _keys(driver, "3", "2", "4")  # one case: three keys
+    assert text("position") == "2 of 4" and text("progress") == "1 of 4 done"
+    _keys(driver, "p")
+    assert driver.find_element(By.ID, "gt-3").is_selected()
+    assert driver.find_element(By.ID, "rvf-4").is_selected()
+    _keys(driver, "n", "1", "j", "k")  # K back up to VA, still open
+    assert "focused" in str(driver.find_element(By.ID, "box-va").get_attribute("class"))
+    _keys(driver, Keys.TAB)
+    assert "focused" in str(driver.find_element(By.ID, "box-rvf").get_attribute("class"))
+    _keys(driver, Keys.ARROW_UP)
+    assert "focused" in str(driver.find_element(By.ID, "box-va").get_attribute("class"))
+    _keys(driver, "x")
+    driver.switch_to.active_element.send_keys("image is cropped" + Keys.ENTER)
+    _keys(driver, "c")  # the RVF box now: comment on it, then score it
+    assert "focused" in str(driver.find_element(By.ID, "box-rvf").get_attribute("class"))
+    driver.switch_to.active_element.send_keys("trace is terse" + Keys.ENTER)
+    _keys(driver, "2")  # the case is complete (VA cannot be assessed): next unrated
+    assert text("position") == "3 of 4" and text("progress") == "2 of 4 done"
+    _keys(driver, "0")  # a partly rated case
+    assert text("progress") == "2 of 4 done, 1 partly rated"
+    _keys(driver, "?")
+    assert driver.find_element(By.ID, "keys-box").is_displayed()
+    _keys(driver, Keys.ESCAPE, "o")
+    grid = driver.find_elements(By.CSS_SELECTOR, "#grid button")
+    assert [b.get_attribute("class").split()[0] for b in grid] == [
+        "done",
+        "done",
+        "partial",
+        "open",
+    ]
+    _keys(driver, Keys.ESCAPE)
+    # the image tools: zoom in by key, the view's scale says so; a window narrows
+    before = driver.execute_script("return document.querySelector('.viewer img').style.transform")
+    _keys(driver, "+")
+    after = driver.execute_script("return document.querySelector('.viewer img').style.transform")
+    assert before != after and "scale" in after
+    window = driver.find_elements(By.CSS_SELECTOR, ".tools input[type=range]")[1]
+    driver.execute_script(
+        "arguments[0].value = 40; arguments[0].dispatchEvent(new Event('input'))", window
+    )
+    assert "url(" in driver.execute_script(
+        "return document.querySelector('.viewer img').style.filter"
+    )
+    time.sleep(1.2)  # time on a case is counted
+    _keys(driver, "s")
+    saved = _wait_for_file(downloads)
+    document = json.loads(saved.read_text(encoding="utf-8"))
+    by_case = {r["case"]: r for r in document["ratings"]}
+    second = by_case[case_ids[1]]
+    assert second["gt"] == 1 and second["rvf"] == 2 and "va" not in second
+    assert second["cannot_assess"] == {"va": "image is cropped"}
+    assert second["comments"] == {"rvf": "trace is terse"}
+    assert by_case[case_ids[2]]["gt"] == 0 and by_case[case_ids[2]]["seconds"] >= 1
+    rated = read_rating_round([saved], [log])
+    assert rated.partial("Carol") == {case_ids[2]}
+
+    driver.find_element(By.ID, "new-rater").click()  # another machine, as it were
+    assert text("progress") == "0 of 4 done"
+    driver.find_element(By.ID, "load-file").send_keys(str(saved))
+    _wait_for_text(driver, "progress", "2 of 4 done, 1 partly rated")
+    assert driver.find_element(By.ID, "rater").get_attribute("value") == "Carol"
+    assert text("position") == "3 of 4"  # the first case not done
+    # unsaved ratings: closing asks first (the page asks for it; the browser shows it)
+    _keys(driver, "4")
+    asks = driver.execute_script(
+        "const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e);"
+        "return e.defaultPrevented"
+    )
+    assert asks is True
+
+
+def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Path) -> None:
+    """Two browsers rate against one server; one is killed mid-round without saving and
+    loses nothing; the server restarts on the same store and port, the other browser's
+    ratings given while it was down reach it, and the store is read as the raters' files."""
+    import socket
+    import threading
+
+    from inspect_medreason.cli.rating_page import build_page
+    from inspect_medreason.cli.rating_server import RatingServer, original_images
+
+    log = judged_log(tmp_path, 5)
+    page = build_page([log], 4, 0)
+    store = tmp_path / "round.sqlite"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+
+    def serve() -> RatingServer:
+        server = RatingServer(page, store, original_images(page, None), "127.0.0.1", port)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    server = serve()
+    alice = _open_browser(tmp_path / "alice", tmp_path / "alice-downloads")
+    bob = _open_browser(tmp_path / "bob", tmp_path / "bob-downloads")
+    try:
+        for driver, name in ((alice, "Alice"), (bob, "Bob")):
+            driver.get(server.url)
+            _past_the_guide(driver)
+            _name(driver, name)
+        _keys(alice, "4", "4", "4", "3", "3", "3")
+        _keys(bob, "1", "2", "3", "0")
+        _wait_for_text(alice, "server-state", "all ratings on the server")
+        _wait_for_text(bob, "server-state", "all ratings on the server")
+        alice.quit()  # killed: never saved a file
+        people = read_rating_round([store], [log])
+        assert [len(people.scores[r]) for r in ("Alice", "Bob")] == [2, 2]
+        assert people.partial("Bob") and not people.partial("Alice")
+
+        server.shutdown()
+        server.server_close()
+        _keys(bob, "1", "2")  # the server is down: kept, waiting
+        _wait_for_text(bob, "server-state", "2 rating(s) waiting for the server")
+        server = serve()  # same store, same token, same port
+        _wait_for_text(bob, "server-state", "all ratings on the server", timeout=15)
+
+        alice = _open_browser(tmp_path / "alice-2", tmp_path / "alice-downloads")
+        alice.get(server.url)  # Alice on a fresh browser: the server gives hers back
+        _past_the_guide(alice)
+        _name(alice, "alice")
+        _wait_for_text(alice, "progress", "2 of 4 done")
+        people = read_rating_round([store], [log])
+        assert len(people.scores["Bob"]) == 2 and not people.partial("Bob")
+        assert all(set(s) == {"gt", "va", "rvf"} for s in people.scores["Alice"].values())
+        mapping, _ = map_round_to_logs(people, [log])
+        assert set(mapping) == set(people.scores["Bob"]) == set(people.scores["Alice"])
+        # Alice skips her first case, then thinks better of it and scores GT alone: the
+        # store holds that one score, not the ones the skip withdrew
+        from selenium.webdriver.common.by import By
+
+        first = sorted(people.scores["Alice"])[0]
+        position = [c["case"] for c in page.data["cases"]].index(first)
+        alice.execute_script(f"go({position})")
+        alice.find_element(By.ID, "skip-reason").send_keys("image does not load")
+        alice.find_element(By.ID, "skip").click()
+        _wait_for_text(alice, "server-state", "all ratings on the server")
+        assert read_rating_round([store]).skipped["alice"] == {first: "image does not load"}
+        _keys(alice, "1")
+        _wait_for_text(alice, "server-state", "all ratings on the server")
+        assert read_rating_round([store]).scores["alice"][first] == {"gt": 1}
+    finally:
+        for driver in (alice, bob):
+            with contextlib.suppress(Exception):  # the killed one is gone already
+                driver.quit()
+        server.shutdown()
+        server.server_close()

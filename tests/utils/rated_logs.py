@@ -23,12 +23,12 @@ from inspect_ai.model import ChatMessage, get_model
 from inspect_ai.model import ModelOutput as _ModelOutput
 
 from inspect_medreason.cli.rating import (
-    RATINGS_FORMAT,
     RUBRIC_TEMPLATES,
     case_digest,
     collect_candidates,
     rubric_digest,
 )
+from inspect_medreason.cli.ratings_file import RATINGS_FORMAT
 from inspect_medreason.core.prompts import load_template
 
 COMPONENTS = ("gt", "va", "rvf")

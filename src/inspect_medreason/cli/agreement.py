@@ -49,12 +49,8 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     one_attempt_per_run,
 )
-from inspect_medreason.cli.rating import (
-    RATED_COMPONENTS,
-    RatingRound,
-    SampleRef,
-    map_round_to_logs,
-)
+from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
+from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
@@ -341,14 +337,21 @@ def read_ratings(
 def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None:
     for person, by_case in sorted(people.scores.items()):
         name = f"{PERSON}{person}"
+        # a partly rated case counts in the components it has; VA_final needs VA and RVF
         for case, scores in by_case.items():
             for key, component in RATED_COMPONENTS.items():
-                ratings[component].setdefault(name, {})[case] = scores[key]
-            final = gate_visual_accuracy(scores["va"], scores["rvf"])
-            ratings["va_final"].setdefault(name, {})[case] = int(final)
+                if key in scores:
+                    ratings[component].setdefault(name, {})[case] = scores[key]
+            if "va" in scores and "rvf" in scores:
+                final = gate_visual_accuracy(scores["va"], scores["rvf"])
+                ratings["va_final"].setdefault(name, {})[case] = int(final)
         skipped = people.skipped.get(person) or {}
+        partial = people.partial(person)
+        blocked = sum(len(c) for c in (people.cannot_assess.get(person) or {}).values())
         notes.append(
             f"{name}: {len(by_case)} case(s) rated"
+            + (f", {len(partial)} of them partly (not every component)" if partial else "")
+            + (f", {blocked} component(s) marked cannot assess" if blocked else "")
             + (f", {len(skipped)} skipped" if skipped else "")
             + f" ({people.files[person]})"
         )

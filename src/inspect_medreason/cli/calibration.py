@@ -58,13 +58,8 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
-from inspect_medreason.cli.rating import (
-    RATED_COMPONENTS,
-    SCORER,
-    Candidate,
-    RatingRound,
-    map_round_to_logs,
-)
+from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
+from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import (
     LEVEL,
@@ -264,9 +259,12 @@ def _people_scores(people: RatingRound, case: str) -> dict[str, list[float]]:
         given = by_case.get(case)
         if given is None:
             continue
+        # a partly rated case counts in the components it has; VA_final needs VA and RVF
         for key, component in RATED_COMPONENTS.items():
-            scores[component].append(float(given[key]))
-        scores["va_final"].append(float(gate_visual_accuracy(given["va"], given["rvf"])))
+            if key in given:
+                scores[component].append(float(given[key]))
+        if "va" in given and "rvf" in given:
+            scores["va_final"].append(float(gate_visual_accuracy(given["va"], given["rvf"])))
     return scores
 
 
@@ -326,6 +324,12 @@ def calibrate(
         )
     [(identity, _)] = identities.values()
     data = pairs_for_fit(people, mapping)
+    partial = {rater: len(people.partial(rater)) for rater in sorted(people.files)}
+    if any(partial.values()):
+        notes.append(
+            "partly rated cases (counted in the components they have): "
+            + ", ".join(f"{rater} {count}" for rater, count in partial.items() if count)
+        )
     short = [
         _too_few(component, len(data[component].judge), people)
         for component in COMPONENTS
@@ -342,6 +346,8 @@ def calibrate(
         "judges": identity,
         "raters": sorted(people.scores),
         "rater_count": len(people.scores),
+        # cases a rater scored in part: each counts in the components it has
+        "partial_cases": partial,
         "method": {
             "fit": "isotonic regression, judge score -> the people's mean rating, bounded to "
             "0-4 (scipy.optimize.isotonic_regression on the cases pooled per judge score: "
@@ -365,7 +371,11 @@ def _too_few(component: str, have: int, people: RatingRound) -> str:
     different pages are never merged (their cases are drawn apart), so more cases come from
     this page while it has unrated ones, else from a new page rated whole."""
     need = MIN_CASES - have
-    answered = len(people.cases | {c for by_case in people.skipped.values() for c in by_case})
+    answered = len(
+        people.cases
+        | {c for by_case in people.skipped.values() for c in by_case}
+        | {c for by_case in people.cannot_assess.values() for c in by_case}
+    )
     unrated = max(0, people.page_cases - answered)
     if unrated >= need:
         advice = (
@@ -376,7 +386,9 @@ def _too_few(component: str, have: int, people: RatingRound) -> str:
         advice = (
             f"this page has {unrated} unrated case(s) left, too few: write a new page with "
             f"more cases (medreason rate --cases {2 * MIN_CASES} or more) and rate it; "
-            "ratings of different pages are not merged"
+            "ratings of different pages are not merged. A page holds at most the judged "
+            "open cases of its logs: with fewer, judge more cases or more epochs (--epochs "
+            "3 makes the demo's 10 open cases 30)"
         )
     return (
         f"{component}: {have} case(s) rated by people and scored by the judges; a stable fit "

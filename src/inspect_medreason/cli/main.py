@@ -272,7 +272,7 @@ def cmd_shift(args: argparse.Namespace) -> int:
 
 def cmd_agreement(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.agreement import agreement, plot_png, read_ratings, render
-    from inspect_medreason.cli.rating import read_rating_round
+    from inspect_medreason.cli.ratings_file import read_rating_round
 
     outputs = _check_outputs(args, [*args.logs, args.reference, *args.ratings])
     if args.reference and args.ratings:
@@ -304,10 +304,14 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
-    from inspect_medreason.cli.rating import build_page
+    from inspect_medreason.cli.rating_page import build_page
 
+    if not args.serve and not args.output:
+        raise ChallengeError(["give --output PAGE.html (a page to send), or --serve"])
+    if args.serve and not args.store:
+        raise ChallengeError(["--serve writes every rating to a SQLite file: give --store FILE"])
     outputs = OutputSet(args.force, [*args.logs, args.data])
-    output = outputs.add(args.output)
+    output = outputs.add(args.output) if args.output else None
     skipped: list[str] = []
     logs = log_files(args.logs, skipped)
     page = build_page(
@@ -321,19 +325,24 @@ def cmd_rate(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     for warning in page.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    _print_notes(outputs.write({output: page.html}))
-    print(
-        f"wrote {output} (page {page.page_id}: {page.cases} cases, "
-        f"{len(page.html.encode('utf-8')) / 1e6:.1f} MB)"
-    )
+    if output is not None:
+        _print_notes(outputs.write({output: page.html}))
+        print(
+            f"wrote {output} (page {page.page_id}: {page.cases} cases, "
+            f"{len(page.html.encode('utf-8')) / 1e6:.1f} MB)"
+        )
     for stratum, count in page.strata.items():
         print(f"  {count:4d}  {stratum}")
+    if args.serve:
+        from inspect_medreason.cli.rating_server import serve_round
+
+        serve_round(page, Path(args.store), Path(args.data) if args.data else None, args)
     return EXIT_OK
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from inspect_medreason.cli.calibration import calibrate, render_report
-    from inspect_medreason.cli.rating import read_rating_round
+    from inspect_medreason.cli.ratings_file import read_rating_round
 
     outputs = OutputSet(args.force, [*args.logs, *args.ratings])
     output = outputs.add(args.output)
@@ -658,8 +667,9 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=[],
         metavar="FILE",
-        help="people's ratings saved from a 'medreason rate' page (one file per rater) of "
-        "these logs: each person becomes a rater, rater:<name>" + RATINGS_FILE,
+        help="people's ratings saved from a 'medreason rate' page (one file per rater), or "
+        "the --store of a served round, of these logs: each person becomes a rater, "
+        "rater:<name>" + RATINGS_FILE,
     )
     _add_report_arguments(
         agree,
@@ -676,10 +686,22 @@ def build_parser() -> argparse.ArgumentParser:
         "a stratified sample of judged open-ended cases one at a time (images, question, "
         "reference, the model's answer and reasoning trace, the rubric's 0-4 anchors), blinded "
         "to the judges' scores and the model. Raters save their ratings as a JSON file; "
-        "'agreement --ratings' and 'calibrate' read them with the same logs.",
+        "with --serve the page is served to a team and every rating goes to a SQLite store "
+        "as it is given. 'agreement --ratings' and 'calibrate' read either with the same logs.",
     )
     rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
-    rate.add_argument("--output", required=True, help="the .html page to write" + TOGETHER)
+    rate.add_argument("--output", help="the .html page to write" + TOGETHER)
+    rate.add_argument(
+        "--serve",
+        action="store_true",
+        help="serve the page to a team (until Ctrl-C), writing every rating to --store as it "
+        "is given; restart with the same logs, --cases, --seed and --store to go on",
+    )
+    rate.add_argument("--store", help="the SQLite file of a served round's ratings")
+    rate.add_argument(
+        "--host", default="127.0.0.1", help="the address to serve on (127.0.0.1: this machine)"
+    )
+    rate.add_argument("--port", type=int, default=8765, help="the port to serve on (8765)")
     rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(
         "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
@@ -715,7 +737,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         required=True,
         metavar="FILE",
-        help="one ratings file per rater" + RATINGS_FILE,
+        help="one ratings file per rater, or the --store of a served round" + RATINGS_FILE,
     )
     calibrate.add_argument(
         "--output", required=True, help="the calibration file (.json)" + TOGETHER

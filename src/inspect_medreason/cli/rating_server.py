@@ -1,0 +1,303 @@
+"""``medreason rate --serve``: the rating page served to a team, every rating written to a
+SQLite store (``rating_store``) as it is given.
+
+The server listens on 127.0.0.1 unless told otherwise and answers only requests carrying
+the round's token (a random secret kept in the store, so a restarted server takes the same
+links): the page's address holds it, and the page sends it with every rating. Several
+raters rate at once, each under their own name; a rater who opens the page again (another
+browser, after a crash) gets back what the server holds for their name.
+
+Routes: ``GET /?token=T`` the page; ``GET /api/ratings?rater=NAME`` the rater's latest
+ratings; ``POST /api/ratings`` one rating (a JSON object, below); ``GET /image/CASE/N``
+a case's image at its original resolution (the page embeds the scaled-down one).
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import ipaddress
+import json
+import secrets
+import sqlite3
+import sys
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.rating import case_digest, case_images
+from inspect_medreason.cli.rating_page import PAGE_POLICY, SERVED_POLICY, WrittenPage
+from inspect_medreason.cli.rating_store import (
+    CASE_COMPONENT,
+    COMPONENTS,
+    StoredRating,
+    StoreError,
+    add_rating,
+    latest_ratings,
+    open_store,
+)
+from inspect_medreason.cli.ratings_file import (
+    MAX_NOTE_CHARS,
+    MAX_RATER_CHARS,
+    MAX_SECONDS,
+    is_timestamp,
+)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+TOKEN_HEADER = "X-Round-Token"
+RATING_KEYS = {"rater", "case", "component", "value", "reason", "comment", "seconds", "given_at"}
+# One rating is a few hundred bytes; two notes at their limit fit well inside this.
+MAX_BODY_BYTES = 16 * 1024
+# A client that stops mid-request holds a thread no longer than this.
+REQUEST_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Original:
+    data: bytes
+    media_type: str
+
+
+def original_images(page: WrittenPage, data_dir: Path | None) -> dict[str, list[Original]]:
+    """Each case's images as the log (or data folder) holds them, by the page's case id."""
+    shown = case_images(page.chosen, data_dir, None)
+    found: dict[str, list[Original]] = {}
+    for candidate in page.chosen:
+        uris = shown.by_case.get(candidate.ref, [])
+        found[case_digest(page.page_id, candidate.ref)] = [
+            Original(
+                base64.b64decode(uri.partition(",")[2]),
+                uri.partition(";")[0].removeprefix("data:"),
+            )
+            for uri in uris
+        ]
+    return found
+
+
+class RatingError(ValueError):
+    """A rating the server refuses, said to the page."""
+
+
+def check_rating(body: Any, cases: set[str]) -> StoredRating:
+    """A posted rating as stored, or RatingError naming every problem of it."""
+    if not isinstance(body, dict):
+        raise RatingError("a rating is a JSON object")
+    problems = []
+    unknown = sorted(set(body) - RATING_KEYS)
+    if unknown:
+        problems.append(f"unknown key(s) {', '.join(map(repr, unknown))}")
+    rater = body.get("rater")
+    if not isinstance(rater, str) or not rater.strip() or len(rater) > MAX_RATER_CHARS:
+        problems.append(f"rater: a name of 1-{MAX_RATER_CHARS} characters")
+    if body.get("case") not in cases:
+        problems.append("case: not a case of this page")
+    component = body.get("component")
+    if component not in COMPONENTS:
+        problems.append(f"component: one of {', '.join(COMPONENTS)}")
+    value = body.get("value")
+    if value is not None and (type(value) is not int or not 0 <= value <= 4):
+        problems.append("value: an integer 0-4, or null")
+    if value is not None and component == CASE_COMPONENT:
+        problems.append("value: a whole case is skipped with a reason, not scored")
+    texts = {}
+    for key in ("reason", "comment"):
+        text = body.get(key)
+        if text is not None and (not isinstance(text, str) or len(text) > MAX_NOTE_CHARS):
+            problems.append(f"{key}: a text of at most {MAX_NOTE_CHARS} characters, or null")
+        texts[key] = text.strip() or None if isinstance(text, str) else None
+    if value is not None and texts["reason"]:
+        problems.append("a score and a reason it cannot be assessed: one or the other")
+    seconds = body.get("seconds")
+    if seconds is not None and (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not 0 <= seconds <= MAX_SECONDS
+    ):
+        problems.append(f"seconds: 0-{MAX_SECONDS}, or null")
+    if not is_timestamp(body.get("given_at")):
+        problems.append("given_at: an ISO 8601 time")
+    if problems:
+        raise RatingError("; ".join(problems))
+    return StoredRating(
+        " ".join(str(rater).split()),
+        str(body["case"]),
+        str(component),
+        value,
+        texts["reason"],
+        texts["comment"],
+        None if seconds is None else float(seconds),
+        str(body["given_at"]),
+    )
+
+
+class RatingServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(
+        self,
+        page: WrittenPage,
+        store: Path,
+        originals: dict[str, list[Original]],
+        host: str = DEFAULT_HOST,
+        port: int = DEFAULT_PORT,
+    ) -> None:
+        self.page = page
+        self.store = store
+        self.originals = originals
+        self.cases = {case["case"] for case in page.data["cases"]}
+        self.token = open_store(
+            store,
+            {
+                "page_id": page.page_id,
+                "rubric_sha256": page.data["rubric_sha256"],
+                "page_cases": page.cases,
+            },
+            lambda: secrets.token_urlsafe(24),
+        )
+        if page.html.count(PAGE_POLICY) != 1:
+            raise RuntimeError("the page template's content security policy changed")
+        self.html = page.html.replace(PAGE_POLICY, SERVED_POLICY).encode("utf-8")
+        self.policy = SERVED_POLICY + " style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+        # one writer at a time: SQLite would serialize them anyway, this keeps the waits
+        # in this process instead of in busy retries
+        self.write_lock = threading.Lock()
+        super().__init__((host, port), RatingHandler)
+
+    @property
+    def url(self) -> str:
+        address, port = self.server_address[:2]
+        host = address.decode("ascii") if isinstance(address, bytes) else address
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}/?token={self.token}"
+
+
+def is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+class RatingHandler(BaseHTTPRequestHandler):
+    server: RatingServer
+    timeout = REQUEST_TIMEOUT_S
+    # HTTP/1.0: a connection per request, so a stopped server holds no open connection
+    # that would go on taking ratings after shutdown()
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are not logged: the token is in every page request's address."""
+
+    def _send(self, status: HTTPStatus, body: bytes, media_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", media_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        # the page's own policy, as its meta element states it; anything else runs nothing
+        policy = self.server.policy if media_type.startswith("text/html") else "default-src 'none'"
+        self.send_header("Content-Security-Policy", policy)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, status: HTTPStatus, value: Any) -> None:
+        self._send(status, json.dumps(value).encode("utf-8"), "application/json")
+
+    def _authorized(self, query: dict[str, list[str]]) -> bool:
+        given = self.headers.get(TOKEN_HEADER) or (query.get("token") or [""])[0]
+        if hmac.compare_digest(given.encode("utf-8"), self.server.token.encode("utf-8")):
+            return True
+        self._json(HTTPStatus.FORBIDDEN, {"error": "not this round's token: use its link"})
+        return False
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        query = parse_qs(parts.query)
+        if not self._authorized(query):
+            return
+        if parts.path == "/":
+            self._send(HTTPStatus.OK, self.server.html, "text/html; charset=utf-8")
+        elif parts.path == "/api/ratings":
+            rater = (query.get("rater") or [""])[0]
+            if not rater.strip() or len(rater) > MAX_RATER_CHARS:
+                self._json(HTTPStatus.BAD_REQUEST, {"error": "rater: a name"})
+                return
+            rows = latest_ratings(self.server.store, rater)
+            self._json(HTTPStatus.OK, {"ratings": [row.__dict__ for row in rows]})
+        elif parts.path.startswith("/image/"):
+            _, _, case, number = [*parts.path.split("/"), "", ""][:4]
+            images = self.server.originals.get(case, [])
+            if not number.isdigit() or not 0 <= int(number) < len(images):
+                self._json(HTTPStatus.NOT_FOUND, {"error": "no such image"})
+                return
+            image = images[int(number)]
+            self._send(HTTPStatus.OK, image.data, image.media_type)
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"error": "no such page"})
+
+    def do_POST(self) -> None:
+        parts = urlsplit(self.path)
+        if not self._authorized(parse_qs(parts.query)):
+            return
+        if parts.path != "/api/ratings":
+            self._json(HTTPStatus.NOT_FOUND, {"error": "no such page"})
+            return
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            self._json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                {"error": f"a rating is one JSON object of at most {MAX_BODY_BYTES} bytes"},
+            )
+            self.close_connection = True
+            return
+        try:
+            body = json.loads(self.rfile.read(int(length)).decode("utf-8"))
+            rating = check_rating(body, self.server.cases)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            self._json(HTTPStatus.BAD_REQUEST, {"error": "not a JSON object"})
+            return
+        except RatingError as error:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
+            return
+        received = datetime.now(UTC).isoformat(timespec="milliseconds")
+        try:
+            with self.server.write_lock:
+                row = add_rating(self.server.store, rating, received)
+        except sqlite3.Error as error:  # a full disk, a store locked too long: not saved
+            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": f"not saved ({error})"})
+            return
+        self._json(HTTPStatus.OK, {"id": row})
+
+
+def serve_round(page: WrittenPage, store: Path, data_dir: Path | None, args: Any) -> None:
+    """Serve the page until interrupted (``medreason rate --serve``)."""
+    if not is_loopback(args.host):
+        print(
+            f"warning: serving on {args.host}: anyone who can reach it and has the link can "
+            "rate; the link's token is the only lock (no TLS)",
+            file=sys.stderr,
+        )
+    try:
+        server = RatingServer(page, store, original_images(page, data_dir), args.host, args.port)
+    except StoreError as error:
+        raise ChallengeError([str(error)]) from error
+    except OSError as error:
+        raise ChallengeError(
+            [f"cannot serve on {args.host}:{args.port} ({error}): give another --port"]
+        ) from error
+    print(f"serving page {page.page_id} ({page.cases} cases); ratings go to {store}")
+    print(f"send each rater this link: {server.url}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped; every rating given is in the store", file=sys.stderr)
+    finally:
+        server.server_close()

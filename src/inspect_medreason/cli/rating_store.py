@@ -1,0 +1,256 @@
+"""A served round's ratings: one SQLite file (write-ahead log), one row per rating as the
+rater gave it, never updated nor deleted, so a closed tab, a crashed browser or a stopped
+server loses nothing that reached the server.
+
+A row is (rater, case, component, value, reason, comment, seconds, given_at, received_at):
+``component`` is ``gt``, ``va`` or ``rvf`` (``value`` 0-4, or NULL with ``reason``: the
+component cannot be assessed; both NULL: the rater withdrew the score) or ``case`` (a whole
+case skipped: ``reason``; NULL: the skip withdrawn). ``seconds`` is the time the rater had
+spent on the case when the row was given. A rater's rating of a component is their latest
+row for it; earlier rows stay as the history.
+
+The ``round`` table holds what the round is: the page id, the rubric digest, the number of
+cases and the round's token (so a restarted server takes the same links).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspect_medreason.cli.rating import RATED_COMPONENTS
+from inspect_medreason.cli.ratings_file import (
+    MAX_NOTE_CHARS,
+    MAX_RATER_CHARS,
+    MAX_SECONDS,
+    RatingRound,
+    rater_key,
+)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+STORE_FORMAT = "medreason-rating-store"
+STORE_VERSION = 1
+CASE_COMPONENT = "case"
+COMPONENTS = (*RATED_COMPONENTS, CASE_COMPONENT)
+# Every wait on the file is bounded: a writer holding it longer is a fault, said as one.
+BUSY_TIMEOUT_S = 10.0
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS round (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ratings (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    rater TEXT NOT NULL CHECK (length(rater) BETWEEN 1 AND {MAX_RATER_CHARS}),
+    rater_key TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    component TEXT NOT NULL CHECK (component IN ('gt', 'va', 'rvf', 'case')),
+    value INTEGER CHECK (value IS NULL OR value BETWEEN 0 AND 4),
+    reason TEXT CHECK (reason IS NULL OR length(reason) <= {MAX_NOTE_CHARS}),
+    comment TEXT CHECK (comment IS NULL OR length(comment) <= {MAX_NOTE_CHARS}),
+    seconds REAL CHECK (seconds IS NULL OR seconds BETWEEN 0 AND {MAX_SECONDS}),
+    given_at TEXT NOT NULL,
+    received_at TEXT NOT NULL
+);
+"""
+ROUND_KEYS = ("format", "version", "page_id", "rubric_sha256", "page_cases", "token")
+
+
+class StoreError(ValueError):
+    """A file that is not a round's store, or a store of another round."""
+
+
+@dataclass(frozen=True)
+class StoredRating:
+    rater: str
+    case: str
+    component: str
+    value: int | None
+    reason: str | None
+    comment: str | None
+    seconds: float | None
+    given_at: str
+
+
+def is_store(path: Path) -> bool:
+    """Whether a file given as ratings is a SQLite file (read its first bytes only; what
+    is not a regular file is left to the ratings-file reader to refuse, never opened)."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
+    uri = f"{path.resolve().as_uri()}?mode={'ro' if read_only else 'rwc'}"
+    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    return connection
+
+
+def open_store(path: Path, round_info: dict[str, Any], new_token: Callable[[], str]) -> str:
+    """Create the store of a round, or open the one a stopped server left: the same page
+    (page id, rubric, case count) or a StoreError. The round's token (kept, so the raters'
+    links still work after a restart)."""
+    connection = connect(path)
+    try:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = FULL")  # a rating acknowledged is on disk
+        connection.executescript(SCHEMA)
+        connection.execute("BEGIN IMMEDIATE")
+        stored = dict(connection.execute("SELECT key, value FROM round").fetchall())
+        if not stored:
+            token = new_token()
+            wanted = {
+                "format": STORE_FORMAT,
+                "version": str(STORE_VERSION),
+                **{k: str(v) for k, v in round_info.items()},
+                "token": token,
+            }
+            connection.executemany("INSERT INTO round VALUES (?, ?)", sorted(wanted.items()))
+            connection.execute("COMMIT")
+            return token
+        connection.execute("COMMIT")
+    except sqlite3.DatabaseError as error:
+        raise StoreError(f"{path}: not a rating store ({error})") from error
+    finally:
+        connection.close()
+    different = [
+        f"{key} {stored.get(key)!r} (this page: {value!r})"
+        for key, value in round_info.items()
+        if stored.get(key) != str(value)
+    ]
+    if stored.get("format") != STORE_FORMAT or different:
+        raise StoreError(
+            f"{path}: the store of another round ({'; '.join(different) or 'another format'}): "
+            "serve the logs, --cases and --seed it was made with, or give a new --store"
+        )
+    return stored["token"]
+
+
+def add_rating(path: Path, rating: StoredRating, received_at: str) -> int:
+    """Append one rating (its row id); the caller checked it against the page."""
+    connection = connect(path)
+    try:
+        cursor = connection.execute(
+            "INSERT INTO ratings (rater, rater_key, case_id, component, value, reason, comment,"
+            " seconds, given_at, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                rating.rater,
+                rater_key(rating.rater),
+                rating.case,
+                rating.component,
+                rating.value,
+                rating.reason,
+                rating.comment,
+                rating.seconds,
+                rating.given_at,
+                received_at,
+            ),
+        )
+        return int(cursor.lastrowid or 0)
+    finally:
+        connection.close()
+
+
+def latest_ratings(path: Path, rater: str | None = None) -> list[StoredRating]:
+    """Each rater's latest row per case and component (one rater's, with ``rater``)."""
+    query = (
+        "SELECT r.rater, r.case_id, r.component, r.value, r.reason, r.comment, r.seconds,"
+        " r.given_at FROM ratings r JOIN (SELECT max(id) AS id FROM ratings"
+        + (" WHERE rater_key = ?" if rater is not None else "")
+        + " GROUP BY rater_key, case_id, component) latest ON r.id = latest.id ORDER BY r.id"
+    )
+    connection = connect(path, read_only=True)
+    try:
+        rows = connection.execute(query, (rater_key(rater),) if rater is not None else ())
+        return [StoredRating(*row) for row in rows.fetchall()]
+    finally:
+        connection.close()
+
+
+def read_store(path: Path, problems: list[str]) -> list[RatingRound]:
+    """A store as one round per rater (as if each had saved a file), problems appended: a
+    file that is not a store, or rows no served page writes (an edited database)."""
+    try:
+        connection = connect(path, read_only=True)
+        try:
+            info = dict(connection.execute("SELECT key, value FROM round").fetchall())
+            columns = [row[1] for row in connection.execute("PRAGMA table_info(ratings)")]
+        finally:
+            connection.close()
+        rows = latest_ratings(path)
+    except sqlite3.DatabaseError as error:
+        problems.append(
+            f"{path}: a SQLite file, but not a 'medreason rate --serve' store ({error})"
+        )
+        return []
+    missing = [key for key in ROUND_KEYS if key not in info]
+    if info.get("format") != STORE_FORMAT or missing or "rater_key" not in columns:
+        problems.append(
+            f"{path}: a SQLite file, but not a 'medreason rate --serve' store (missing "
+            f"{', '.join(missing) or 'its ratings table'})"
+        )
+        return []
+    if info["version"] != str(STORE_VERSION) or not info["page_cases"].isdigit():
+        problems.append(
+            f"{path}: store version {info['version']!r}; this medreason reads {STORE_VERSION}"
+        )
+        return []
+    by_rater: dict[str, RatingRound] = {}
+    names: dict[str, str] = {}
+    start = len(problems)
+    for row in rows:
+        key = rater_key(row.rater)
+        names[key] = row.rater  # a rater's latest spelling of their name
+        one = by_rater.setdefault(
+            key, RatingRound(info["page_id"], info["rubric_sha256"], int(info["page_cases"]))
+        )
+        where = f"{path}: rater {row.rater!r}, case {row.case}, {row.component}"
+        if row.component == CASE_COMPONENT:
+            if row.reason:
+                one.skipped.setdefault(key, {})[row.case] = row.reason
+            continue
+        if row.component not in RATED_COMPONENTS:
+            problems.append(f"{where}: unknown component (gt, va, rvf, case)")
+            continue
+        if row.value is not None and row.reason:
+            problems.append(f"{where}: both a score and a reason it cannot be assessed")
+            continue
+        if row.value is not None:
+            one.scores.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.value
+        elif row.reason:
+            one.cannot_assess.setdefault(key, {}).setdefault(row.case, {})[row.component] = (
+                row.reason
+            )
+        if row.comment:
+            one.comments.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.comment
+        if row.seconds is not None:
+            spent = one.seconds.setdefault(key, {})
+            spent[row.case] = max(spent.get(row.case, 0.0), float(row.seconds))
+    if len(problems) > start:
+        return []
+    rounds = []
+    for key, one in by_rater.items():
+        name = names[key]
+        # a case skipped after it was rated is skipped; rated after the skip was withdrawn,
+        # rated: the rows say which came last, and a skip withdrawn has no reason
+        skipped = one.skipped.get(key, {})
+        scores = {c: s for c, s in one.scores.get(key, {}).items() if c not in skipped}
+        blocked = {c: s for c, s in one.cannot_assess.get(key, {}).items() if c not in skipped}
+        single = RatingRound(
+            one.page_id,
+            one.rubric_sha256,
+            one.page_cases,
+            {name: scores},
+            {name: skipped},
+            {name: blocked},
+            {name: one.comments.get(key, {})},
+            {name: one.seconds.get(key, {})},
+            {name: path},
+        )
+        rounds.append(single)
+    return rounds

@@ -1,0 +1,253 @@
+"""``medreason rate --serve`` without a browser: the server on 127.0.0.1 (port 0), its
+token, every rating written to SQLite as it is given (several raters at once), a restart
+on the same store, and ``agreement``/``calibrate``'s reader taking the store directly."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from utils.rated_logs import judged_log
+
+from inspect_medreason.cli.agreement import read_ratings
+from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.rating_page import SERVED_POLICY, WrittenPage, build_page
+from inspect_medreason.cli.rating_server import (
+    MAX_BODY_BYTES,
+    TOKEN_HEADER,
+    RatingServer,
+    original_images,
+)
+from inspect_medreason.cli.rating_store import StoreError
+from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
+
+GIVEN_AT = "2026-12-01T10:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return judged_log(tmp_path_factory.mktemp("served"), 4)
+
+
+def start(page: WrittenPage, store: Path, originals: Any = None) -> RatingServer:
+    server = RatingServer(page, store, originals or {}, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def served(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, WrittenPage]]:
+    page = build_page([log], 4, 0, max_image_px=64)
+    server = start(page, tmp_path / "round.sqlite", original_images(page, None))
+    try:
+        yield server, page
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def request(
+    server: RatingServer, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, bytes]:
+    port = server.server_address[1]
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data)
+    req.add_header(TOKEN_HEADER, server.token if token is None else token)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def rating(case: str, component: str, value: int | None, rater: str = "alice", **more: Any) -> Any:
+    return {
+        "rater": rater,
+        "case": case,
+        "component": component,
+        "value": value,
+        "given_at": GIVEN_AT,
+        **more,
+    }
+
+
+def test_the_served_page_needs_the_round_token(
+    served: tuple[RatingServer, WrittenPage],
+) -> None:
+    server, page = served
+    assert server.server_address[0] == "127.0.0.1"
+    status, body = request(server, "/", token="wrong")
+    assert status == 403 and b"token" in body
+    status, body = request(server, "/", token="")
+    assert status == 403
+    status, body = request(server, f"/?token={server.token}", token="")
+    assert status == 200 and SERVED_POLICY.encode() in body and page.page_id.encode() in body
+    case = page.data["cases"][0]["case"]
+    status, _ = request(server, "/api/ratings", rating(case, "gt", 3), token="wrong")
+    assert status == 403
+    assert not sqlite3.connect(server.store).execute("SELECT * FROM ratings").fetchall()
+
+
+def test_every_rating_is_a_row_as_given_and_bad_ones_are_refused(
+    served: tuple[RatingServer, WrittenPage], log: Path
+) -> None:
+    server, page = served
+    first, second = (c["case"] for c in page.data["cases"][:2])
+    for component, value in (("gt", 1), ("gt", 3), ("va", 2), ("rvf", 4)):
+        status, _ = request(server, "/api/ratings", rating(first, component, value))
+        assert status == 200
+    status, _ = request(
+        server,
+        "/api/ratings",
+        rating(second, "va", None, "Bob", reason="image cropped", comment="lesion cut off"),
+    )
+    assert status == 200
+    request(server, "/api/ratings", rating(second, "gt", 2, "Bob", seconds=12.5))
+    status, body = request(
+        server, "/api/ratings", {**rating("nope", "xx", 5), "colour": "blue", "given_at": "x"}
+    )
+    assert status == 400
+    for part in ("unknown key(s) 'colour'", "case: not a case", "component:", "value:", "given_at"):
+        assert part in json.loads(body)["error"]
+    status, _ = request(server, "/api/ratings", b"{" + b" " * MAX_BODY_BYTES + b"}")
+    assert status == 413
+    status, _ = request(server, "/api/ratings", b"[[[[")
+    assert status == 400
+    rows = sqlite3.connect(server.store).execute(
+        "SELECT rater, case_id, component, value, reason, comment FROM ratings ORDER BY id"
+    )
+    assert [r[2:4] for r in rows.fetchall()] == [
+        ("gt", 1),
+        ("gt", 3),
+        ("va", 2),
+        ("rvf", 4),
+        ("va", None),
+        ("gt", 2),
+    ]
+    status, body = request(server, "/api/ratings?rater=ALICE%20")
+    latest = {r["component"]: r["value"] for r in json.loads(body)["ratings"]}
+    assert latest == {"gt": 3, "va": 2, "rvf": 4}
+    # the store is the raters' files: read directly, Bob's case counted as partial
+    people = read_rating_round([server.store], [log])
+    assert people.scores["alice"] == {first: {"gt": 3, "va": 2, "rvf": 4}}
+    assert people.scores["Bob"] == {second: {"gt": 2}}
+    assert people.cannot_assess["Bob"] == {second: {"va": "image cropped"}}
+    assert people.comments["Bob"] == {second: {"va": "lesion cut off"}}
+    assert people.seconds["Bob"] == {second: 12.5}
+    assert people.partial("Bob") == {second} and people.partial("alice") == set()
+    mapping, _ = map_round_to_logs(people, [log])
+    assert set(mapping) == {first, second}
+    ratings, notes = read_ratings([log], None, people)
+    assert ratings["gt_final"]["rater:Bob"] == {second: 2}
+    assert second not in ratings["va_final"].get("rater:Bob", {})
+    assert any("rater:Bob: 1 case(s) rated, 1 of them partly" in n for n in notes)
+
+
+def test_several_raters_at_once_lose_nothing(served: tuple[RatingServer, WrittenPage]) -> None:
+    server, page = served
+    cases = [c["case"] for c in page.data["cases"]]
+    statuses: list[int] = []
+
+    def rate_all(rater: str) -> None:
+        for case in cases:
+            for component in ("gt", "va", "rvf"):
+                for value in range(5):
+                    statuses.append(
+                        request(server, "/api/ratings", rating(case, component, value, rater))[0]
+                    )
+
+    threads = [threading.Thread(target=rate_all, args=(f"r{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert statuses == [200] * (4 * len(cases) * 15)
+    count = sqlite3.connect(server.store).execute("SELECT count(*) FROM ratings").fetchone()
+    assert count == (4 * len(cases) * 15,)
+    mode = sqlite3.connect(server.store).execute("PRAGMA journal_mode").fetchone()
+    assert mode == ("wal",)
+
+
+def test_a_restarted_server_keeps_its_ratings_and_token(log: Path, tmp_path: Path) -> None:
+    page = build_page([log], 4, 0)
+    store = tmp_path / "round.sqlite"
+    server = start(page, store)
+    case = page.data["cases"][0]["case"]
+    assert request(server, "/api/ratings", rating(case, "gt", 4))[0] == 200
+    token = server.token
+    server.shutdown()
+    server.server_close()
+    again = start(build_page([log], 4, 0), store)
+    try:
+        assert again.token == token
+        _, body = request(again, "/api/ratings?rater=alice")
+        assert [r["value"] for r in json.loads(body)["ratings"]] == [4]
+    finally:
+        again.shutdown()
+        again.server_close()
+    with pytest.raises(StoreError, match="the store of another round"):
+        RatingServer(build_page([log], 3, 1), store, {}, "127.0.0.1", 0)
+
+
+def test_the_original_image_is_served_beside_the_scaled_one(tmp_path: Path) -> None:
+    import numpy as np
+    from utils.rated_logs import write_cases
+
+    data = write_cases(tmp_path / "data", 1)
+    noise = np.random.default_rng(0).integers(0, 255, (200, 300), dtype=np.uint8)
+    Image.fromarray(noise).save(data / "images/i0.png")
+    page = build_page([judged_log(tmp_path, 1)], 1, 0, max_image_px=64)
+    server = start(page, tmp_path / "round.sqlite", original_images(page, None))
+    try:
+        case = page.data["cases"][0]["case"]
+        status, body = request(server, f"/image/{case}/0?token={server.token}", token="")
+        assert status == 200
+        with Image.open(io.BytesIO(body)) as image:
+            assert image.size == (300, 200)  # the page embeds it at 64 x 43
+        assert request(server, f"/image/{case}/9")[0] == 404
+        assert request(server, f"/image/{case}/0", token="x")[0] == 403
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_store_that_is_not_one_is_named(tmp_path: Path, log: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(ChallengeError) as caught:
+        read_rating_round([other], [log])
+    assert "not a 'medreason rate --serve' store" in str(caught.value.problems)
+
+
+def test_rate_serve_prints_the_link_and_stops_on_ctrl_c(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command itself: the round's link on 127.0.0.1, the store made, Ctrl-C stops it."""
+    from inspect_medreason.cli import main
+
+    served: list[RatingServer] = []
+
+    def interrupted(server: RatingServer, *_: Any) -> None:
+        served.append(server)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RatingServer, "serve_forever", interrupted)
+    store = tmp_path / "round.sqlite"
+    args = ["rate", str(log), "--cases", "3", "--serve", "--store", str(store), "--port", "0"]
+    assert main(args) == 0
+    out = capsys.readouterr()
+    [server] = served
+    assert f"send each rater this link: http://127.0.0.1:{server.server_address[1]}/?token=" in (
+        out.out
+    )
+    assert server.token in out.out and "every rating given is in the store" in out.err
+    assert sqlite3.connect(store).execute("PRAGMA journal_mode").fetchone() == ("wal",)
