@@ -32,6 +32,7 @@ from inspect_medreason.cli.log_reading import (
     log_header,
     logged_samples,
     one_attempt_per_run,
+    plugin_task,
     task_record,
 )
 from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
@@ -170,8 +171,9 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
         except Exception as error:  # a corrupt or foreign file: skip it, say why
             notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
             continue
-        metadata = header.eval.metadata or {}
-        if not str(header.eval.task).startswith("inspect_medreason/") or "data" not in metadata:
+        # Recognised by its registered name, its file or its run record, however it was
+        # run (a register entry runs a task by file: its log names the task plain "mcq").
+        if plugin_task(header) is None or "data" not in (header.eval.metadata or {}):
             notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
             continue
         try:

@@ -20,14 +20,17 @@ Headers likewise: Inspect's header-only read also loads the per-sample epoch red
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import yaml
 from inspect_ai.log import (
     EvalError,
     EvalLog,
@@ -214,6 +217,51 @@ def task_record(header: EvalLog) -> TaskRecord:
     except ValidationError as error:
         field, reason = _first_problem(error, "eval.metadata")
         raise ValueError(f"its run record cannot be read: {field}: {reason}") from None
+
+
+PACKAGE = "inspect_medreason"
+
+
+def plugin_task(header: EvalLog) -> str | None:
+    """The name of this plugin's task that wrote the log, or None for another's log.
+
+    A task is recognised whichever way it was run: by its registered name
+    (``inspect eval inspect_medreason/mcq``: ``inspect_medreason/mcq``); by its file
+    (``inspect eval <path>/medreason/medreason.py@mcq``, as an inspect_evals register entry
+    runs it: the name is then plain ``mcq`` and the log names the file); or, when Inspect
+    recorded neither (a task object run from Python), by its name together with the run
+    record this plugin's tasks write (``task_version`` and ``data`` in the task metadata).
+    The file is only compared as text, never opened."""
+    names = [str(name) for name in (header.eval.task_registry_name, header.eval.task) if name]
+    for name in names:
+        if name.startswith(f"{PACKAGE}/"):
+            return name.removeprefix(f"{PACKAGE}/")
+    files = task_files()
+    for name in names:
+        if name not in files:
+            continue
+        task_file = header.eval.task_file
+        if task_file and Path(task_file).as_posix().endswith(f"{PACKAGE}/{files[name]}"):
+            return name
+        metadata = header.eval.metadata or {}
+        if not task_file and {"task_version", "data"} <= metadata.keys():
+            return name
+    return None
+
+
+@cache
+def task_files() -> dict[str, str]:
+    """Each task of the plugin and the file that defines it, under the package folder
+    (``mcq``: ``medreason/medreason.py``)."""
+    from inspect_medreason import _registry  # imported only when a log needs it
+
+    files: dict[str, str] = {}
+    # The tasks are the ones the families' eval.yaml list (as the register entries are).
+    for listing in Path(_registry.__file__).parent.glob("*/eval.yaml"):
+        for entry in yaml.safe_load(listing.read_text(encoding="utf-8"))["tasks"]:
+            module = inspect.unwrap(getattr(_registry, entry["name"])).__module__
+            files[entry["name"]] = "/".join(module.split(".")[1:]) + ".py"
+    return files
 
 
 def log_header(path: Path) -> EvalLog:
