@@ -228,6 +228,9 @@ SLOW_TESTS = {
     "tests/cli/test_outputs.py::test_agreement_and_calibrate_write_together_too": (
         "agreement's bootstraps and calibrate's cross-validation, ten times each"
     ),
+    "tests/cli/test_rejudging.py::test_each_judging_is_its_own_row_with_its_own_judges": (
+        "an eval, then inspect score twice, in subprocesses"
+    ),
 }
 
 
