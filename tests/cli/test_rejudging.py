@@ -24,6 +24,7 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from utils.openai_stub import openai_stub
 
 from inspect_medreason.cli import main
+from inspect_medreason.cli.comparison import read_run
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import mcq, open_ended
 
@@ -178,6 +179,12 @@ def test_each_judging_is_its_own_row_with_its_own_judges(
 
     [row], _ = _board(capsys, str(appended.parent), "--scorer", "open_ended_scorer1")
     assert row["metrics"]["Open-ended GT"] == 2.0
+    # the rank bootstrap resamples the cases of the judging each row shows
+    assert set(read_run(appended).values["Open-ended GT"].values()) == {1.0}
+    second = read_run(appended, {"open_ended_scorer": "open_ended_scorer1"})
+    assert set(second.values["Open-ended GT"].values()) == {2.0}
+    rows, _ = _board(capsys, str(appended.parent), "--bootstrap", "20")
+    assert [row["rank_stability"]["position_shares"] for row in rows] == [{"1": 1.0}, {"2": 1.0}]
     refused, err = _board_or_none(capsys, str(appended.parent), "--scorer", "open_ended_scorer7")
     assert refused is None and "'open_ended_scorer', 'open_ended_scorer1'" in err
 

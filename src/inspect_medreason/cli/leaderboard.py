@@ -112,6 +112,7 @@ class LogMetrics:
     settings: RunSettings
     metrics: dict[str, LoggedMetric]
     lineage: list[str]
+    scores: dict[str, str] = field(default_factory=dict)  # metric -> a re-judging's score
 
 
 @dataclass
@@ -137,6 +138,9 @@ class ModelRow:
     mean_rank: float = 0.0
     position: float | None = 0.0
     sources: dict[str, str] = field(default_factory=dict)
+    # the score each metric was read from, where it is not the scorer's own (a re-judging:
+    # open_ended_scorer1); what --bootstrap reads the cases of
+    scores: dict[str, str] = field(default_factory=dict)
     breakdown: dict[str, dict[str, float]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95%
@@ -502,6 +506,12 @@ def _log_items(
                         settings,
                         metrics,
                         lineage,
+                        {
+                            name: chosen
+                            for name in metrics
+                            if (chosen := mcq_score if name == "MCQ Accuracy" else open_score)
+                            not in (None, MCQ_SCORER, OPEN_SCORER)
+                        },
                     )
                 )
     return items
@@ -569,6 +579,8 @@ def collect_rows(
             row.metrics[name] = logged.value
             row.counts[name] = logged.cases
             row.sources[name] = str(item.path)
+            if name in item.scores:
+                row.scores[name] = item.scores[name]
             if logged.interval is not None:
                 row.intervals[name] = logged.interval
             if logged.breakdown:
@@ -675,7 +687,15 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
         for row in complete:
             values: dict[str, dict[str, float]] = {}
             for path in dict.fromkeys(row.sources.values()):
-                run = read_run(Path(path))
+                # the re-judging the row shows, not the log's first judging
+                chosen = {
+                    base: row.scores[name]
+                    for name, source in row.sources.items()
+                    if source == path and name in row.scores
+                    for base in (MCQ_SCORER, OPEN_SCORER)
+                    if is_score_of(row.scores[name], base)
+                }
+                run = read_run(Path(path), chosen)
                 notes.extend(
                     f"{path}: left out of the resampling, {problem}" for problem in run.unreadable
                 )

@@ -233,7 +233,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from inspect_medreason.cli.calibration import add_calibrated_means, read_calibration
 
         calibration = read_calibration(Path(args.calibration))
-        add_calibrated_means(board.rows, calibration)
+        # calibration reads each case's first judging: a re-judging's row is not calibrated
+        rejudged = [row for row in board.rows if row.scores]
+        add_calibrated_means([row for row in board.rows if not row.scores], calibration)
+        board.notes.extend(
+            f"{row.model}: not calibrated, its numbers are a re-judging's "
+            f"({', '.join(sorted(set(row.scores.values())))})"
+            for row in rejudged
+        )
         board.notes.append(
             f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
             f"rater(s)' ratings by {args.calibration}; ranks use the raw metrics"
