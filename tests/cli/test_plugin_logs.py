@@ -81,5 +81,10 @@ def test_a_plain_task_name_is_recognised_only_with_the_plugins_file_or_record() 
     assert plugin_task(header("mcq", "/elsewhere/my_evals/mcq.py", record)) is None
     assert plugin_task(header("mcq", None, {"data": {}})) is None
     assert plugin_task(header("other_task", None, record)) is None
+    # run from inside the package, the file is named relative to it: the record must agree
+    assert plugin_task(header("mcq", "medreason/medreason.py", record)) == "mcq"
+    assert plugin_task(header("mcq", "medreason.py", record)) == "mcq"
+    assert plugin_task(header("mcq", "medreason/medreason.py", {})) is None
+    assert plugin_task(header("mcq", "other/medreason.py", record)) is None
     # the file that defines another of our tasks is not this task's
     assert plugin_task(header("mcq", "/x/src/inspect_medreason/vqa/vqa.py", {})) is None

@@ -158,6 +158,13 @@ def test_each_judging_is_its_own_row_with_its_own_judges(
     assert f"grader={NEW_JUDGE} [rejudged.eval]" in raters
     capsys.readouterr()
 
+    # export reads only the replies: of two judgings of one run, the newest file, once
+    results = tmp_path / "results.json"
+    assert main(["export", str(overwritten), "--output", str(results), "--force"]) == 0
+    answers = json.loads(results.read_text())["answers"]
+    assert len(answers) == len({answer["case_id"] for answer in answers}) == 10
+    assert "another judging of the same replies" in capsys.readouterr().err
+
     # judge-scores cannot write two judgings of one case: refused, naming both logs
     assert main(["judge-scores", str(overwritten), "--output", str(tmp_path / "both.json")]) != 0
     assert "judged several times" in capsys.readouterr().err

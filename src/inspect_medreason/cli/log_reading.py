@@ -237,14 +237,21 @@ def plugin_task(header: EvalLog) -> str | None:
         if name.startswith(f"{PACKAGE}/"):
             return name.removeprefix(f"{PACKAGE}/")
     files = task_files()
+    recorded = {"task_version", "data"} <= (header.eval.metadata or {}).keys()
     for name in names:
         if name not in files:
             continue
+        # Inspect records the file relative to the folder it ran in: from inside the
+        # package it is "medreason/medreason.py", which names less, so the run record must
+        # agree too.
         task_file = header.eval.task_file
-        if task_file and Path(task_file).as_posix().endswith(f"{PACKAGE}/{files[name]}"):
+        given = [part for part in (task_file or "").replace("\\", "/").split("/") if part]
+        expected = [PACKAGE, *files[name].split("/")]
+        if given and given[-len(expected) :] == expected:
             return name
-        metadata = header.eval.metadata or {}
-        if not task_file and {"task_version", "data"} <= metadata.keys():
+        if recorded and (
+            not given or (len(given) < len(expected) and expected[-len(given) :] == given)
+        ):
             return name
     return None
 
