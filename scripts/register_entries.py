@@ -87,10 +87,11 @@ def register_entries(repository_url: str, commit: str) -> dict[str, dict[str, An
                 "source": {"repository_url": repository_url, "repository_commit": commit},
                 "tasks": [
                     {
-                        **{k: v for k, v in task.items() if k in ("dataset_samples",)},
+                        **{k: v for k, v in task.items() if k in ("dataset_samples", "kind")},
                         "name": name,
                         "task_path": _task_path(name),
-                        "comment": f"task version {family['version']}; data: {data}",
+                        "comment": f"task version {family['version']}; data: {data}"
+                        + (f"; {task['comment']}" if task.get("comment") else ""),
                     }
                 ],
                 **{key: family[key] for key in SHARED_KEYS if family.get(key) is not None},

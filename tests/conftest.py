@@ -231,6 +231,12 @@ SLOW_TESTS = {
     "tests/cli/test_outputs.py::test_agreement_and_calibrate_write_together_too": (
         "agreement's bootstraps and calibrate's cross-validation, ten times each"
     ),
+    "tests/cli/test_rejudging.py::test_each_judging_is_its_own_row_with_its_own_judges": (
+        "an eval, then inspect score twice, in subprocesses"
+    ),
+    "tests/vqa/test_inspect_evals_crosscheck.py": (
+        "451 questions scored by our vqa_rad and by inspect_evals' scorer"
+    ),
 }
 
 

@@ -42,6 +42,7 @@ import numpy as np
 from inspect_ai.log import EvalLog
 
 from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.judgings import OPEN_SCORER, member_models, score_names
 from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
@@ -256,30 +257,38 @@ def read_ratings(
         except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
     # Each run once, as every command reads a folder: a resumed run's attempts are not two
-    # raters, nor a run copied twice a run agreeing with itself.
-    attempts = one_attempt_per_run(headers)
+    # raters, nor a run copied twice a run agreeing with itself. Two judgings of one run's
+    # replies (a re-judged copy keeps the run's task_id) are each their own raters.
+    attempts = one_attempt_per_run(headers, judgings="each")
     if attempts.conflicts:
         raise ChallengeError(attempts.conflicts)
     notes += attempts.notes
     logs = [path for path, _ in attempts.used]
+    runs = Counter(header.eval.task_id for _, header in attempts.used)
     for number, (path, header) in enumerate(attempts.used, 1):
+        names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
         try:
-            samples = list(_judged_samples(path, header))
+            samples = list(_judged_samples(path, header, names))
         except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
             continue
         # A judge judged one log's cases; with a page, cases are keyed apart already, and
-        # one judge model over several logs is one rater.
-        suffix = f" [{path.name}]" if len(logs) > 1 and on_page is None else ""
-        models = bound_role_models(header.eval.model_roles or {})
+        # one judge model over several logs is one rater (but not over two judgings of one
+        # run: the same cases, judged twice).
+        separate = on_page is None or runs[header.eval.task_id] > 1
+        suffix = f" [{path.name}]" if len(logs) > 1 and separate else ""
+        # the header's roles only for a log that records no judge models in its cases
+        bound = bound_role_models(header.eval.model_roles or {})
         judged = 0
         unreadable: list[str] = []  # records an edited log holds that are not judges' records
-        for sample in samples:
+        for sample, name in ((s, n) for s in samples for n in names):
             if isinstance(sample, UnreadableSample):
-                notes.append(f"{path}: {sample.describe()}")
+                if name == names[0]:
+                    notes.append(f"{path}: {sample.describe()}")
                 continue
-            score = sample.scores.get("open_ended_scorer")
-            judges = (score.metadata or {}).get("judges") if score is not None else None
+            score = sample.scores.get(name)
+            metadata = (score.metadata or {}) if score is not None else {}
+            judges = metadata.get("judges")
             if not judges:
                 continue
             case = str(sample.id)
@@ -292,6 +301,7 @@ def read_ratings(
                 unreadable.append(f"{case}: judges")
                 continue
             judged += 1
+            scorer_suffix = f" [{name}]" if len(names) > 1 else ""
             per_rater: dict[str, dict[str, int]] = {}
             for component in COMPONENTS[:3]:
                 record = judges.get(component) or {}
@@ -300,7 +310,8 @@ def read_ratings(
                     continue
                 if record.get("by_rule"):
                     continue  # a zero by rule, not a judge's opinion
-                for member in panel_members(record):
+                models = member_models(record, metadata.get("judge_models"), component)
+                for member, model in zip(panel_members(record), models, strict=True):
                     role, rating = member.get("role"), member.get("score")
                     if rating is None:
                         continue  # this judge failed: no opinion to compare
@@ -309,7 +320,8 @@ def read_ratings(
                         unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
                         continue
                     rating = int(read.number)
-                    rater = f"{role}={models.get(role, '?')}{suffix}"
+                    judge = model or bound.get(role, "?")
+                    rater = f"{role}={judge}{scorer_suffix}{suffix}"
                     ratings[component].setdefault(rater, {})[case] = rating
                     per_rater.setdefault(rater, {})[component] = rating
             for rater, scores in per_rater.items():
@@ -357,11 +369,13 @@ def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None
         )
 
 
-def _judged_samples(path: Path, header: EvalLog) -> Iterator[LoggedSample | UnreadableSample]:
-    """A log's samples that hold judge records (or cannot be read), one at a time: the
-    others (MCQ cases) are not kept."""
+def _judged_samples(
+    path: Path, header: EvalLog, names: list[str]
+) -> Iterator[LoggedSample | UnreadableSample]:
+    """A log's samples that hold judge records under one of the scores ``names`` (or cannot
+    be read), one at a time: the others (MCQ cases) are not kept."""
     for sample in logged_samples(path, header):
-        if isinstance(sample, UnreadableSample) or "open_ended_scorer" in sample.scores:
+        if isinstance(sample, UnreadableSample) or any(name in sample.scores for name in names):
             yield sample
 
 

@@ -25,6 +25,7 @@ from inspect_ai.log import (
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.cli.log_reading import (
+    Judgings,
     LoggedSample,
     SampleKey,
     UnreadableSample,
@@ -32,6 +33,7 @@ from inspect_medreason.cli.log_reading import (
     log_header,
     logged_samples,
     one_attempt_per_run,
+    plugin_task,
     task_record,
 )
 from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
@@ -157,12 +159,15 @@ def _info_path(info: EvalLogInfo) -> Path:
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
 
 
-def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
+def medreason_headers(
+    logs: list[Path], notes: list[str], judgings: Judgings = "refuse"
+) -> list[tuple[Path, EvalLog]]:
     """The headers of the logs this package's challenge tasks wrote, one attempt per run
     (``one_attempt_per_run``: an interrupted run resumed with ``inspect eval-retry`` counts
     once); anything else (an unreadable or corrupt file, a log of another task, an exported
     results.json) is skipped with a one-line note. Refuses two complete attempts of one run
-    that differ."""
+    that differ; two judgings of one run (the same replies, other scores) as ``judgings``
+    says."""
     headers: list[tuple[Path, EvalLog]] = []
     for path in track(logs, "reading log headers", len(logs)):
         try:
@@ -170,8 +175,9 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
         except Exception as error:  # a corrupt or foreign file: skip it, say why
             notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
             continue
-        metadata = header.eval.metadata or {}
-        if not str(header.eval.task).startswith("inspect_medreason/") or "data" not in metadata:
+        # Recognised by its registered name, its file or its run record, however it was
+        # run (a register entry runs a task by file: its log names the task plain "mcq").
+        if plugin_task(header) is None or "data" not in (header.eval.metadata or {}):
             notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
             continue
         try:
@@ -180,7 +186,7 @@ def medreason_headers(logs: list[Path], notes: list[str]) -> list[tuple[Path, Ev
             notes.append(f"{path}: skipped, {error} (an edited log?)")
             continue
         headers.append((path, header))
-    attempts = one_attempt_per_run(headers)
+    attempts = one_attempt_per_run(headers, judgings)
     if attempts.conflicts:
         raise ChallengeError(attempts.conflicts)
     notes.extend(attempts.notes)
@@ -270,7 +276,9 @@ def export_results(
     problems: list[str] = []
     notes: list[str] = []
     model_names: list[str] = []
-    headers, wrong_model = one_model(medreason_headers(logs, notes), model, "results.json")
+    headers, wrong_model = one_model(
+        medreason_headers(logs, notes, judgings="newest"), model, "results.json"
+    )
     problems += wrong_model
     if not headers and not wrong_model:
         problems.append(
@@ -376,7 +384,7 @@ def write_results(
 
 
 def judge_scores_from_logs(
-    logs: list[Path], model: str | None = None
+    logs: list[Path], model: str | None = None, scorer: str | None = None
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """The official judge-score file from judged logs (of one model: ``model``, or the only
     one they hold), the cases left out (with why), and notes (which attempt of a run was
@@ -384,7 +392,11 @@ def judge_scores_from_logs(
 
     A log whose samples cannot be read contributes nothing (not the cases read before the
     damage) and is named among the left out; so does a run that did not finish (status
-    other than success): the file never mixes part of a run with whole ones."""
+    other than success): the file never mixes part of a run with whole ones. A log judged
+    several times (``inspect score --action append``) is written from the score ``scorer``
+    names, refused without one; two logs judging one run's replies are refused too."""
+    from inspect_medreason.cli.judgings import OPEN_SCORER, choose_score, score_names
+
     rows: list[dict[str, Any]] = []
     left_out: list[str] = []
     seen: dict[str, Path] = {}
@@ -402,6 +414,17 @@ def judge_scores_from_logs(
     headers, wrong_model = one_model(headers, model, "judge_scores.json")
     if wrong_model:
         raise ChallengeError(wrong_model)
+    refused: list[str] = []
+    chosen: dict[Path, str] = {}
+    for path, header in headers:
+        try:
+            chosen[path] = choose_score(path, score_names(header, OPEN_SCORER), scorer) or (
+                scorer or OPEN_SCORER
+            )
+        except ChallengeError as error:
+            refused.extend(error.problems)
+    if refused:
+        raise ChallengeError(refused)
     for path, header in headers:
         epochs = header.eval.config.epochs or 1
         if epochs > 1:  # said once for the log, not once for every case it repeats
@@ -444,7 +467,7 @@ def judge_scores_from_logs(
                     log_duplicates.append(f"case {case_id!r} is in {first} and in {path}")
                     continue
                 log_seen[case_id] = path
-                row, why_not = _judge_row(case_id, sample, path)
+                row, why_not = _judge_row(case_id, sample, path, chosen[path])
                 if row is None:
                     log_left_out.append(why_not)
                 else:
@@ -476,9 +499,11 @@ def judge_scores_from_logs(
     return {"scores": rows}, left_out, notes
 
 
-def _judge_row(case_id: str, sample: LoggedSample, path: Path) -> tuple[dict[str, Any] | None, str]:
-    """A case's row of the judge-score file, or why it has none."""
-    score = sample.scores.get("open_ended_scorer")
+def _judge_row(
+    case_id: str, sample: LoggedSample, path: Path, scorer: str = "open_ended_scorer"
+) -> tuple[dict[str, Any] | None, str]:
+    """A case's row of the judge-score file from score ``scorer``, or why it has none."""
+    score = sample.scores.get(scorer)
     if score is None or not isinstance(score.value, dict):
         return None, f"{case_id}: not judged in {path}"
     values = {key: score.value.get(key) for key in ("gt_final", "va_answer", "rvf_trace")}

@@ -107,11 +107,12 @@ def run_log(path: Path) -> Path:
     return headers[0][0]
 
 
-def read_run(path: Path) -> RunCases:
+def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
     """Per-case values of a MedReason log, read as a stream (its header, then one sample at
     a time, never the images); a refusal naming the file when it is not one. A sample with
     a field that cannot be read is left out and named in ``unreadable``. ``path`` may be a
-    folder holding one run (``run_log``)."""
+    folder holding one run (``run_log``). ``scores`` names, per scorer, the score to read
+    when the log holds several judgings (``{"open_ended_scorer": "open_ended_scorer1"}``)."""
     path = run_log(path)
     try:
         header = log_header(path)
@@ -139,7 +140,7 @@ def read_run(path: Path) -> RunCases:
             if isinstance(sample, UnreadableSample):
                 unreadable.append(sample.describe())
                 continue
-            unreadable.extend(_add_case_values(sample, sums, groups, clusters))
+            unreadable.extend(_add_case_values(sample, sums, groups, clusters, scores or {}))
     except Exception as error:  # a damaged file: nothing of it is compared
         raise ChallengeError(
             [f"{path}: its samples cannot be read ({describe_error(error)})"]
@@ -171,6 +172,7 @@ def _add_case_values(
     sums: dict[str, dict[str, list[float]]],
     groups: dict[str, dict[str, str]],
     clusters: dict[str, str],
+    scores: dict[str, str] | None = None,
 ) -> list[str]:
     """Adds a sample's values; returns the impossible ones, named (``score_values``)."""
     problems: list[str] = []
@@ -179,7 +181,7 @@ def _add_case_values(
     groups[case] = {name: str(metadata.get(name, "unknown")) for name in CATEGORY_FIELDS}
     clusters[case] = case_cluster(metadata, f"case:{case}")
     for metric, (scorer_name, key) in METRICS.items():
-        score = sample.scores.get(scorer_name)
+        score = sample.scores.get((scores or {}).get(scorer_name, scorer_name))
         if score is None:
             continue
         value = score.value.get(key) if key and isinstance(score.value, dict) else score.value

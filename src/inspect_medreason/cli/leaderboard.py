@@ -22,6 +22,7 @@ import base64
 import csv
 import hashlib
 import html
+import inspect
 import io
 import json
 from dataclasses import dataclass, field
@@ -33,7 +34,15 @@ from inspect_ai.log import EvalLog
 from scipy.stats import rankdata
 
 from inspect_medreason.cli.calibration import calibrated_cell
-from inspect_medreason.cli.challenge import METRIC_NAMES, medreason_headers
+from inspect_medreason.cli.challenge import METRIC_NAMES, ChallengeError, medreason_headers
+from inspect_medreason.cli.judgings import (
+    MCQ_SCORER,
+    OPEN_SCORER,
+    Judging,
+    is_score_of,
+    read_judging,
+    score_names,
+)
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.intervals import SEED, cluster_indices
@@ -103,6 +112,7 @@ class LogMetrics:
     settings: RunSettings
     metrics: dict[str, LoggedMetric]
     lineage: list[str]
+    scores: dict[str, str] = field(default_factory=dict)  # metric -> a re-judging's score
 
 
 @dataclass
@@ -128,6 +138,9 @@ class ModelRow:
     mean_rank: float = 0.0
     position: float | None = 0.0
     sources: dict[str, str] = field(default_factory=dict)
+    # the score each metric was read from, where it is not the scorer's own (a re-judging:
+    # open_ended_scorer1); what --bootstrap reads the cases of
+    scores: dict[str, str] = field(default_factory=dict)
     breakdown: dict[str, dict[str, float]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95%
@@ -184,8 +197,15 @@ def _prompt_digests(prompts: dict[str, TemplateRecord], prefix: str) -> dict[str
 CONCURRENCY_SETTINGS = frozenset({"max_connections"})
 
 
-def run_settings(log: EvalLog) -> RunSettings:
-    """Every setting of a log that changes its numbers."""
+def run_settings(
+    log: EvalLog,
+    judging: Judging | None = None,
+    reducer: str | None = None,
+    mcq_score: str = MCQ_SCORER,
+) -> RunSettings:
+    """Every setting of a log that changes its numbers: with ``judging``, the open track's
+    judges as its cases record them (a re-judged log's header still names the first
+    judges); with ``reducer``, the one epoch reducer its numbers are read under."""
     record = task_record(log)  # checked when the header was read (medreason_headers)
     dataset = {
         "cases": record.data.cases_file or log.eval.dataset.location,
@@ -203,19 +223,27 @@ def run_settings(log: EvalLog) -> RunSettings:
             **_config(log.eval.model_generate_config),
         },
         "epochs": config.epochs or 1,
-        "epochs_reducer": config.epochs_reducer,
+        "epochs_reducer": [reducer] if reducer is not None else config.epochs_reducer,
     }
     prompts = record.prompts
     tracks: dict[str, dict[str, Any]] = {}
     scores = {score.name for score in (log.results.scores if log.results else [])}
-    if "mcq_scorer" in scores:
+    if mcq_score in scores:
         tracks["mcq"] = {
             "shuffle_choices": record.shuffle_choices,
             "shuffle_seed": record.shuffle_seed,
             "extraction": record.extraction.mode,
             "prompts": _prompt_digests(prompts, "mcq_"),
+            **({"scorer": mcq_score} if mcq_score != MCQ_SCORER else {}),
         }
-    if "open_ended_scorer" in scores or "gt_final" in scores:  # this layout, or before 2026-11-24
+    if judging is not None:
+        tracks["open"] = {
+            **({"scorer": judging.scorer} if judging.scorer != OPEN_SCORER else {}),
+            **judging.settings(),
+            "judge_settings": _scorer_options(log, judging.scorer),
+            "prompts": _prompt_digests(prompts, "open_"),
+        }
+    elif "open_ended_scorer" in scores or "gt_final" in scores:  # before 2026-11-24 too
         judges = record.judges or JudgesRecord()
         roles = {role: _role(cfg) for role, cfg in (log.eval.model_roles or {}).items()}
         tracks["open"] = {
@@ -232,6 +260,34 @@ def run_settings(log: EvalLog) -> RunSettings:
             "prompts": _prompt_digests(prompts, "open_"),
         }
     return RunSettings(dataset, common, tracks, _partial(log, config))
+
+
+# Scorer arguments that change no number: where images are read from, how many calls at once.
+EXECUTION_ONLY_SCORER_ARGS = frozenset({"data_dir", "judge_max_connections"})
+
+
+def _scorer_options(log: EvalLog, score: str) -> dict[str, Any]:
+    """The arguments the judging ``score`` was scored with, defaults filled in (the task
+    passes every argument; ``inspect score`` only those given with ``-S``).
+
+    Inspect names the k-th score of one scorer ``open_ended_scorer``, then
+    ``open_ended_scorer1``, ...; the header lists the scorers in the same order, each under
+    the scorer's own name."""
+    from inspect_medreason.medreason.scorer import open_ended_scorer
+
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(open_ended_scorer).parameters.items()
+    }
+    listed = [s for s in log.eval.scorers or [] if is_score_of(s.name, OPEN_SCORER)]
+    names = score_names(log, OPEN_SCORER)
+    index = names.index(score) if score in names else -1
+    options = (listed[index].options or {}) if 0 <= index < len(listed) else {}
+    return {
+        name: value
+        for name, value in {**defaults, **options}.items()
+        if name not in EXECUTION_ONLY_SCORER_ARGS
+    }
 
 
 # The roles the open-ended track judges with, which allow_self_judging leaves to the model
@@ -267,14 +323,22 @@ def _partial(log: EvalLog, config: Any) -> str | None:
     return None
 
 
-def logged_metric(log: EvalLog, name: str) -> LoggedMetric | None:
+def logged_metric(
+    log: EvalLog, name: str, scorer: str | None = None, reducer: str | None = None
+) -> LoggedMetric | None:
     """Leaderboard metric ``name`` from the log's results, in either layout; None when the
-    log has none or it is NaN (nothing scored)."""
+    log has none or it is NaN (nothing scored). ``scorer`` names the score of its track to
+    read when a log holds several (a re-judging appended as ``open_ended_scorer1``),
+    ``reducer`` the epoch reducer when the run had several (``--epochs-reducer mean,max``
+    logs one score per reducer)."""
     scores = log.results.scores if log.results else []
     for score_name, metric_name, interval_group in METRIC_SOURCES[name]:
+        wanted = scorer if scorer is not None and is_score_of(scorer, score_name) else score_name
         for score in scores:
             metric = score.metrics.get(metric_name)
-            if score.name != score_name or metric is None or metric.value != metric.value:
+            if score.name != wanted or metric is None or metric.value != metric.value:
+                continue
+            if reducer is not None and score.reducer not in (reducer, None):
                 continue
             if interval_group is not None:  # a score of its own
                 return LoggedMetric(
@@ -347,42 +411,142 @@ def _row_name(model: str, label_args: list[str], task_args: dict[str, Any]) -> s
     return f"{model} [" + ", ".join(f"{a}={task_args.get(a)}" for a in label_args) + "]"
 
 
+def _log_items(
+    path: Path,
+    log: EvalLog,
+    label_args: list[str],
+    include_partial: bool,
+    scorer: str | None,
+    reducer: str | None,
+    notes: list[str],
+) -> list[LogMetrics]:
+    """A log's candidate rows: one per judging and per epoch reducer it holds (or only the
+    ones ``scorer`` and ``reducer`` name); what is left out is noted, never dropped
+    silently."""
+    tracks = {"mcq": score_names(log, MCQ_SCORER), "open": score_names(log, OPEN_SCORER)}
+    if scorer is not None:
+        track = "mcq" if is_score_of(scorer, MCQ_SCORER) else "open"
+        if tracks[track] and scorer not in tracks[track]:
+            notes.append(
+                f"{path}: left out, no score {scorer!r}; its {track} scores are "
+                + ", ".join(repr(name) for name in tracks[track])
+            )
+            return []
+        tracks[track] = [name for name in tracks[track] if name == scorer]
+    scores = log.results.scores if log.results else []
+    reducers = list(dict.fromkeys(s.reducer for s in scores if s.reducer is not None))
+    if reducer is not None and reducers and reducer not in reducers:
+        notes.append(
+            f"{path}: left out, not reduced by {reducer!r} (its epoch reducers: "
+            + ", ".join(reducers)
+            + ")"
+        )
+        return []
+    variants: list[str | None] = (
+        [reducer]
+        if reducer is not None and reducers
+        else list(reducers)
+        if len(reducers) > 1
+        else [None]
+    )
+    if reducer is None and len(reducers) > 1:
+        notes.append(
+            f"{path}: reduced {len(reducers)} ways over its epochs ({', '.join(reducers)}): "
+            "a row for each (--reducer shows one)"
+        )
+    # None: no judging to read (an MCQ log, or the per-component scores before 2026-11-24)
+    read = [read_judging(path, log, name) for name in tracks["open"]]
+    for found in read:
+        notes.extend(f"{path}: {problem}" for problem in found.unreadable)
+    judgings: list[Judging | None] = [*read] or [None]
+    if len(tracks["open"]) > 1:
+        notes.append(
+            f"{path}: judged {len(tracks['open'])} times ("
+            + ", ".join(tracks["open"])
+            + "): a row for each (--scorer shows one)"
+        )
+    items: list[LogMetrics] = []
+    for mcq_score in tracks["mcq"] or [MCQ_SCORER]:
+        for judging in judgings:
+            for variant in variants:
+                open_score = judging.scorer if judging is not None else None
+                metrics: dict[str, LoggedMetric] = {}
+                for name in METRIC_SOURCES:
+                    chosen = mcq_score if name == "MCQ Accuracy" else open_score
+                    logged = logged_metric(log, name, chosen, variant)
+                    if logged is None:
+                        continue
+                    # a mean no run can give (an edited header): named and left out
+                    problem = read_score(name, logged.value).problem
+                    if problem is not None:
+                        notes.append(left_out(str(path), problem))
+                        continue
+                    metrics[name] = logged
+                if not metrics:
+                    continue
+                settings = run_settings(log, judging, variant, mcq_score)
+                if settings.partial and not include_partial:
+                    notes.append(
+                        f"{path}: left out, a partial run ({settings.partial}); "
+                        "--include-partial shows it as its own row"
+                    )
+                    return []
+                lineage = (
+                    judging.lineage(log.eval.model)
+                    if judging is not None
+                    else log_judge_lineage(log)
+                    if "open" in settings.tracks
+                    else []
+                )
+                items.append(
+                    LogMetrics(
+                        path,
+                        (log.eval.created, path.stat().st_mtime_ns),
+                        _row_name(log.eval.model, label_args, log.eval.task_args or {}),
+                        settings,
+                        metrics,
+                        lineage,
+                        {
+                            name: chosen
+                            for name in metrics
+                            if (chosen := mcq_score if name == "MCQ Accuracy" else open_score)
+                            not in (None, MCQ_SCORER, OPEN_SCORER)
+                        },
+                    )
+                )
+    return items
+
+
 def collect_rows(
-    logs: list[Path], label_args: list[str] | None = None, include_partial: bool = False
+    logs: list[Path],
+    label_args: list[str] | None = None,
+    include_partial: bool = False,
+    scorer: str | None = None,
+    reducer: str | None = None,
 ) -> Leaderboard:
-    """One row per experiment; see the module docstring for how logs combine."""
+    """One row per experiment; see the module docstring for how logs combine.
+
+    A log judged several times (``inspect score --action append``) gives a row per
+    judging, or only the one ``scorer`` names; a run reduced several ways
+    (``--epochs-reducer mean,max``) a row per reducer, or only ``reducer``'s. Judges and
+    their lineage are read from the cases' judge records of the score used."""
+    if scorer is not None and not (
+        is_score_of(scorer, MCQ_SCORER) or is_score_of(scorer, OPEN_SCORER)
+    ):
+        raise ChallengeError(
+            [
+                f"--scorer {scorer!r}: the leaderboard reads {MCQ_SCORER!r} and "
+                f"{OPEN_SCORER!r} scores (and their re-judgings, {OPEN_SCORER}1, ...)"
+            ]
+        )
     notes: list[str] = []
     items: list[LogMetrics] = []
-    for path, log in medreason_headers(logs, notes):
+    for path, log in medreason_headers(logs, notes, judgings="each"):
         if log.status != "success":
             notes.append(f"{path}: left out (status {log.status!r})")
             continue
-        metrics = {name: m for name in METRIC_SOURCES if (m := logged_metric(log, name))}
-        for name, logged in list(metrics.items()):
-            # a mean no run can give (an edited header): named and left out, the one rule
-            problem = read_score(name, logged.value).problem
-            if problem is not None:
-                notes.append(left_out(str(path), problem))
-                del metrics[name]
-        if not metrics:
-            continue
-        settings = run_settings(log)
-        name = _row_name(log.eval.model, label_args or [], log.eval.task_args or {})
-        if settings.partial and not include_partial:
-            notes.append(
-                f"{path}: left out, a partial run ({settings.partial}); "
-                "--include-partial shows it as its own row"
-            )
-            continue
-        items.append(
-            LogMetrics(
-                path,
-                (log.eval.created, path.stat().st_mtime_ns),
-                name,
-                settings,
-                metrics,
-                log_judge_lineage(log) if "open" in settings.tracks else [],
-            )
+        items.extend(
+            _log_items(path, log, label_args or [], include_partial, scorer, reducer, notes)
         )
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
@@ -415,6 +579,8 @@ def collect_rows(
             row.metrics[name] = logged.value
             row.counts[name] = logged.cases
             row.sources[name] = str(item.path)
+            if name in item.scores:
+                row.scores[name] = item.scores[name]
             if logged.interval is not None:
                 row.intervals[name] = logged.interval
             if logged.breakdown:
@@ -521,7 +687,15 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
         for row in complete:
             values: dict[str, dict[str, float]] = {}
             for path in dict.fromkeys(row.sources.values()):
-                run = read_run(Path(path))
+                # the re-judging the row shows, not the log's first judging
+                chosen = {
+                    base: row.scores[name]
+                    for name, source in row.sources.items()
+                    if source == path and name in row.scores
+                    for base in (MCQ_SCORER, OPEN_SCORER)
+                    if is_score_of(row.scores[name], base)
+                }
+                run = read_run(Path(path), chosen)
                 notes.extend(
                     f"{path}: left out of the resampling, {problem}" for problem in run.unreadable
                 )

@@ -20,14 +20,17 @@ Headers likewise: Inspect's header-only read also loads the per-sample epoch red
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sys
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import yaml
 from inspect_ai.log import (
     EvalError,
     EvalLog,
@@ -216,6 +219,58 @@ def task_record(header: EvalLog) -> TaskRecord:
         raise ValueError(f"its run record cannot be read: {field}: {reason}") from None
 
 
+PACKAGE = "inspect_medreason"
+
+
+def plugin_task(header: EvalLog) -> str | None:
+    """The name of this plugin's task that wrote the log, or None for another's log.
+
+    A task is recognised whichever way it was run: by its registered name
+    (``inspect eval inspect_medreason/mcq``: ``inspect_medreason/mcq``); by its file
+    (``inspect eval <path>/medreason/medreason.py@mcq``, as an inspect_evals register entry
+    runs it: the name is then plain ``mcq`` and the log names the file); or, when Inspect
+    recorded neither (a task object run from Python), by its name together with the run
+    record this plugin's tasks write (``task_version`` and ``data`` in the task metadata).
+    The file is only compared as text, never opened."""
+    names = [str(name) for name in (header.eval.task_registry_name, header.eval.task) if name]
+    for name in names:
+        if name.startswith(f"{PACKAGE}/"):
+            return name.removeprefix(f"{PACKAGE}/")
+    files = task_files()
+    recorded = {"task_version", "data"} <= (header.eval.metadata or {}).keys()
+    for name in names:
+        if name not in files:
+            continue
+        # Inspect records the file relative to the folder it ran in: from inside the
+        # package it is "medreason/medreason.py", which names less, so the run record must
+        # agree too.
+        task_file = header.eval.task_file
+        given = [part for part in (task_file or "").replace("\\", "/").split("/") if part]
+        expected = [PACKAGE, *files[name].split("/")]
+        if given and given[-len(expected) :] == expected:
+            return name
+        if recorded and (
+            not given or (len(given) < len(expected) and expected[-len(given) :] == given)
+        ):
+            return name
+    return None
+
+
+@cache
+def task_files() -> dict[str, str]:
+    """Each task of the plugin and the file that defines it, under the package folder
+    (``mcq``: ``medreason/medreason.py``)."""
+    from inspect_medreason import _registry  # imported only when a log needs it
+
+    files: dict[str, str] = {}
+    # The tasks are the ones the families' eval.yaml list (as the register entries are).
+    for listing in Path(_registry.__file__).parent.glob("*/eval.yaml"):
+        for entry in yaml.safe_load(listing.read_text(encoding="utf-8"))["tasks"]:
+            module = inspect.unwrap(getattr(_registry, entry["name"])).__module__
+            files[entry["name"]] = "/".join(module.split(".")[1:]) + ".py"
+    return files
+
+
 def log_header(path: Path) -> EvalLog:
     """A log's header (no samples, no per-sample reductions).
 
@@ -396,7 +451,17 @@ class RunAttempts:
     conflicts: list[str]  # two complete attempts of one run that differ: a refusal
 
 
-def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
+# What to do with two judgings of one run: complete attempts with the same replies and
+# other scores (``inspect score`` wrote a re-judged copy, which keeps the run's task_id).
+# "each": use every judging (the leaderboard's rows, agreement's raters); "newest": the
+# newest (export reads only the replies); "refuse": name them (a command that reads one
+# judging and cannot choose).
+Judgings = Literal["each", "newest", "refuse"]
+
+
+def one_attempt_per_run(
+    headers: list[tuple[Path, EvalLog]], judgings: Judgings = "refuse"
+) -> RunAttempts:
     """Each run's latest complete attempt.
 
     ``inspect eval-retry`` (and ``inspect eval-set``, which retries failed tasks the same
@@ -405,8 +470,10 @@ def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
     each case once. So logs are grouped by ``task_id``; a run's newest successful attempt
     is used (or, when none succeeded, its newest attempt, which the command then treats as
     the unfinished run it is), and every other attempt is named and left out. Two
-    successful attempts are both complete: when their results differ neither can be
-    preferred silently, and the run is a conflict to refuse.
+    successful attempts are both complete: when their replies differ neither can be
+    preferred silently, and the run is a conflict to refuse. When only their scores differ
+    they are two judgings of the run's replies (``inspect score`` keeps the ``task_id``),
+    handled as ``judgings`` says.
     """
     runs: dict[str, list[tuple[Path, EvalLog]]] = {}
     for path, header in headers:
@@ -422,9 +489,15 @@ def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
         complete = [attempt for attempt in attempts if attempt[1].status == "success"]
         chosen = complete[0] if complete else attempts[0]
         # read the chosen attempt's samples once, however many attempts it is held to
-        chosen_outcome = _outcome(*chosen) if len(complete) > 1 else ""
+        chosen_outcome = _outcome(*chosen) if len(complete) > 1 else _Outcome("", "", "")
+        outcomes = [(path, header, _outcome(path, header)) for path, header in complete[1:]]
+        # Other replies, or the same scores with other reported results (an edited header),
+        # are attempts that differ; the same replies with other scores are another judging.
         differing = [
-            path for path, header in complete[1:] if _outcome(path, header) != chosen_outcome
+            path
+            for path, _, outcome in outcomes
+            if outcome.replies != chosen_outcome.replies
+            or (outcome.scores == chosen_outcome.scores and outcome != chosen_outcome)
         ]
         if differing:
             conflicts.append(
@@ -433,16 +506,40 @@ def one_attempt_per_run(headers: list[tuple[Path, EvalLog]]) -> RunAttempts:
                 + "; pass the attempt you mean (or move the other out of the folder)"
             )
             continue
-        used.append(chosen)
+        # each attempt whose scores differ from every newer one's is a judging of its own
+        judged: list[tuple[Path, EvalLog]] = [chosen]
+        seen = {chosen_outcome.scores}
+        for path, header, outcome in outcomes:
+            if outcome.scores not in seen:
+                seen.add(outcome.scores)
+                judged.append((path, header))
+        if len(judged) > 1 and judgings == "refuse":
+            conflicts.append(
+                f"run {run} was judged several times ({len(judged)} logs with the same replies "
+                "and other scores: "
+                + ", ".join(str(path) for path, _ in judged)
+                + "); pass the log of the judging you mean"
+            )
+            continue
+        kept = judged if judgings == "each" and len(judged) > 1 else [chosen]
+        used.extend(kept)
         what = "its latest complete attempt" if complete else "its latest attempt (none finished)"
-        notes.append(f"{chosen[0]}: used, {what} of run {run} ({len(attempts)} attempts)")
+        if len(kept) > 1:
+            notes.append(
+                f"run {run}: {len(kept)} judgings of its replies used, each on its own: "
+                + ", ".join(str(path) for path, _ in kept)
+            )
+        else:
+            notes.append(f"{chosen[0]}: used, {what} of run {run} ({len(attempts)} attempts)")
+        kept_paths = {path for path, _ in kept}
         for path, header in attempts:
-            if path != chosen[0]:
-                why = (
-                    "the same results, an earlier complete attempt"
-                    if header.status == "success"
-                    else f"status {header.status!r}, superseded"
-                )
+            if path not in kept_paths:
+                if header.status != "success":
+                    why = f"status {header.status!r}, superseded"
+                elif any(path == other for other, _ in judged):
+                    why = "another judging of the same replies, older (export reads replies only)"
+                else:
+                    why = "the same results, an earlier complete attempt"
                 notes.append(f"{path}: left out, an attempt of run {run} ({why})")
     order = {path: index for index, (path, _) in enumerate(headers)}
     used.sort(key=lambda item: order[item[0]])
@@ -458,38 +555,45 @@ def _attempt_order(attempt: tuple[Path, EvalLog]) -> tuple[str, int]:
     return header.eval.created, written
 
 
-def _outcome(path: Path, header: EvalLog) -> str:
-    """What a complete attempt found: its model, every reported metric, and each case's
-    reply, error and scores (a digest; read only when a run has two complete attempts). An
+@dataclass(frozen=True)
+class _Outcome:
+    """What a complete attempt found, as digests: ``replies`` its model and each case's
+    reply and error; ``scores`` each case's scores; ``results`` that with every reported
+    metric."""
+
+    replies: str
+    scores: str
+    results: str
+
+
+def _outcome(path: Path, header: EvalLog) -> _Outcome:
+    """A complete attempt's outcome (read only when a run has two complete attempts). An
     attempt whose samples cannot be read is its own outcome: it never passes for another."""
-    scores = header.results.scores if header.results else []
-    digest = hashlib.sha256()
+    replies, scored = hashlib.sha256(), hashlib.sha256()
     try:
         for sample in logged_samples(path, header):
-            digest.update(json.dumps(_sample_outcome(sample), sort_keys=True, default=str).encode())
+            reply, judged = _sample_outcome(sample)
+            replies.update(json.dumps(reply, sort_keys=True, default=str).encode())
+            scored.update(json.dumps(judged, sort_keys=True, default=str).encode())
     except Exception as error:  # damaged: unlike any other attempt
-        digest.update(f"unreadable {path}: {error}".encode())
-    return json.dumps(
-        {
-            "model": header.eval.model,
-            "metrics": {
-                score.name: {name: metric.value for name, metric in score.metrics.items()}
-                for score in scores
-            },
-            "samples": digest.hexdigest(),
-        },
-        sort_keys=True,
-        default=str,
+        replies.update(f"unreadable {path}: {error}".encode())
+    metrics = {
+        f"{score.name}/{score.reducer}": {name: m.value for name, m in score.metrics.items()}
+        for score in (header.results.scores if header.results else [])
+    }
+    reply_digest = json.dumps({"model": header.eval.model, "samples": replies.hexdigest()})
+    scores_digest = reply_digest + scored.hexdigest()
+    return _Outcome(
+        reply_digest,
+        scores_digest,
+        scores_digest + json.dumps(metrics, sort_keys=True, default=str),
     )
 
 
-def _sample_outcome(sample: LoggedSample | UnreadableSample) -> Any:
+def _sample_outcome(sample: LoggedSample | UnreadableSample) -> tuple[Any, Any]:
     if isinstance(sample, UnreadableSample):
-        return ["unreadable", sample.id, sample.epoch, sample.field]
-    return [
-        sample.id,
-        sample.epoch,
-        sample.completion,
-        sample.error,
+        return ["unreadable", sample.id, sample.epoch, sample.field], []
+    return (
+        [sample.id, sample.epoch, sample.completion, sample.error],
         {name: [score.value, score.answer] for name, score in sample.scores.items()},
-    ]
+    )

@@ -100,7 +100,9 @@ def cmd_judge_scores(args: argparse.Namespace) -> int:
     outputs = OutputSet(args.force, args.logs)
     output = outputs.add(args.output)
     skipped: list[str] = []
-    document, left_out, notes = judge_scores_from_logs(log_files(args.logs, skipped), args.model)
+    document, left_out, notes = judge_scores_from_logs(
+        log_files(args.logs, skipped), args.model, args.scorer
+    )
     for note in [*skipped, *notes]:
         print(f"note: {note}", file=sys.stderr)
     _print_notes(outputs.write({output: json.dumps(document, indent=2) + "\n"}))
@@ -214,7 +216,13 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
     outputs = _check_outputs(args, [*args.logs, args.calibration])
     skipped: list[str] = []
-    board = collect_rows(log_files(args.logs, skipped), args.label_arg, args.include_partial)
+    board = collect_rows(
+        log_files(args.logs, skipped),
+        args.label_arg,
+        args.include_partial,
+        scorer=args.scorer,
+        reducer=args.reducer,
+    )
     board.notes[:0] = skipped
     for note in board.notes:
         print(f"note: {note}", file=sys.stderr)
@@ -225,7 +233,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         from inspect_medreason.cli.calibration import add_calibrated_means, read_calibration
 
         calibration = read_calibration(Path(args.calibration))
-        add_calibrated_means(board.rows, calibration)
+        # calibration reads each case's first judging: a re-judging's row is not calibrated
+        rejudged = [row for row in board.rows if row.scores]
+        add_calibrated_means([row for row in board.rows if not row.scores], calibration)
+        board.notes.extend(
+            f"{row.model}: not calibrated, its numbers are a re-judging's "
+            f"({', '.join(sorted(set(row.scores.values())))})"
+            for row in rejudged
+        )
         board.notes.append(
             f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
             f"rater(s)' ratings by {args.calibration}; ranks use the raw metrics"
@@ -514,6 +529,12 @@ def build_parser() -> argparse.ArgumentParser:
     judge.add_argument(
         "--model", help="the model whose judged runs to write, when the logs hold several's"
     )
+    judge.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="of a log judged several times (inspect score --action append), the score to "
+        "write (open_ended_scorer, open_ended_scorer1, ...); refused without it",
+    )
     judge.add_argument("--force", action="store_true", help="overwrite the output file")
     judge.set_defaults(handler=cmd_judge_scores)
 
@@ -589,6 +610,18 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="ARG",
         help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",
+    )
+    board.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="of a log judged several times (inspect score --action append), only this score "
+        "(open_ended_scorer, open_ended_scorer1, ...); by default a row for each",
+    )
+    board.add_argument(
+        "--reducer",
+        metavar="NAME",
+        help="of a run reduced several ways over its epochs (--epochs-reducer mean,max), only "
+        "this reducer's numbers; by default a row for each",
     )
     board.add_argument(
         "--bootstrap",
