@@ -28,7 +28,18 @@ def medxpertqa_mm(
     images: bool = True,
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
-    ``image_root`` (default: the snapshot's unpacked ``images/`` folder)."""
+    ``image_root`` (default: the snapshot's unpacked ``images/`` folder).
+
+    Args:
+        data: A local copy of the MM subset, a file or a folder in a layout the hub
+            publishes (default: the hub at the pinned commit; see the family README).
+        image_root: The folder image file names are relative to (default: the snapshot's
+            unpacked ``images/`` folder).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        split: ``test`` or ``dev``.
+        images: False withholds the images (blind control).
+    """
     show_images = coerce_bool(images, "images")
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)
     prompts = TrackPrompts.load("mcq")
