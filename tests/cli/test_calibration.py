@@ -25,8 +25,8 @@ from inspect_medreason.cli.calibration import (
     read_calibration,
 )
 from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import bootstrap_interval
-from inspect_medreason.core.judges import gate_visual_accuracy
 
 CASES = 48
 RATED = 36

@@ -8,13 +8,13 @@ import pytest
 from inspect_ai.model import ChatMessageUser, ContentImage
 
 from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.judges import (
     JUDGE_TEMPLATE_NAMES,
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
     fence_id,
-    gate_visual_accuracy,
     integer_score,
     judge_messages,
     panel_members,

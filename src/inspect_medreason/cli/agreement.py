@@ -57,8 +57,9 @@ from inspect_medreason.cli.rating import (
 )
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
-from inspect_medreason.core.judges import bound_role_models, gate_visual_accuracy, panel_members
+from inspect_medreason.core.judges import bound_role_models, panel_members
 from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")

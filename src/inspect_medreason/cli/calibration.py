@@ -66,6 +66,7 @@ from inspect_medreason.cli.rating import (
     map_round_to_logs,
 )
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import (
     LEVEL,
     NO_INTERVAL,
@@ -75,7 +76,6 @@ from inspect_medreason.core.intervals import (
     case_cluster,
     cluster_codes,
 )
-from inspect_medreason.core.judges import gate_visual_accuracy
 from inspect_medreason.core.user_files import (
     MAX_CALIBRATION_BYTES,
     UserFileError,

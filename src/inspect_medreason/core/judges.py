@@ -591,18 +591,6 @@ def scored_by_rule(kind: JudgeKind, reason: str) -> JudgeOutcome:
     return JudgeOutcome(kind=kind, score=0, rationale=reason, by_rule=True)
 
 
-def gate_visual_accuracy(va_answer: float, rvf_trace: float) -> float:
-    """The official gate, expression for expression (``compute_va_final`` in the official
-    scoring.py): an unfaithful trace caps the final visual score. ``min(va, 1)`` is the int
-    1 when ``va > 1``, which the official output writes as ``1``; a fractional RVF such as
-    1.5 is not capped, as there (panels reduce to an integer RVF before the gate)."""
-    if rvf_trace <= 1:
-        return min(va_answer, 1)
-    if rvf_trace == 2:
-        return min(va_answer, 3)
-    return va_answer
-
-
 MISSING_ROLE_MESSAGE = (
     "Judges are Inspect model roles and {role!r} was not given. Pass it, e.g. "
     "--model-role {role}=openai/gpt-4o (the open-ended track needs both grader and "

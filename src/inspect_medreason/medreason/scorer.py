@@ -28,6 +28,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import collect, materialize_media
 
 from inspect_medreason.core.extraction import extract_label, parse_open_reply
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.judges import (
     DEFAULT_PANEL_REDUCE,
@@ -39,7 +40,6 @@ from inspect_medreason.core.judges import (
     JudgeTemplates,
     LineageWatch,
     check_panel_reduce,
-    gate_visual_accuracy,
     judge_messages,
     panel_component,
     panel_judges,
