@@ -33,6 +33,7 @@ from inspect_medreason import (
     slake,
     vqa_rad,
 )
+from inspect_medreason.core.errors import UserInputError
 
 
 class CountingModel:
@@ -86,3 +87,15 @@ def test_a_bad_role_binding_stops_the_run_before_any_model_call(name: str, tmp_p
     expected = "give the panel one way" if panels else "is bound to 2 models"
     assert expected in message and "\n" not in message.strip(), message
     assert tested.calls == 0 and [judge.calls for judge in judges] == [0, 0, 0, 0]
+
+
+def test_judge_meta_refuses_a_list_bound_role_on_the_command_line_when_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `inspect eval` binds the roles before the task is built: refused there, in one line,
+    # not as a traceback at score time
+    cli = ["inspect", "eval", "inspect_medreason/judge_meta", "--model-role", "grader=a,b"]
+    monkeypatch.setattr("sys.argv", [*cli, "--model-role", "vision_grader=c"])
+    with pytest.raises(UserInputError, match=r"grader is bound to 2 models") as refused:
+        judge_meta()
+    assert "\n" not in str(refused.value)
