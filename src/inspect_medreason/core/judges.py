@@ -600,10 +600,10 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
-# The judge arguments a task takes as -T, each a parameter of its own (so Inspect lists it):
-# their defaults are JudgeSettings' (JUDGE_DEFAULTS), their meanings these, which every
-# judged task's docstring gives (tests/test_task_parameters.py holds them to it). The judge's
-# generation settings are not among them: they travel with its model role
+# The judge arguments a task takes as -T, each a parameter of its own (so Inspect lists it)
+# with an Args: entry: every judged task takes these names (tests/test_task_parameters.py
+# holds them to it), with JudgeSettings' defaults (JUDGE_DEFAULTS). The judge's generation
+# settings are not among them: they travel with its model role
 # (--model-role 'grader={model: ..., temperature: 0}').
 JUDGE_PARAMETERS: dict[str, str] = {
     "allow_self_judging": "judge with the model under test when a role is not given",
