@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,59 @@ from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput, ModelUsa
 from PIL import Image
 
 SHARED_OFFICIAL = Path(__file__).resolve().parents[2] / "shared/reference/medreason-official"
+
+
+# The folders an eval with no log_dir writes to: the user's INSPECT_LOG_DIR, else ./logs (the
+# quick start's folder). Read before the session points Inspect elsewhere.
+USER_LOG_DIRS = tuple(
+    Path(folder).resolve()
+    for folder in dict.fromkeys(filter(None, (os.environ.get("INSPECT_LOG_DIR"), "logs")))
+)
+
+
+def log_folder_entries(folder: Path) -> dict[str, int]:
+    """A folder's files and their modification times (none for a missing folder): enough
+    to see a log written or rewritten there."""
+    if not folder.is_dir():
+        return {}
+    return {
+        str(path.relative_to(folder)): path.stat().st_mtime_ns
+        for path in folder.rglob("*")
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_log_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Inspect's default log folder for the whole session is a temporary one, so an eval
+    that forgets ``log_dir`` (and every subprocess, which inherits the environment) never
+    writes into the user's logs."""
+    folder = tmp_path_factory.mktemp("inspect_default_logs")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INSPECT_LOG_DIR", str(folder))
+        yield folder
+
+
+@pytest.fixture(autouse=True)
+def no_log_outside_tmp(session_log_dir: Path) -> Iterator[None]:
+    """Fail the test that writes a log into the user's folders, or into the session's
+    default one (which only an eval without ``log_dir`` reaches): a test passes
+    ``log_dir=tmp_path`` (or ``--log-dir``) to every eval it runs."""
+    watched = (session_log_dir, *USER_LOG_DIRS)
+    before = {folder: log_folder_entries(folder) for folder in watched}
+    yield
+    written = [
+        f"{folder / name}"
+        for folder in watched
+        for name, mtime in log_folder_entries(folder).items()
+        if before[folder].get(name) != mtime
+    ]
+    if written:
+        pytest.fail(
+            "the test wrote outside its temporary folders: "
+            + ", ".join(sorted(written)[:5])
+            + " (pass log_dir=tmp_path to eval(), --log-dir to inspect)"
+        )
 
 
 @pytest.fixture(autouse=True)

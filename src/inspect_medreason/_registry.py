@@ -10,7 +10,6 @@ from inspect_medreason.cmb import (
     cmb_exam_prompt,
     cmb_exam_scorer,
 )
-from inspect_medreason.core.errors import install_user_error_hook
 from inspect_medreason.core.solvers import medreason_prompt, template_prompt
 from inspect_medreason.gemex import gemex, gemex_scorer
 from inspect_medreason.judge_meta import extractor_meta, judge_meta, judge_meta_scorer
@@ -18,9 +17,6 @@ from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
 from inspect_medreason.vqa import path_vqa, slake, vqa_rad, vqa_scorer
-
-# A mistake in the user's data or -T arguments prints as a message, not a traceback.
-install_user_error_hook()
 
 
 @modelapi(name="medreason")

@@ -21,11 +21,12 @@ from inspect_medreason.cli.calibration import (
     calibrated_mean,
     calibrated_means,
     fit_map,
+    kfold_splits,
     read_calibration,
 )
 from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import bootstrap_interval
-from inspect_medreason.core.judges import gate_visual_accuracy
 
 CASES = 48
 RATED = 36
@@ -272,6 +273,21 @@ def test_the_map_is_what_isotonic_regression_fits_and_predicts() -> None:
         model = IsotonicRegression(y_min=0, y_max=4, out_of_bounds="clip").fit(x, y)
         probe = np.linspace(-1, 5, 61)
         assert np.allclose(apply_map(*fit_map(x, y), probe), model.predict(probe))
+
+
+def test_the_folds_are_scikit_learns_kfold_draw_for_draw() -> None:
+    # scikit-learn is a dev dependency only: the install does without it
+    from sklearn.model_selection import KFold
+
+    for cases, folds, seed in [(20, 5, 0), (23, 5, 7), (7, 7, 3), (31, 4, 12345), (2, 2, 1)]:
+        ours = list(kfold_splits(cases, folds, seed))
+        theirs = list(KFold(n_splits=folds, shuffle=True, random_state=seed).split(range(cases)))
+        assert len(ours) == len(theirs) == folds
+        for (train, test), (their_train, their_test) in zip(ours, theirs, strict=True):
+            assert train.tolist() == their_train.tolist()
+            assert test.tolist() == their_test.tolist()
+    with pytest.raises(ValueError, match="2 to 3 cases"):
+        list(kfold_splits(3, 4, 0))
 
 
 # The simulation of the calibrated mean's interval: a case's true quality t (0-4); the

@@ -4,11 +4,13 @@ imports only Inspect's public API."""
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 from pathlib import Path
-from types import TracebackType
 
+import click
 import pytest
+from click.testing import CliRunner
 from inspect_ai.model import get_model
 
 from inspect_medreason.core.errors import (
@@ -16,36 +18,36 @@ from inspect_medreason.core.errors import (
     UserInputError,
     describe_error,
     first_few,
-    install_user_error_hook,
     is_setup_error,
-    user_error_hook,
 )
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "inspect_medreason"
 
 
-def test_hook_prints_a_user_error_as_its_message_and_passes_others_on(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    passed_on: list[BaseException] = []
+def test_a_user_error_prints_as_its_message_on_a_click_command_line() -> None:
+    # Inspect's command line is a click program: it shows a ClickException as one line.
+    @click.command()
+    def run() -> None:
+        raise TaskArgumentError("-T shuffle='maybe': use true or false")
 
-    def previous(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
-        passed_on.append(error)
-
-    hook = user_error_hook(previous)
-    hook(TaskArgumentError, TaskArgumentError("-T shuffle='maybe': use true or false"), None)
-    other = RuntimeError("a bug")
-    hook(RuntimeError, other, None)
-    assert "-T shuffle='maybe': use true or false" in capsys.readouterr().err
-    assert passed_on == [other]
+    result = CliRunner().invoke(run, [])
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: -T shuffle='maybe': use true or false"
+    error = UserInputError("bad data")
+    assert isinstance(error, ValueError) and str(error) == error.message == "bad data"
 
 
-def test_hook_is_chained_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "excepthook", sys.__excepthook__)
-    install_user_error_hook()
-    first = sys.excepthook
-    install_user_error_hook()
-    assert sys.excepthook is first and first is not sys.__excepthook__
+def test_importing_the_plugin_installs_no_process_wide_hook() -> None:
+    check = (
+        "import sys, threading\n"
+        "before = (sys.excepthook, threading.excepthook, sys.unraisablehook)\n"
+        "import inspect_medreason, inspect_medreason._registry\n"
+        "assert (sys.excepthook, threading.excepthook, sys.unraisablehook) == before\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def test_inspect_missing_role_error_is_a_setup_error() -> None:

@@ -1,19 +1,20 @@
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 from inspect_ai.model import ChatMessageUser, ContentImage
 
 from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.judges import (
     JUDGE_TEMPLATE_NAMES,
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
     fence_id,
-    gate_visual_accuracy,
     integer_score,
     judge_messages,
     panel_members,
@@ -218,13 +219,13 @@ def test_rubric_anchors_are_in_the_templates() -> None:
 
 def test_generate_config_is_built_once_and_carries_the_judges_pool_size() -> None:
     assert JudgeSettings().generate_config() is JudgeSettings().generate_config()
-    bounded = JudgeSettings.from_judge_args({"judge_max_connections": "4"})
+    bounded = JudgeSettings.from_args(**{**asdict(JudgeSettings()), "max_connections": "4"})
     assert bounded.max_connections == 4
     assert bounded.generate_config().max_connections == 4
     assert JudgeSettings().generate_config().max_connections is None  # the eval's
     for bad in ("0", "-1", "many"):
         with pytest.raises(TaskArgumentError, match="judge_max_connections"):
-            JudgeSettings.from_judge_args({"judge_max_connections": bad})
+            JudgeSettings.from_args(**{**asdict(JudgeSettings()), "max_connections": bad})
 
 
 def test_a_single_judge_component_is_that_judges_record_kept_once() -> None:

@@ -142,11 +142,20 @@ def test_images_are_resolved_once_per_distinct_file(
     assert dataset[0] is dataset[0]  # 50 cases: built once and kept, as a MemoryDataset would
 
 
-def test_eval_over_the_lazy_dataset_with_limit_and_sample_ids(official_dataset: Path) -> None:
+def test_eval_over_the_lazy_dataset_with_limit_and_sample_ids(
+    official_dataset: Path, tmp_path: Path
+) -> None:
     task = mcq(data=str(official_dataset))
     assert isinstance(task.dataset, LazySampleDataset)
-    [log] = eval(task, model="mockllm/model", sample_id=["q2", "q3"], display="none")
+    logs = str(tmp_path / "logs")
+    [log] = eval(task, model="mockllm/model", sample_id=["q2", "q3"], display="none", log_dir=logs)
     assert log.status == "success" and log.samples is not None
     assert sorted(str(s.id) for s in log.samples) == ["q2", "q3"]
-    [log] = eval(mcq(data=str(official_dataset)), model="mockllm/model", limit=1, display="none")
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        model="mockllm/model",
+        limit=1,
+        display="none",
+        log_dir=logs,
+    )
     assert log.status == "success" and [s.id for s in log.samples or []] == ["q1"]

@@ -6,6 +6,7 @@ the old -T spellings still work for one version, with a warning."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from inspect_ai import eval
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 
 from inspect_medreason.core.errors import TaskArgumentError
-from inspect_medreason.core.judges import JUDGE_TASK_OPTIONS, judge_arguments
+from inspect_medreason.core.judges import GRADER_MAX_TOKENS, JUDGE_DEFAULTS, judge_arguments
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import open_ended
 from inspect_medreason.vqa.vqa import vqa_rad
@@ -111,15 +112,30 @@ def test_the_old_spellings_work_for_one_version_with_a_warning(tmp_path: Path) -
 
 
 def test_judge_arguments_are_declared_once_and_checked_before_anything_runs() -> None:
-    with pytest.raises(
-        TaskArgumentError,
-        match=r"takes no 'judge_temprature' \(did you mean 'judge_temperature'\?\)",
-    ):
-        open_ended(judge_temprature=0)
-    with pytest.raises(TaskArgumentError, match=r"vqa_rad takes no 'panel_reduce'"):
-        vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")
+    # each is a parameter of its own: a name a task does not take is Python's refusal
+    with pytest.raises(TypeError, match=r"judge_temprature"):
+        open_ended(judge_temprature=0)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"panel_reduce"):
+        vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")  # type: ignore[call-arg]
     with pytest.raises(TaskArgumentError, match=r"judge_timeout"):
         open_ended(judge_timeout=-1)
-    arguments = judge_arguments({"judge_retries": "3"}, "a task")
-    assert set(arguments) == {*JUDGE_TASK_OPTIONS, "judge_max_tokens"}
-    assert arguments["judge_retries"] == "3" and arguments["allow_self_judging"] is False
+    with pytest.raises(TaskArgumentError, match=r"panel_reduce='mode'"):
+        open_ended(panel_reduce="mode")
+    judges = judge_arguments(
+        allow_self_judging="no",
+        retries="3",
+        structured_output=True,
+        cache=False,
+        timeout="30",
+        max_connections=None,
+        reply_budget=GRADER_MAX_TOKENS,
+    )
+    assert judges.settings == replace(
+        JUDGE_DEFAULTS, retries=3, timeout=30.0, max_tokens=GRADER_MAX_TOKENS
+    )
+    assert judges.allow_self_judging is False
+    # what every judged scorer is built with: its judge_* parameters, one by one
+    assert judges.scorer_arguments() == {
+        "allow_self_judging": False,
+        **{f"judge_{name}": value for name, value in asdict(judges.settings).items()},
+    }

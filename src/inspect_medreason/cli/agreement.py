@@ -4,11 +4,11 @@ Reads judged open-ended logs (a panel in one log, or the same cases judged in se
 and, optionally, reference scores in the official ``judge_scores.json`` format (a human's
 or the organizers' scores). Every judge (a role in a log) and the reference is a *rater*.
 Per component (GT_final, VA_answer, RVF_trace, VA_final) it reports, for each pair of
-raters on the cases both scored: quadratic-weighted Cohen's kappa (scikit-learn), exact and
+raters on the cases both scored: quadratic-weighted Cohen's kappa (as scikit-learn computes it), exact and
 within-one agreement, Spearman's rho (scipy), the mean bias (second minus first) and the
 confusion matrix; for all raters together: Krippendorff's alpha, ordinal (the
 ``krippendorff`` package), and the ICC(2,1) (two-way random, absolute agreement, single
-rater; pingouin, with its own F-based 95% interval) on the cases every rater scored; and
+rater; as pingouin computes it, with its F-based 95% interval) on the cases every rater scored; and
 each rater's score distribution. Every other statistic has a 95% percentile bootstrap
 interval over cases (seeded).
 
@@ -54,8 +54,9 @@ from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
-from inspect_medreason.core.judges import bound_role_models, gate_visual_accuracy, panel_members
+from inspect_medreason.core.judges import bound_role_models, panel_members
 from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +61,7 @@ from inspect_medreason.cli.log_reading import (
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import (
     LEVEL,
     NO_INTERVAL,
@@ -70,7 +71,6 @@ from inspect_medreason.core.intervals import (
     case_cluster,
     cluster_codes,
 )
-from inspect_medreason.core.judges import gate_visual_accuracy
 from inspect_medreason.core.user_files import (
     MAX_CALIBRATION_BYTES,
     UserFileError,
@@ -215,15 +215,32 @@ def apply_map(judge: np.ndarray, calibrated: np.ndarray, values: np.ndarray) -> 
     return np.interp(values, judge, calibrated)
 
 
+def kfold_splits(cases: int, folds: int, seed: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The (train, test) indices of each fold: scikit-learn's ``KFold(n_splits=folds,
+    shuffle=True, random_state=seed)`` draw for draw (the cases shuffled by a
+    ``RandomState(seed)``, cut into folds the first ``cases % folds`` of them one larger,
+    each side in case order), without scikit-learn's weight in the install; a test holds
+    the two equal where scikit-learn is installed."""
+    if not 2 <= folds <= cases:
+        raise ValueError(f"{folds} folds need 2 to {cases} cases")
+    order = np.arange(cases)
+    np.random.RandomState(seed).shuffle(order)
+    sizes = np.full(folds, cases // folds, dtype=int)
+    sizes[: cases % folds] += 1
+    start = 0
+    for size in sizes:
+        held_out = np.zeros(cases, dtype=bool)
+        held_out[order[start : start + size]] = True
+        start += size
+        yield np.flatnonzero(~held_out), np.flatnonzero(held_out)
+
+
 def fit_component(component: str, fit: FitData, folds: int, seed: int) -> FitFigures:
     """The map and its cross-validated figures (the module docstring)."""
-    from sklearn.model_selection import KFold
-
     judge, people = fit.judge, fit.people
     predicted = np.empty(len(judge))
     per_fold: list[dict[str, float | int]] = []
-    splitter = KFold(n_splits=folds, shuffle=True, random_state=seed)
-    for number, (train, test) in enumerate(splitter.split(judge), 1):
+    for number, (train, test) in enumerate(kfold_splits(len(judge), folds, seed), 1):
         predicted[test] = apply_map(*fit_map(judge[train], people[train]), judge[test])
         per_fold.append(
             {

@@ -1,5 +1,7 @@
-"""The challenge's I/O: results.json from eval logs, judge-score files, submission
-validation, and a re-implementation of the official ``scoring.py``.
+"""The challenge's I/O: results.json from eval logs (``export``), judge-score files from
+them (``judge-scores``), and the check of an exported submission against the cases. The
+official ``scoring.py`` and ``validate_submission.py``, re-implemented decision for
+decision, are in ``cli/official.py`` (``medreason score``, ``medreason validate``).
 
 Every function here returns data or raises :class:`ChallengeError` listing all problems;
 printing and exit codes belong to the command-line layer.

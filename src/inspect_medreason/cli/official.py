@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_medreason.cli.progress import track
-from inspect_medreason.core.judges import gate_visual_accuracy
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.loaders import near_miss
 from inspect_medreason.core.user_files import (
     MAX_DATA_BYTES,

@@ -28,7 +28,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from typing import Any, cast
+from typing import cast
 
 from inspect_ai.scorer import (
     Metric,
@@ -49,6 +49,7 @@ from pydantic import BaseModel, Field
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import extract_label, json_objects, readable_text
 from inspect_medreason.core.judges import (
+    JUDGE_DEFAULTS,
     JudgeSettings,
     LineageWatch,
     Verdict,
@@ -289,9 +290,28 @@ def clin_metrics() -> dict[str, list[Metric]]:
 
 
 @scorer(metrics=clin_metrics())
-def cmb_clin_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
+def cmb_clin_scorer(
+    allow_self_judging: bool = False,
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+) -> Scorer:
     """Each answer rated by the ``grader`` role; the case's score is the mean over turns."""
-    settings = JudgeSettings.from_judge_args(judge_args)
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
     templates = grader_templates("grader_clin", family="cmb")

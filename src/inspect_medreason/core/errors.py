@@ -1,23 +1,17 @@
 """The user's mistakes, reported as one clear message instead of a traceback.
 
-Inspect's command line prints its own set-up errors as a message alone, but the class it
-uses for them lives in a private module, and any other exception raised while a task is
-built prints a full traceback. So the plugin, when Inspect loads it, chains a handler in
-front of the interpreter's exception hook that prints a ``UserInputError`` as its message
-and exits non-zero, and hands every other exception to the hook that was there before
-(Inspect's own, on its command line). Only the public ``sys.excepthook`` is used.
+A ``UserInputError`` is a ``click.ClickException``: Inspect's command line (a click program)
+prints it as ``Error: <message>`` and exits 1, as it does its own usage errors, and the
+``medreason`` command prints it alone. Nothing is installed in the process: the exception
+carries how it is shown, so no hook is chained into another program's ``sys.excepthook``.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Sequence
-from types import TracebackType
-from typing import Any
+from collections.abc import Sequence
 
+import click
 from pydantic import ValidationError
-
-ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
 
 # Inspect's own set-up errors (a missing API key, a missing model role) stop a run; code
 # that otherwise turns a provider error into an unscored result must let them through.
@@ -54,16 +48,9 @@ def describe_error(error: BaseException, limit: int = 500) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-class UserInputError(ValueError):
+class UserInputError(click.ClickException, ValueError):
     """A mistake in what the user gave: data files, task arguments, templates, a dataset
-    that cannot be reached. The message says what and how to fix it."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-    def __str__(self) -> str:
-        return self.message
+    that cannot be reached. The message says what and how to fix it (``message``)."""
 
 
 class TaskArgumentError(UserInputError):
@@ -76,24 +63,3 @@ def is_setup_error(error: BaseException) -> bool:
     return isinstance(error, UserInputError) or any(
         cls.__name__ == INSPECT_SETUP_ERROR_NAME for cls in type(error).__mro__
     )
-
-
-def user_error_hook(previous: ExceptHook) -> ExceptHook:
-    """An exception hook printing a ``UserInputError`` as its message, else ``previous``."""
-
-    def hook(
-        kind: type[BaseException], error: BaseException, traceback: TracebackType | None
-    ) -> None:
-        if isinstance(error, UserInputError):
-            print(f"\n{error.message}\n", file=sys.stderr)
-            return
-        previous(kind, error, traceback)
-
-    hook.chained_user_error_hook = True  # type: ignore[attr-defined]
-    return hook
-
-
-def install_user_error_hook() -> None:
-    """Chain ``user_error_hook`` in front of the current hook, once."""
-    if not getattr(sys.excepthook, "chained_user_error_hook", False):
-        sys.excepthook = user_error_hook(sys.excepthook)

@@ -6,7 +6,6 @@ or no score with the reason it failed. A failure is never turned into a number h
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import json
@@ -17,9 +16,9 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import anyio
 from inspect_ai.model import (
@@ -133,17 +132,6 @@ class JudgeSettings:
             )
         return settings
 
-    @classmethod
-    def from_judge_args(cls, args: dict[str, Any]) -> JudgeSettings:
-        """From a task's or scorer's ``judge_*`` arguments; absent or None ones keep their
-        defaults (None is also how a scorer says "not given")."""
-        defaults = cls()
-        values = {}
-        for name in SETTING_NAMES:
-            given = args.get(f"judge_{name}")
-            values[name] = getattr(defaults, name) if given is None else given
-        return cls.from_args(**values)
-
     def generation(self, role_config: GenerateConfig | None = None) -> dict[str, Any]:
         """The effective generation settings of a judge: the role's own where it sets them,
         else these defaults; and where each came from, for the log."""
@@ -243,7 +231,9 @@ def _whole_seconds(seconds: float) -> int:
     return max(1, int(seconds))
 
 
-SETTING_NAMES = tuple(setting.name for setting in fields(JudgeSettings))
+# The judge settings' defaults, defined once: every task's and scorer's judge parameters
+# default to these.
+JUDGE_DEFAULTS = JudgeSettings()
 GENERATION_RULE = (
     "a judge's temperature, seed and max_tokens are its model role's own where the role sets "
     "them (--model-role 'grader={model: ..., temperature: 0}'), else settings' values"
@@ -601,18 +591,6 @@ def scored_by_rule(kind: JudgeKind, reason: str) -> JudgeOutcome:
     return JudgeOutcome(kind=kind, score=0, rationale=reason, by_rule=True)
 
 
-def gate_visual_accuracy(va_answer: float, rvf_trace: float) -> float:
-    """The official gate, expression for expression (``compute_va_final`` in the official
-    scoring.py): an unfaithful trace caps the final visual score. ``min(va, 1)`` is the int
-    1 when ``va > 1``, which the official output writes as ``1``; a fractional RVF such as
-    1.5 is not capped, as there (panels reduce to an integer RVF before the gate)."""
-    if rvf_trace <= 1:
-        return min(va_answer, 1)
-    if rvf_trace == 2:
-        return min(va_answer, 3)
-    return va_answer
-
-
 MISSING_ROLE_MESSAGE = (
     "Judges are Inspect model roles and {role!r} was not given. Pass it, e.g. "
     "--model-role {role}=openai/gpt-4o (the open-ended track needs both grader and "
@@ -622,98 +600,128 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
-# The judge arguments a task takes as -T, declared once here (tasks take them as
-# ``**judging``): name -> (default, meaning). The judge's generation settings are not among
-# them: they travel with its model role (--model-role 'grader={model: ..., temperature: 0}').
-JUDGE_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
-    "allow_self_judging": (False, "judge with the model under test when a role is not given"),
-    "judge_retries": (2, "extra attempts after an invalid judge reply before it is unscored"),
-    "judge_structured_output": (True, "ask judges for a JSON schema (providers that take one)"),
-    "judge_cache": (False, "cache judge replies (Inspect's model cache)"),
+# The judge arguments a task takes as -T, each a parameter of its own (so Inspect lists it)
+# with an Args: entry: every judged task takes these names (tests/test_task_parameters.py
+# holds them to it), with JudgeSettings' defaults (JUDGE_DEFAULTS). The judge's generation
+# settings are not among them: they travel with its model role
+# (--model-role 'grader={model: ..., temperature: 0}').
+JUDGE_PARAMETERS: dict[str, str] = {
+    "allow_self_judging": "judge with the model under test when a role is not given",
+    "judge_retries": "extra attempts after an invalid judge reply before it is unscored",
+    "judge_structured_output": "ask judges for a JSON schema (providers that take one)",
+    "judge_cache": "cache judge replies (Inspect's model cache)",
     "judge_timeout": (
-        DEFAULT_JUDGE_TIMEOUT,
         "seconds one judge call may take before its component is unscored (the run's "
-        "--timeout and --attempt-timeout, and the role's own, bound it when smaller)",
+        "--timeout and --attempt-timeout, and the role's own, bound it when smaller)"
     ),
     "judge_max_connections": (
-        None,
         "concurrent calls per judge model (a role's own max_connections gives way to the "
-        "eval's --max-connections in Inspect; default: that)",
+        "eval's --max-connections in Inspect; default: that)"
     ),
 }
 # Taken by the tasks whose judges follow the challenge's rubric (their templates can be
 # replaced) and, where panels are scored, how a panel's scores become one.
-PROMPT_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
-    "judge_prompts": (None, "a folder of judge templates replacing the built-in ones"),
-}
-PANEL_TASK_OPTIONS: dict[str, tuple[Any, str]] = {
-    "panel_reduce": ("median", "how a judge panel's scores become one: median, mean or min"),
-}
+PROMPT_PARAMETERS = {"judge_prompts": "a folder of judge templates replacing the built-in ones"}
+PANEL_PARAMETERS = {"panel_reduce": "how a judge panel's scores become one: median, mean or min"}
 # The old spellings of the generation settings: accepted for one version, with a warning;
 # they fill in what the judge role leaves unset.
-DEPRECATED_JUDGE_OPTIONS = {
+DEPRECATED_JUDGE_PARAMETERS = {
     "judge_temperature": "temperature",
     "judge_seed": "seed",
     "judge_max_tokens": "max_tokens",
 }
+DEFAULT_PANEL_REDUCE = "median"
+# A rubric judge's reply budget where its role sets none; a short-answer grader's.
+RUBRIC_MAX_TOKENS = JUDGE_DEFAULTS.max_tokens
+GRADER_MAX_TOKENS = 256
+
+
+class JudgeScorerArguments(TypedDict):
+    """The judge arguments every judged scorer takes (as ``-S`` too): a task passes them
+    with ``**judges.scorer_arguments()``, which mypy checks against the scorer."""
+
+    allow_self_judging: bool
+    judge_temperature: float
+    judge_seed: int
+    judge_max_tokens: int
+    judge_retries: int
+    judge_structured_output: bool
+    judge_cache: bool
+    judge_timeout: float
+    judge_max_connections: int | None
+
+
+@dataclass(frozen=True)
+class JudgeArguments:
+    """A task's judge arguments, checked and converted before anything runs."""
+
+    settings: JudgeSettings
+    allow_self_judging: bool
+    prompts: str | None = None
+    panel_reduce: str = DEFAULT_PANEL_REDUCE
+
+    def scorer_arguments(self) -> JudgeScorerArguments:
+        return JudgeScorerArguments(
+            allow_self_judging=self.allow_self_judging,
+            judge_temperature=self.settings.temperature,
+            judge_seed=self.settings.seed,
+            judge_max_tokens=self.settings.max_tokens,
+            judge_retries=self.settings.retries,
+            judge_structured_output=self.settings.structured_output,
+            judge_cache=self.settings.cache,
+            judge_timeout=self.settings.timeout,
+            judge_max_connections=self.settings.max_connections,
+        )
 
 
 def judge_arguments(
-    given: dict[str, Any],
-    task: str,
-    prompts: bool = False,
-    panel: bool = False,
-    max_tokens: int = 512,
-) -> dict[str, Any]:
-    """A task's judge arguments (its ``**judging``), checked and converted in one place:
-    a name the task does not take is refused (naming the likely one), a deprecated
-    generation setting is accepted with a warning, and defaults fill in the rest.
-    ``max_tokens`` is the reply budget where the role sets none (a rubric judge's 512, a
-    grader's 256)."""
-    accepted = accepted_judge_options(prompts, panel)
-    unknown = [
-        name for name in given if name not in accepted and name not in DEPRECATED_JUDGE_OPTIONS
-    ]
-    if unknown:
-        hints = []
-        for name in unknown:
-            close = difflib.get_close_matches(name, [*accepted, *DEPRECATED_JUDGE_OPTIONS], n=1)
-            hints.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise TaskArgumentError(
-            f"{task} takes no {', '.join(hints)}; its judge arguments are "
-            f"{', '.join(sorted(accepted))}, and a judge's temperature, seed and max_tokens go "
-            "with its role: --model-role 'grader={model: ..., temperature: 0}'"
-        )
-    arguments = {name: given.get(name, default) for name, (default, _) in accepted.items()}
-    arguments["judge_max_tokens"] = max_tokens
-    for name, setting in DEPRECATED_JUDGE_OPTIONS.items():
-        if name not in given:
+    *,
+    allow_self_judging: Any,
+    retries: Any,
+    structured_output: Any,
+    cache: Any,
+    timeout: Any,
+    max_connections: Any,
+    temperature: Any = None,
+    seed: Any = None,
+    max_tokens: Any = None,
+    reply_budget: int = RUBRIC_MAX_TOKENS,
+    prompts: str | None = None,
+    panel_reduce: Any = DEFAULT_PANEL_REDUCE,
+) -> JudgeArguments:
+    """A task's judge arguments (its ``judge_*`` parameters, ``-T`` values as YAML scalars
+    or strings) checked and converted in one place, so a bad value stops the task before
+    any model is called. ``temperature``, ``seed`` and ``max_tokens`` are the deprecated
+    ``-T judge_*`` spellings (None: not given; a warning when given): they fill in what the
+    role leaves unset, else the protocol's defaults and ``reply_budget`` (a rubric judge's
+    512, a grader's 256) do."""
+    given = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
+    for name, setting in DEPRECATED_JUDGE_PARAMETERS.items():
+        if given[setting] is None:
             continue
         message = (
             f"-T {name} is deprecated and goes in the next version: give the judge's {setting} "
             f"with its role, e.g. --model-role 'grader={{model: ..., {setting}: "
-            f"{given[name]}}}'. Until then it is used where the role sets no {setting}."
+            f"{given[setting]}}}'. Until then it is used where the role sets no {setting}."
         )
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        warnings.warn(message, DeprecationWarning, stacklevel=3)
         logger.warning(message)
-        arguments[name] = given[name]
-    # converted here, so a bad value stops the task before any model is called
-    JudgeSettings.from_judge_args(arguments)
-    if panel:
-        arguments["panel_reduce"] = check_panel_reduce(arguments["panel_reduce"])
-    arguments["allow_self_judging"] = coerce_bool(
-        arguments["allow_self_judging"], "allow_self_judging"
+    settings = JudgeSettings.from_args(
+        temperature=JUDGE_DEFAULTS.temperature if temperature is None else temperature,
+        seed=JUDGE_DEFAULTS.seed if seed is None else seed,
+        max_tokens=reply_budget if max_tokens is None else max_tokens,
+        retries=retries,
+        structured_output=structured_output,
+        cache=cache,
+        timeout=timeout,
+        max_connections=max_connections,
     )
-    return arguments
-
-
-def accepted_judge_options(prompts: bool, panel: bool) -> dict[str, tuple[Any, str]]:
-    """The judge arguments a task takes: name -> (default, meaning)."""
-    return {
-        **JUDGE_TASK_OPTIONS,
-        **(PROMPT_TASK_OPTIONS if prompts else {}),
-        **(PANEL_TASK_OPTIONS if panel else {}),
-    }
+    return JudgeArguments(
+        settings=settings,
+        allow_self_judging=coerce_bool(allow_self_judging, "allow_self_judging"),
+        prompts=prompts,
+        panel_reduce=check_panel_reduce(panel_reduce),
+    )
 
 
 class LineageWatch:
@@ -829,6 +837,29 @@ def cli_role_bindings() -> dict[str, int]:
     return counts
 
 
+def refuse_bad_bindings(roles: Iterable[str], bindings: dict[str, int], panels: bool) -> None:
+    """Refuse, in one line, a judge role bound to several models where the task asks one
+    judge of it (Inspect would use the first and say nothing), or a panel given both as a
+    list and as numbered roles. ``bindings``: role -> how many models it is bound to."""
+    for role in dict.fromkeys(roles):
+        count = bindings.get(role, 1)
+        if count > 1 and not panels:
+            raise UserInputError(SINGLE_JUDGE_MESSAGE.format(role=role, count=count))
+        numbered = [name for name in panel_roles(role, bindings) if name != role]
+        if count > 1 and numbered:
+            raise UserInputError(
+                MIXED_PANEL_MESSAGE.format(role=role, numbered=", ".join(numbered))
+            )
+
+
+def bound_role_counts() -> dict[str, int]:
+    """How many models each role of the running eval is bound to (Inspect binds a role to
+    a list with ``--model-role grader=a,b`` or ``model_roles={"grader": [a, b]}``)."""
+    return {
+        role: len(bound) if isinstance(bound, list) else 1 for role, bound in model_roles().items()
+    }
+
+
 def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool = False) -> None:
     """Stop an ``inspect eval`` that will score before the model under test is called, when
     a judge role is missing.
@@ -841,16 +872,7 @@ def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool
     """
     if not _cli_run_that_scores():
         return
-    bindings = cli_role_bindings()
-    for role in dict.fromkeys(roles):
-        count = bindings.get(role, 1)
-        if count > 1 and not panels:
-            raise UserInputError(SINGLE_JUDGE_MESSAGE.format(role=role, count=count))
-        numbered = [name for name in panel_roles(role, bindings) if name != role]
-        if count > 1 and numbered:
-            raise UserInputError(
-                MIXED_PANEL_MESSAGE.format(role=role, numbered=", ".join(numbered))
-            )
+    refuse_bad_bindings(roles, cli_role_bindings(), panels)
     if allow_self_judging:
         return
     missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]

@@ -21,6 +21,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from inspect_medreason.core.judges import bound_role_counts, refuse_bad_bindings
 from inspect_medreason.core.prompts import (
     SHARED,
     PromptTemplate,
@@ -120,3 +121,17 @@ def template_prompt() -> Solver:
         return await generate(state)
 
     return solve
+
+
+@solver
+def judge_roles_check(roles: list[str], panels: bool) -> Solver:
+    """Refuse a bad binding of the judge roles (``core.judges.refuse_bad_bindings``) before
+    the model under test is called: a task's set-up step, so it runs first in every sample
+    whichever way the eval was started (Python's ``eval()`` too, where the task is built
+    before the roles are known)."""
+
+    async def check(state: TaskState, generate: Generate) -> TaskState:
+        refuse_bad_bindings(roles, bound_role_counts(), panels)
+        return state
+
+    return check

@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from inspect_medreason.core.extraction import extract_label, json_objects
 from inspect_medreason.core.judges import (
+    JUDGE_DEFAULTS,
     GraderKind,
     JudgeOutcome,
     JudgeSettings,
@@ -168,9 +169,28 @@ def gemex_metrics() -> dict[str, list[Metric]]:
 
 
 @scorer(metrics=gemex_metrics())
-def gemex_scorer(allow_self_judging: bool = False, **judge_args: Any) -> Scorer:
+def gemex_scorer(
+    allow_self_judging: bool = False,
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+) -> Scorer:
     """A-score (closed/single/multi), AR-score (open), V-score, BLEU, ROUGE-L."""
-    settings = JudgeSettings.from_judge_args(judge_args)
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
 

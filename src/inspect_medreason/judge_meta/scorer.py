@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
 from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, grouped, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.judges import (
+    JUDGE_DEFAULTS,
     JudgeSettings,
     JudgeTemplates,
     judge_messages,
@@ -48,11 +49,29 @@ def judge_meta_metrics() -> dict[str, list[Metric]]:
 
 @scorer(metrics=judge_meta_metrics())
 def judge_meta_scorer(
-    judge_prompts: str | None = None, allow_self_judging: bool = False, **judge_args: Any
+    judge_prompts: str | None = None,
+    allow_self_judging: bool = False,
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
 ) -> Scorer:
     """Ask the probe's judge twice and compare its scores with the probe's band."""
     templates = JudgeTemplates.load(judge_prompts)
-    settings = JudgeSettings.from_judge_args(judge_args)
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     retest = replace(settings, cache=False)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     # The probes are built on the shipped demo data, whatever a log says.

@@ -27,6 +27,8 @@ from inspect_medreason.core.extraction import json_objects, parse_open_reply
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.intervals import bootstrap_ci
 from inspect_medreason.core.judges import (
+    DEFAULT_PANEL_REDUCE,
+    JUDGE_DEFAULTS,
     JudgeOutcome,
     JudgeSettings,
     JudgeTemplates,
@@ -142,15 +144,15 @@ def med_cmr_metrics() -> dict[str, list[Metric]]:
 @scorer(metrics=med_cmr_metrics())
 def med_cmr_scorer(
     allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 512,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
-    panel_reduce: str = "median",
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
 ) -> Scorer:
     """Med-CMR's four-criterion open-ended score (approximation, see the module): the
@@ -160,7 +162,16 @@ def med_cmr_scorer(
     not held in the log are read from, as for ``open_ended_scorer``."""
     how = check_panel_reduce(panel_reduce)
     templates = grader_templates(TEMPLATE_PREFIX, family="med_cmr")
-    settings = JudgeSettings.from_judge_args(locals())
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
     folder = image_folder(data_dir)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from inspect_ai import Task, task
@@ -17,10 +17,11 @@ from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.core.extractor import check_rate, extractor_record
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.judges import (
+    DEFAULT_PANEL_REDUCE,
     GENERATION_RULE,
-    JudgeSettings,
+    JUDGE_DEFAULTS,
+    JudgeArguments,
     JudgeTemplates,
-    check_panel_reduce,
     judge_arguments,
     panel_roles,
     require_judge_roles,
@@ -29,7 +30,7 @@ from inspect_medreason.core.loaders import LoadedCases
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
-from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
+from inspect_medreason.core.solvers import TrackPrompts, judge_roles_check, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
     JUDGE_ROLES,
@@ -74,53 +75,39 @@ def run_record(
 
 
 def judge_choices(
-    judge_args: dict[str, Any],
+    judges: JudgeArguments,
     open_scoring: str = "challenge",
     roles: dict[str, str] | None = None,
     templates: JudgeTemplates | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Validate judge arguments at task creation (not at the first score).
-
-    Returns the scorer's arguments and the record of them for the eval log. Another open
-    scoring (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
-    ``templates``.
-    """
-    settings = JudgeSettings.from_judge_args(judge_args)
-    judge_prompts = judge_args.get("judge_prompts")
-    panel_reduce = check_panel_reduce(judge_args.get("panel_reduce", "median"))
-    scorer_args: dict[str, Any] = {
-        "panel_reduce": panel_reduce,
-        "allow_self_judging": coerce_bool(
-            judge_args.get("allow_self_judging", False), "allow_self_judging"
-        ),
-        **{f"judge_{key}": value for key, value in asdict(settings).items()},
-    }
+    panels: bool = True,
+) -> dict[str, Any]:
+    """Check the judge roles and templates at task creation (not at the first score), and
+    the record of every judge choice for the eval log. Another open scoring
+    (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
+    ``templates``; ``panels`` False where each role must be one judge."""
     if templates is None:
-        templates = JudgeTemplates.load(judge_prompts)
-        scorer_args["judge_prompts"] = judge_prompts
-    elif judge_prompts:
+        templates = JudgeTemplates.load(judges.prompts)
+    elif judges.prompts:
         raise TaskArgumentError(
             f"-T judge_prompts replaces the challenge judges' templates; with "
             f"open_scoring={open_scoring} its judge's built-in template is used, so drop it"
         )
     component_roles = roles or JUDGE_ROLE_BY_COMPONENT
     require_judge_roles(
-        list(dict.fromkeys(component_roles.values())),
-        scorer_args["allow_self_judging"],
-        panels=True,
+        list(dict.fromkeys(component_roles.values())), judges.allow_self_judging, panels=panels
     )
-    record = {
+    return {
         "open_scoring": open_scoring,
         "roles": component_roles,
-        "settings": asdict(settings),
+        "settings": asdict(judges.settings),
         # The roles are bound after the task is built: what each judge was called with is in
         # every score's judge record ("generation"), the roles' own configs in the log's
         # model_roles.
         "generation_rule": GENERATION_RULE,
         "templates": templates.log_record(),
         "templates_sha256": templates.sha256,
-        "allow_self_judging": scorer_args["allow_self_judging"],
-        "panel_reduce": panel_reduce,
+        "allow_self_judging": judges.allow_self_judging,
+        "panel_reduce": judges.panel_reduce,
         # The judges of each panel, as far as the roles are known when the task is built
         # (every score's metadata names the models that judged it).
         "panels": {
@@ -128,7 +115,31 @@ def judge_choices(
             for role in dict.fromkeys(component_roles.values())
         },
     }
-    return scorer_args, record
+
+
+def challenge_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
+    """The open-ended track scored the challenge's way, with the task's judge arguments."""
+    return open_ended_scorer(
+        judge_prompts=judges.prompts,
+        panel_reduce=judges.panel_reduce,
+        data_dir=data_dir,
+        **judges.scorer_arguments(),
+    )
+
+
+# How a task scores the open-ended track: from its judge arguments and the run's data folder.
+OpenScorer = Callable[[JudgeArguments, str], Scorer]
+
+
+@dataclass(frozen=True)
+class OpenScoring:
+    """How the open-ended track is scored: its name for the log, the scorer, and the roles
+    (component -> role) and built-in templates of a scoring other than the challenge's."""
+
+    name: str = "challenge"
+    scorer: OpenScorer = challenge_scorer
+    roles: dict[str, str] | None = None
+    templates: JudgeTemplates | None = None
 
 
 def medreason_task(
@@ -140,8 +151,8 @@ def medreason_task(
     shuffle_choices: Any,
     seed: Any,
     images: Any,
-    judge_args: dict[str, Any] | None,
-    open_scorer: Callable[..., Scorer] | None = None,
+    judges: JudgeArguments | None,
+    open_scoring: OpenScoring | None = None,
     data_origin: dict[str, Any] | None = None,
     shift: ShiftPlan | None = None,
     extractor_check_rate: Any = 0.0,
@@ -151,14 +162,11 @@ def medreason_task(
     shuffle = coerce_bool(shuffle_choices, "shuffle_choices")
     shuffle_seed = coerce_int(seed, "seed")
     show_images = coerce_bool(images, "images")
-    scorer_args: dict[str, Any] = {}
+    scoring = open_scoring or OpenScoring()
     judge_record = None
-    if judge_args:
-        options = dict(judge_args)
-        scoring = {
-            k: options.pop(k) for k in ("open_scoring", "roles", "templates") if k in options
-        }
-        scorer_args, judge_record = judge_choices(options, **scoring)
+    judge_roles = list(dict.fromkeys((scoring.roles or JUDGE_ROLE_BY_COMPONENT).values()))
+    if judges is not None:
+        judge_record = judge_choices(judges, scoring.name, scoring.roles, scoring.templates)
     dataset, loaded = build_dataset(
         data, ground_truth, tracks, shuffle_seed if shuffle else None, name, show_images
     )
@@ -168,10 +176,11 @@ def medreason_task(
     if "mcq" in tracks:
         scorers.append(mcq_scorer(extractor_check_rate=rate))
     if "open" in tracks:
+        if judges is None:
+            raise ValueError(f"{name}: the open-ended track needs its judge arguments")
         # The run's data folder, recorded with the scorer: re-scoring reads case images only
         # from it (or from one the user names), never from a folder written into a sample.
-        scorer_args["data_dir"] = str(loaded.data_dir)
-        scorers.append((open_scorer or open_ended_scorer)(**scorer_args))
+        scorers.append(scoring.scorer(judges, str(loaded.data_dir)))
     choices: dict[str, Any] = {"images": show_images}
     if "mcq" in tracks:
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
@@ -183,6 +192,7 @@ def medreason_task(
         choices["data_origin"] = data_origin
     task = Task(
         dataset=dataset,
+        setup=judge_roles_check(judge_roles, panels=True) if judges is not None else None,
         solver=medreason_prompt(),
         scorer=scorers,
         config=DEFAULT_GENERATE_CONFIG,
@@ -218,7 +228,12 @@ def mcq(
         shuffle_choices: Shuffle option texts per case (stable for a seed); answers map back.
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control) and says so in the prompt.
-        shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
         extractor_check_rate: With ``--model-role extractor=...``, the share of replies the
             rules read that are sent to the extractor too, for the rules-extractor agreement
             (unread replies are always sent; see docs/mcq.md).
@@ -232,7 +247,7 @@ def mcq(
         shuffle_choices,
         seed,
         images,
-        judge_args=None,
+        judges=None,
         shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
         extractor_check_rate=extractor_check_rate,
     )
@@ -247,26 +262,67 @@ def open_ended(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
-    **judging: Any,
+    allow_self_judging: bool = False,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_prompts: str | None = None,
+    panel_reduce: str = DEFAULT_PANEL_REDUCE,
+    judge_temperature: float | None = None,
+    judge_seed: int | None = None,
+    judge_max_tokens: int | None = None,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
 
     Judges are model roles: ``--model-role grader=...`` (text-only GT judge) and
-    ``--model-role vision_grader=...`` (vision judge for VA and RVF).
+    ``--model-role vision_grader=...`` (vision judge for VA and RVF); a judge's temperature,
+    seed and max_tokens go with its role (``--model-role 'grader={model: ...,
+    temperature: 0}'``).
 
     Args:
         data: A cases.json, a folder holding one, or a .jsonl (default: the shipped demo set).
         ground_truth: An official ground_truth.json (default: the one beside cases.json).
         images: False withholds the images from the model (blind control); judges still see them.
-        shift, severity, shift_seed, shift_judge_image: an image-quality shift (docs/shift.md).
-        judging: The judge arguments (``-T``), declared once in
-            ``core.judges.JUDGE_TASK_OPTIONS`` and ``PANEL_TASK_OPTIONS``; a judge's
-            temperature, seed and max_tokens go with its role
-            (``--model-role 'grader={model: ..., temperature: 0}'``).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+        allow_self_judging: Judge with the model under test when a judge role is not
+            given (otherwise a missing role stops the run).
+        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
+        judge_structured_output: Ask judges for a JSON schema (providers that take one).
+        judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored
+            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
+            smaller).
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections, which Inspect gives a role over its own).
+        judge_prompts: A folder of judge templates replacing the built-in ones.
+        panel_reduce: How a judge panel's scores become one: median, mean or min.
+        judge_temperature: Deprecated: give it with the judge's role
+            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
+            role sets none.
+        judge_seed: Deprecated, as judge_temperature (the role's seed).
+        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
-    judge_args = judge_arguments(judging, "open_ended", prompts=True, panel=True)
-    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
+    judges = judge_arguments(
+        allow_self_judging=allow_self_judging,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        prompts=judge_prompts,
+        panel_reduce=panel_reduce,
+    )
     return medreason_task(
         {"open"},
         MEDREASON_TASK_VERSION,
@@ -276,8 +332,8 @@ def open_ended(
         False,
         0,
         images,
-        judge_args,
-        shift=spec,
+        judges,
+        shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
     )
 
 
@@ -292,13 +348,66 @@ def medreason(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
-    **judging: Any,
+    allow_self_judging: bool = False,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_prompts: str | None = None,
+    panel_reduce: str = DEFAULT_PANEL_REDUCE,
+    judge_temperature: float | None = None,
+    judge_seed: int | None = None,
+    judge_max_tokens: int | None = None,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
-    MCQ cases cost no judge call. Arguments as for ``mcq`` and ``open_ended``.
+    MCQ cases cost no judge call; judges as for ``open_ended``.
+
+    Args:
+        data: A cases.json, a folder holding one, or a .jsonl (default: the shipped demo set).
+        ground_truth: An official ground_truth.json (default: the one beside cases.json).
+        shuffle_choices: Shuffle MCQ option texts per case (stable for a seed); answers map
+            back.
+        seed: Seed for shuffle_choices.
+        images: False withholds the images from the model (blind control); judges still see them.
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+        allow_self_judging: Judge with the model under test when a judge role is not
+            given (otherwise a missing role stops the run).
+        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
+        judge_structured_output: Ask judges for a JSON schema (providers that take one).
+        judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored
+            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
+            smaller).
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections, which Inspect gives a role over its own).
+        judge_prompts: A folder of judge templates replacing the built-in ones.
+        panel_reduce: How a judge panel's scores become one: median, mean or min.
+        judge_temperature: Deprecated: give it with the judge's role
+            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
+            role sets none.
+        judge_seed: Deprecated, as judge_temperature (the role's seed).
+        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
-    judge_args = judge_arguments(judging, "medreason", prompts=True, panel=True)
+    judges = judge_arguments(
+        allow_self_judging=allow_self_judging,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        prompts=judge_prompts,
+        panel_reduce=panel_reduce,
+    )
     spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     return medreason_task(
         {"mcq", "open"},
@@ -309,6 +418,6 @@ def medreason(
         shuffle_choices,
         seed,
         images,
-        judge_args,
+        judges,
         shift=spec,
     )

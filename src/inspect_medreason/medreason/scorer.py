@@ -35,8 +35,11 @@ from inspect_medreason.core.extractor import (
     read_with_extractor,
     why_to_send,
 )
+from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.judges import (
+    DEFAULT_PANEL_REDUCE,
+    JUDGE_DEFAULTS,
     JUDGE_KINDS,
     JudgeKind,
     JudgeOutcome,
@@ -44,7 +47,6 @@ from inspect_medreason.core.judges import (
     JudgeTemplates,
     LineageWatch,
     check_panel_reduce,
-    gate_visual_accuracy,
     judge_messages,
     panel_component,
     panel_judges,
@@ -283,7 +285,7 @@ async def score_open_reply(
     templates: JudgeTemplates,
     settings: JudgeSettings,
     allow_self_judging: bool,
-    panel_reduce: str = "median",
+    panel_reduce: str = DEFAULT_PANEL_REDUCE,
     lineage: LineageWatch | None = None,
     folder: ImageFolder | None = None,
 ) -> Score:
@@ -384,15 +386,15 @@ async def score_open_reply(
 def open_ended_scorer(
     judge_prompts: str | None = None,
     allow_self_judging: bool = False,
-    judge_temperature: float = 0.0,
-    judge_seed: int = 42,
-    judge_max_tokens: int = 512,
-    judge_retries: int = 2,
-    judge_structured_output: bool = True,
-    judge_cache: bool = False,
-    judge_timeout: float = 120.0,
-    judge_max_connections: int | None = None,
-    panel_reduce: str = "median",
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
@@ -403,7 +405,16 @@ def open_ended_scorer(
     another when re-scoring; see ``medreason.image_folder``)."""
     panel_reduce = check_panel_reduce(panel_reduce)
     templates = JudgeTemplates.load(judge_prompts)
-    settings = JudgeSettings.from_judge_args(locals())
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
     folder = image_folder(data_dir)

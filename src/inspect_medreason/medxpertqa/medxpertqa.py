@@ -33,7 +33,24 @@ def medxpertqa_mm(
     shift_judge_image: str = "degraded",
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
-    ``image_root`` (default: the snapshot's unpacked ``images/`` folder)."""
+    ``image_root`` (default: the snapshot's unpacked ``images/`` folder).
+
+    Args:
+        data: A local copy of the MM subset, a file or a folder in a layout the hub
+            publishes (default: the hub at the pinned commit; see the family README).
+        image_root: The folder image file names are relative to (default: the snapshot's
+            unpacked ``images/`` folder).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        split: ``test`` or ``dev``.
+        images: False withholds the images (blind control).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+    """
     show_images = coerce_bool(images, "images")
     spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)

@@ -31,6 +31,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from inspect_medreason.core.judges import (
+    JUDGE_DEFAULTS,
     JudgeSettings,
     LineageWatch,
     grade_correctness,
@@ -123,12 +124,30 @@ def yes_no_vocabulary_of(name: str) -> str:
 
 @scorer(metrics=vqa_metrics([]))
 def vqa_scorer(
-    allow_self_judging: bool = False, yes_no_vocabulary: str = "default", **judge_args: Any
+    allow_self_judging: bool = False,
+    judge_temperature: float = JUDGE_DEFAULTS.temperature,
+    judge_seed: int = JUDGE_DEFAULTS.seed,
+    judge_max_tokens: int = JUDGE_DEFAULTS.max_tokens,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    yes_no_vocabulary: str = "default",
 ) -> Scorer:
     """Closed: yes/no under the dataset's vocabulary (``yes_no_vocabulary``: ``vqa_rad``,
     ``path_vqa``, ``slake`` or ``default``), else normalised exact match. Open: exact match,
     else the ``grader`` role."""
-    settings = JudgeSettings.from_judge_args(judge_args)
+    settings = JudgeSettings.from_args(
+        temperature=judge_temperature,
+        seed=judge_seed,
+        max_tokens=judge_max_tokens,
+        retries=judge_retries,
+        structured_output=judge_structured_output,
+        cache=judge_cache,
+        timeout=judge_timeout,
+        max_connections=judge_max_connections,
+    )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     vocabulary = yes_no_vocabulary_of(yes_no_vocabulary)
     lineage = LineageWatch()

@@ -7,12 +7,18 @@ from typing import Any
 from inspect_ai import Task, task
 
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.judges import judge_arguments, require_judge_roles
+from inspect_medreason.core.judges import (
+    GRADER_MAX_TOKENS,
+    JUDGE_DEFAULTS,
+    JudgeArguments,
+    judge_arguments,
+    require_judge_roles,
+)
 from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.short_answers import yes_no_vocabulary
-from inspect_medreason.core.solvers import template_prompt
+from inspect_medreason.core.solvers import judge_roles_check, template_prompt
 from inspect_medreason.vqa.dataset import (
     PATH_VQA,
     SLAKE,
@@ -34,11 +40,11 @@ def vqa_task(
     split: str | None,
     language: str | None,
     images: Any,
-    judge_args: dict[str, Any],
+    judges: JudgeArguments,
     shift: ShiftPlan,
 ) -> Task:
     show_images = coerce_bool(images, "images")
-    require_judge_roles(["grader"], judge_args["allow_self_judging"])
+    require_judge_roles(["grader"], judges.allow_self_judging)
     system, user = (
         load_template("vqa_system", family="vqa"),
         load_template("vqa_user", family="vqa"),
@@ -48,8 +54,9 @@ def vqa_task(
     )
     task = Task(
         dataset=dataset,
+        setup=judge_roles_check(["grader"], panels=False),
         solver=template_prompt(),
-        scorer=vqa_scorer(yes_no_vocabulary=benchmark.name, **judge_args),
+        scorer=vqa_scorer(yes_no_vocabulary=benchmark.name, **judges.scorer_arguments()),
         metrics=vqa_metrics(list(benchmark.group_fields)),
         config=DEFAULT_GENERATE_CONFIG,
         version=VQA_TASK_VERSION,
@@ -78,9 +85,47 @@ def vqa_rad(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
-    **judging: Any,
+    allow_self_judging: bool = False,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_temperature: float | None = None,
+    judge_seed: int | None = None,
+    judge_max_tokens: int | None = None,
 ) -> Task:
-    """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role."""
+    """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role.
+
+    Args:
+        data: A local copy of the dataset, a file or a folder in a layout the hub publishes
+            (default: the hub at the pinned commit; see the family README).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        split: The published split to evaluate.
+        images: False withholds the images (blind control).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+        allow_self_judging: Judge with the model under test when a judge role is not
+            given (otherwise a missing role stops the run).
+        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
+        judge_structured_output: Ask judges for a JSON schema (providers that take one).
+        judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored
+            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
+            smaller).
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections, which Inspect gives a role over its own).
+        judge_temperature: Deprecated: give it with the judge's role
+            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
+            role sets none.
+        judge_seed: Deprecated, as judge_temperature (the role's seed).
+        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
+    """
     return vqa_task(
         VQA_RAD,
         data,
@@ -89,7 +134,18 @@ def vqa_rad(
         split,
         None,
         images,
-        judge_arguments(judging, "vqa_rad", max_tokens=256),
+        judge_arguments(
+            allow_self_judging=allow_self_judging,
+            retries=judge_retries,
+            structured_output=judge_structured_output,
+            cache=judge_cache,
+            timeout=judge_timeout,
+            max_connections=judge_max_connections,
+            temperature=judge_temperature,
+            seed=judge_seed,
+            max_tokens=judge_max_tokens,
+            reply_budget=GRADER_MAX_TOKENS,
+        ),
         parse_shift(shift, severity, shift_seed, shift_judge_image),
     )
 
@@ -104,9 +160,47 @@ def path_vqa(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
-    **judging: Any,
+    allow_self_judging: bool = False,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_temperature: float | None = None,
+    judge_seed: int | None = None,
+    judge_max_tokens: int | None = None,
 ) -> Task:
-    """PathVQA test split: closed yes/no by exact match, open by the grader role."""
+    """PathVQA test split: closed yes/no by exact match, open by the grader role.
+
+    Args:
+        data: A local copy of the dataset, a file or a folder in a layout the hub publishes
+            (default: the hub at the pinned commit; see the family README).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        split: The published split to evaluate.
+        images: False withholds the images (blind control).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+        allow_self_judging: Judge with the model under test when a judge role is not
+            given (otherwise a missing role stops the run).
+        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
+        judge_structured_output: Ask judges for a JSON schema (providers that take one).
+        judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored
+            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
+            smaller).
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections, which Inspect gives a role over its own).
+        judge_temperature: Deprecated: give it with the judge's role
+            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
+            role sets none.
+        judge_seed: Deprecated, as judge_temperature (the role's seed).
+        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
+    """
     return vqa_task(
         PATH_VQA,
         data,
@@ -115,7 +209,18 @@ def path_vqa(
         split,
         None,
         images,
-        judge_arguments(judging, "path_vqa", max_tokens=256),
+        judge_arguments(
+            allow_self_judging=allow_self_judging,
+            retries=judge_retries,
+            structured_output=judge_structured_output,
+            cache=judge_cache,
+            timeout=judge_timeout,
+            max_connections=judge_max_connections,
+            temperature=judge_temperature,
+            seed=judge_seed,
+            max_tokens=judge_max_tokens,
+            reply_budget=GRADER_MAX_TOKENS,
+        ),
         parse_shift(shift, severity, shift_seed, shift_judge_image, "pathology"),
     )
 
@@ -132,10 +237,50 @@ def slake(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
-    **judging: Any,
+    allow_self_judging: bool = False,
+    judge_retries: int = JUDGE_DEFAULTS.retries,
+    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
+    judge_cache: bool = JUDGE_DEFAULTS.cache,
+    judge_timeout: float = JUDGE_DEFAULTS.timeout,
+    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_temperature: float | None = None,
+    judge_seed: int | None = None,
+    judge_max_tokens: int | None = None,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
-    (default: the data folder). Grouped by modality, content type and organ."""
+    (default: the data folder). Grouped by modality, content type and organ.
+
+    Args:
+        data: A local copy of the dataset, a file or a folder in a layout the hub publishes
+            (default: the hub at the pinned commit; see the family README).
+        image_root: The folder ``img_name`` is relative to (default: the data folder).
+        language: ``en``, ``zh`` or ``all``.
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        split: The published split to evaluate.
+        images: False withholds the images (blind control).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What the vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+        allow_self_judging: Judge with the model under test when a judge role is not
+            given (otherwise a missing role stops the run).
+        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
+        judge_structured_output: Ask judges for a JSON schema (providers that take one).
+        judge_cache: Cache judge replies (Inspect's model cache).
+        judge_timeout: Seconds one judge call may take before its component is unscored
+            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
+            smaller).
+        judge_max_connections: Concurrent calls per judge model (default: the eval's
+            --max-connections, which Inspect gives a role over its own).
+        judge_temperature: Deprecated: give it with the judge's role
+            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
+            role sets none.
+        judge_seed: Deprecated, as judge_temperature (the role's seed).
+        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
+    """
     return vqa_task(
         SLAKE,
         data,
@@ -144,6 +289,17 @@ def slake(
         split,
         language,
         images,
-        judge_arguments(judging, "slake", max_tokens=256),
+        judge_arguments(
+            allow_self_judging=allow_self_judging,
+            retries=judge_retries,
+            structured_output=judge_structured_output,
+            cache=judge_cache,
+            timeout=judge_timeout,
+            max_connections=judge_max_connections,
+            temperature=judge_temperature,
+            seed=judge_seed,
+            max_tokens=judge_max_tokens,
+            reply_budget=GRADER_MAX_TOKENS,
+        ),
         parse_shift(shift, severity, shift_seed, shift_judge_image),
     )
