@@ -6,6 +6,7 @@ import ast
 import contextlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +21,7 @@ from inspect_medreason.core.hub import (
     load_rows,
     missing_fields,
 )
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import yes_no
@@ -202,7 +204,7 @@ def record_to_sample(
     row: dict[str, Any],
     kind: str,
     sample_id: str,
-    image_files: list[Path],
+    image_files: Sequence[Path | PreparedImage],
     templates: tuple[PromptTemplate, PromptTemplate],
     coordinate_size: int,
     show_images: bool,
@@ -228,6 +230,7 @@ def record_to_sample(
             list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))
         ],
         "visual_regions": row.get("visual_regions") or [],
+        "images_withheld": not show_images,
     }
     system, user = templates
     prompt = {

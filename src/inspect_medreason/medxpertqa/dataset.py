@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from inspect_medreason.core.hub import (
     load_rows,
     missing_fields,
 )
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
@@ -60,7 +62,7 @@ def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
 def record_to_sample(
     row: dict[str, Any],
     sample_id: str,
-    image_files: list[Path],
+    image_files: Sequence[Path | PreparedImage],
     show_images: bool,
     source: str,
     where: str | None = None,
@@ -86,6 +88,7 @@ def record_to_sample(
         "body_system": str(row.get("body_system") or "unknown"),
         "medical_task": str(row.get("medical_task") or "unknown"),
         "question_type": str(row.get("question_type") or "unknown"),
+        "images_withheld": not show_images,
     }
     return build_sample(
         sample_id,
@@ -108,7 +111,7 @@ def load_medxpertqa_dataset(
 ) -> tuple[MemoryDataset, dict[str, Any]]:
     """One MM split as samples (every problem reported at once), its images found in the
     snapshot, a folder the user names, or the hub's archive; and where it came from."""
-    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split)
+    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split, read_images=show_images)
     source = str(data or MEDXPERTQA_HUB.path)
     rows = loaded.rows
 
@@ -126,7 +129,12 @@ def load_medxpertqa_dataset(
         if loaded.image_root is None and show_images
         else default_image_root(loaded, lambda row: list(row["images"]), IMAGE_FOLDER)
     )
-    files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)
+    # The blind control needs no image: none is opened, stored or required.
+    files = (
+        collect_images(loaded, lambda row: list(row["images"]), root, id_of)
+        if show_images
+        else [[] for _ in rows]
+    )
     problems: list[Problem] = []
     samples = []
     for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from inspect_medreason.core.hub import (
     missing_fields,
     unexpected_values,
 )
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import is_yes_no_reference
@@ -107,7 +108,7 @@ def record_to_sample(
     benchmark: VqaBenchmark,
     row: dict[str, Any],
     sample_id: str,
-    image_files: list[Path],
+    image_files: Sequence[Path | PreparedImage],
     show_images: bool,
     templates: tuple[PromptTemplate, PromptTemplate],
 ) -> Sample:
@@ -119,6 +120,7 @@ def record_to_sample(
         **{
             key: str(row.get(column) or "unknown") for key, column in benchmark.group_fields.items()
         },
+        "images_withheld": not show_images,
     }
     if benchmark.language_field:
         metadata["language"] = str(row.get(benchmark.language_field, ""))
@@ -152,7 +154,7 @@ def load_vqa_dataset(
 ) -> tuple[MemoryDataset, dict[str, Any]]:
     """One split of the benchmark as samples (every problem of the data reported at once),
     and the record of where it came from."""
-    loaded = load_rows(data, benchmark.hub, revision, split)
+    loaded = load_rows(data, benchmark.hub, revision, split, read_images=show_images)
     source = str(data or benchmark.hub.path)
 
     def id_of(row: dict[str, Any], index: int) -> str:
@@ -181,7 +183,12 @@ def load_vqa_dataset(
     )
     if not loaded.rows:
         raise DatasetError([Problem(source, "-", "data", "no rows (check -T language)")])
-    files = collect_images(loaded, benchmark.images_of, root, id_of)
+    # The blind control needs no image: none is opened, stored or required.
+    files = (
+        collect_images(loaded, benchmark.images_of, root, id_of)
+        if show_images
+        else [[] for _ in loaded.rows]
+    )
     samples = [
         record_to_sample(benchmark, row, id_of(row, index), row_files, show_images, templates)
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True))
