@@ -41,6 +41,12 @@ from inspect_medreason.core.loaders import (
     refuse_non_utf8_path,
 )
 from inspect_medreason.core.splits import canonical_split, split_named_by
+from inspect_medreason.core.user_files import (
+    MAX_DATA_BYTES,
+    UserFileError,
+    read_user_bytes,
+    refuse_deep_json,
+)
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
 # Files a snapshot holds beside the data that are never rows.
@@ -564,6 +570,15 @@ def _read_file(
     import datasets
 
     builder = DATA_FILE_SUFFIXES[path.suffix.lower()]
+    if builder == "json":
+        # pyarrow's JSON reader has no depth limit: deep nesting crashed the process.
+        try:
+            refuse_deep_json(read_user_bytes(path, MAX_DATA_BYTES, "data file"), path, "data file")
+        except UserFileError as error:
+            problems.append(
+                Problem(str(path), "-", "data", str(error).removeprefix(f"data file {path}: "))
+            )
+            return
     try:
         dataset = datasets.load_dataset(builder, data_files=[str(path)], split="train")
     except Exception as error:  # datasets, pyarrow and json errors all name this file
@@ -931,6 +946,46 @@ def unexpected_values(
                     f"{where} ({id_of(row, index)})",
                     name,
                     f"{value!r} is not one of {', '.join(values)}",
+                )
+            )
+    return problems
+
+
+def _type_name(value: Any) -> str:
+    return {
+        "str": "text",
+        "int": "a number",
+        "float": "a number",
+        "bool": "true/false",
+        "list": "a list",
+        "dict": "an object",
+    }.get(type(value).__name__, type(value).__name__)
+
+
+def wrong_types(
+    loaded: LoadedRows,
+    expected: dict[str, tuple[tuple[type, ...], str]],
+    id_of: Callable[[dict[str, Any], int], str],
+) -> list[Problem]:
+    """A problem for each field whose value is not of the published type (field ->
+    (accepted Python types, what the schema says)), with file, row and field: a value of
+    the wrong type is refused, never passed to code that expects another (a string of
+    options read letter by letter, an object as a question)."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        for name, (types, described) in expected.items():
+            value = row.get(name)
+            if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+                continue
+            if isinstance(value, bool) and bool in types:
+                continue
+            file, where = loaded.where(index)
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({id_of(row, index)})",
+                    name,
+                    f"expected {described}, got {_type_name(value)} ({str(value)[:40]!r})",
                 )
             )
     return problems

@@ -158,12 +158,25 @@ class Problem:
         return f"{self.file}: case {self.case_id!r}: {self.field}: {self.message}"
 
 
+# A message lists this many problems, then counts the rest: 2,852 lines about one cause
+# flood a terminal and hide it (the full list stays on the exception's ``problems``).
+SHOWN_PROBLEMS = 20
+
+
 class DatasetError(UserInputError):
     """Every problem found in a dataset, raised before any sample is evaluated."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        lines = "\n".join(f"  - {problem}" for problem in problems)
+        lines = "\n".join(f"  - {problem}" for problem in problems[:SHOWN_PROBLEMS])
+        rest = len(problems) - SHOWN_PROBLEMS
+        if rest > 0:
+            fields = Counter(problem.field for problem in problems[SHOWN_PROBLEMS:])
+            lines += (
+                f"\n  ... and {rest:,} more problem(s) ("
+                + ", ".join(f"{name}: {count:,}" for name, count in fields.most_common(5))
+                + ")"
+            )
         super().__init__(
             f"{len(problems)} problem(s) in the input data; nothing was evaluated. Fix them "
             f"and run again:\n{lines}"
@@ -183,9 +196,9 @@ class LoadedCases:
     unknown_keys: dict[str, int] = field(default_factory=dict)
     # Every file the cases were read from (a release may split them over several).
     record_files: list[Path] = field(default_factory=list)
-    # What each file in resolved_images is: the digest of the bytes sent, the digest of the
-    # bytes read, and the conversion made (for the samples' metadata and the log).
-    prepared_images: dict[Path, PreparedImage] = field(default_factory=dict)
+    # What each case's images in resolved_images are: the digest of the bytes sent, of the
+    # bytes read, the file read and the conversion made (for the samples' metadata).
+    prepared_images: dict[str, list[PreparedImage]] = field(default_factory=dict)
 
 
 def refuse_non_utf8_path(data: str | Path) -> None:
@@ -321,7 +334,8 @@ def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
 
 
 def parse_json_text(text: str) -> tuple[Any, str | None]:
-    """``json.loads`` with its failures as a message (deep nesting included)."""
+    """``json.loads`` with its failures as a message (deep nesting included: Python's parser
+    bounds its own recursion)."""
     try:
         return json.loads(text), None
     except json.JSONDecodeError as error:
@@ -682,6 +696,7 @@ def _load_cases(
     unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
+    case_images: dict[str, list[PreparedImage]] = {}
     prepared: dict[tuple[str, str | None], PreparedImage | ImagePathError] = {}
     # Resolved once for the load: every image is confined to this same folder.
     real_root = Path(os.path.realpath(data_dir))
@@ -745,6 +760,7 @@ def _load_cases(
                 )
             )
         paths: list[Path] = []
+        images: list[PreparedImage] = []
         frame = (case.metadata.model_extra or {}).get("frame")
         for relative in case.image_paths if check_images else []:
             # Each distinct (path, frame) is resolved, confined and converted once: data
@@ -762,7 +778,9 @@ def _load_cases(
                 problems.append(Problem(file_name, where, "image_paths", str(outcome)))
             else:
                 paths.append(outcome.path)
+                images.append(outcome)
         resolved[case.case_id] = paths
+        case_images[case.case_id] = images
         cases.append(case)
 
     known_ids = set(ids)
@@ -791,7 +809,7 @@ def _load_cases(
         resolved,
         dict(unknown),
         record_files,
-        {image.path: image for image in prepared.values() if isinstance(image, PreparedImage)},
+        case_images,
     )
 
 

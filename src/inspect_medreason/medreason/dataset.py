@@ -52,7 +52,7 @@ def record_to_sample(
     shuffle_seed: int | None = None,
     data_dir: Path | None = None,
     show_images: bool = True,
-    prepared: dict[Path, PreparedImage] | None = None,
+    prepared: list[PreparedImage] | None = None,
 ) -> Sample:
     """A case as a sample: images (file paths) and question as the user turn, options as
     ``choices``, the label (or reference answer) as target, the case facts in metadata."""
@@ -94,11 +94,9 @@ def record_to_sample(
         "images_withheld": bool(case.image_paths) and not show_images,
         # The digest of each image sent (what a later reader checks a file against), and
         # any conversion made to send it.
-        "image_sha256": [prepared[p].sha256 for p in images if p in prepared]
-        if prepared and show_images
-        else None,
-        "image_conversions": [prepared[p].conversion for p in images if p in prepared]
-        if prepared and show_images and any(prepared[p].conversion for p in images if p in prepared)
+        "image_sha256": [image.sha256 for image in prepared] if prepared and show_images else None,
+        "image_conversions": [image.conversion for image in prepared]
+        if prepared and show_images and any(image.conversion for image in prepared)
         else None,
         # Also what the bootstrap intervals resample together (intervals.case_cluster).
         "image_paths": case.image_paths,
@@ -167,7 +165,12 @@ def build_dataset(
 
     def make_sample(case: Case) -> Sample:
         return record_to_sample(
-            case, images[case.case_id], shuffle_seed, data_dir, show_images, prepared
+            case,
+            images[case.case_id],
+            shuffle_seed,
+            data_dir,
+            show_images,
+            prepared.get(case.case_id),
         )
 
     return LazySampleDataset(cases, make_sample, name=name, location=str(loaded.cases_file)), loaded
