@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import write_jsonl, write_png
@@ -13,7 +14,7 @@ from inspect_medreason.core.loaders import SHOWN_PROBLEMS, DatasetError
 from inspect_medreason.core.user_files import MAX_JSON_DEPTH
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
 
-GITHUB_ROW = {
+GITHUB_ROW: dict[str, Any] = {
     # The repository's eval input (medxpertqa_mm_input.jsonl): options as a list of
     # {letter, content}, the label as a list of one letter.
     "id": "MM-7",
@@ -31,7 +32,7 @@ GITHUB_ROW = {
 }
 
 
-def github_file(folder: Path, rows: list[dict[str, object]]) -> Path:
+def github_file(folder: Path, rows: list[dict[str, Any]]) -> Path:
     write_png(folder / "images" / "MM-7-a.jpeg")
     write_jsonl(folder / "test.jsonl", rows)
     return folder / "test.jsonl"
