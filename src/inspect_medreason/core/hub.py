@@ -345,6 +345,12 @@ def _files_by_name(
     by_split = {name: _data_files(base, found, hub.exclude) for name, found in patterns.items()}
     by_split = {name: files for name, files in by_split.items() if files}
     named = {path for files in by_split.values() for path in files}
+    # Names the hub's rules miss but the publisher uses (SLAKE's validate.json).
+    for path in every:
+        if path not in named:
+            for name in split_named_by(path.name):
+                by_split.setdefault(name, []).append(path)
+                named.add(path)
     if not any(split_named_by(str(path.relative_to(base))) for path in every):
         # No file names a split: one file is the split asked for; several cannot be told apart.
         if len(every) == 1:

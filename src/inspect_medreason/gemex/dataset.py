@@ -230,7 +230,7 @@ def record_to_sample(
             list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))
         ],
         "visual_regions": row.get("visual_regions") or [],
-        "images_withheld": not show_images,
+        "images_withheld": not show_images and bool(row.get("image_path")),
     }
     system, user = templates
     prompt = {

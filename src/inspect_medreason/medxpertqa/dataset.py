@@ -146,7 +146,7 @@ def record_to_sample(
         "body_system": str(row.get("body_system") or "unknown"),
         "medical_task": str(row.get("medical_task") or "unknown"),
         "question_type": str(row.get("question_type") or "unknown"),
-        "images_withheld": not show_images,
+        "images_withheld": not show_images and bool(row.get("images")),
     }
     return build_sample(
         sample_id,
