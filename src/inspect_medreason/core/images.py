@@ -55,6 +55,10 @@ def resolve_image_path(data_dir: Path, relative: str, real_root: Path | None = N
         if target != root and not target.is_relative_to(root):
             raise ImagePathError(f"{relative!r} resolves outside the data folder ({root})")
         if not target.is_file():
+            if target.exists():  # never opened: a FIFO would block, a device never end
+                raise ImagePathError(
+                    f"{relative!r} is not a regular file (a folder, a FIFO or a device)"
+                )
             raise ImagePathError(f"{relative!r} does not exist")
     except (OSError, ValueError) as error:
         if isinstance(error, ImagePathError):
