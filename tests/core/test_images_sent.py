@@ -68,13 +68,26 @@ def test_a_cmyk_jpeg_case_image_is_converted_and_recorded(tmp_path: Path) -> Non
 
 
 def test_the_blind_control_needs_no_image_file(tmp_path: Path) -> None:
-    one_case(tmp_path)  # images/a.png does not exist
+    case = {
+        "case_id": "c1",
+        "task_type": "mcq",
+        "question": "Q?",
+        "image_path": "images/a.png",  # does not exist
+        "options": ["one", "two"],
+        "answer": "A",
+    }
+    write_json(tmp_path / "cases.json", {"cases": [case]})
     with pytest.raises(DatasetError, match="does not exist"):
-        build_dataset(tmp_path, None, {"open"})
-    dataset, _ = build_dataset(tmp_path, None, {"open"}, show_images=False)
+        build_dataset(tmp_path, None, {"mcq"})
+    dataset, _ = build_dataset(tmp_path, None, {"mcq"}, show_images=False)
     [sample] = list(dataset)
     assert (sample.metadata or {})["images_withheld"] is True
     assert sent_images(dataset) == []
+    # The open track's judges see the images whatever the model is shown: still required.
+    open_case = {k: v for k, v in case.items() if k not in ("options", "answer")}
+    write_json(tmp_path / "cases.json", {"cases": [{**open_case, "task_type": "open"}]})
+    with pytest.raises(DatasetError, match="does not exist"):
+        build_dataset(tmp_path, None, {"open"}, show_images=False)
 
 
 def test_the_same_bytes_under_two_names_are_stored_once(tmp_path: Path) -> None:

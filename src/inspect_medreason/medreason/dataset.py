@@ -94,7 +94,7 @@ def record_to_sample(
         "images_withheld": bool(case.image_paths) and not show_images,
         # The digest of each image sent (what a later reader checks a file against), and
         # any conversion made to send it.
-        "image_sha256": [image.sha256 for image in prepared] if prepared and show_images else None,
+        "image_sha256": [image.sha256 for image in prepared] if prepared else None,
         "image_conversions": [image.conversion for image in prepared]
         if prepared and show_images and any(image.conversion for image in prepared)
         else None,
@@ -131,8 +131,9 @@ def build_dataset(
 ) -> tuple[LazySampleDataset[Case], LoadedCases]:
     """Load and validate every case; keep those of the requested tracks as a dataset whose
     samples are built when Inspect reads them."""
-    # The blind control opens no image file and needs none to exist.
-    loaded = load_cases(data, ground_truth, check_images=show_images)
+    # The blind control of the MCQ track opens no image file and needs none to exist; the
+    # open track's judges see the images whatever the model is shown.
+    loaded = load_cases(data, ground_truth, check_images=show_images or "open" in task_types)
     cases = [case for case in loaded.cases if case.task_type in task_types]
     if not cases:
         raise DatasetError(

@@ -168,6 +168,12 @@ def medreason_task(
         scorer_args["data_dir"] = str(loaded.data_dir)
         scorers.append((open_scorer or open_ended_scorer)(**scorer_args))
     choices: dict[str, Any] = {"images": show_images}
+    if not show_images:
+        choices["images_read"] = (
+            "for the judges only (the model is shown none)"
+            if "open" in tracks
+            else "none: no image file was opened or needed (images=false)"
+        )
     if "mcq" in tracks:
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
     if judge_record is not None:
