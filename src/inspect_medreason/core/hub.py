@@ -516,6 +516,8 @@ def _stored_image(
     """An image cell as stored (``{"bytes", "path"}``) made into the file that is sent, or
     the problem with it; a cell that names a file (no bytes) is left for the image folder.
     Without a store (the blind control) nothing is decoded or written."""
+    if isinstance(cell, PreparedImage | ImagePathError):
+        return cell  # prepared with its batch
     if not isinstance(cell, dict) or not cell.get("bytes"):
         return cell.get("path") if isinstance(cell, dict) and cell.get("path") else cell
     if store is None:
@@ -524,6 +526,38 @@ def _stored_image(
         return store.prepare(bytes(cell["bytes"]), f"the image of {where}")
     except ImagePathError as error:
         return error
+
+
+def _store_batch(
+    batch: list[tuple[int, dict[str, Any]]], images: dict[str, bool], store: ImageStore, file: str
+) -> None:
+    """Prepare a batch's image cells together (decoded on two threads), each replaced by
+    what it became; cells without bytes are left for ``_stored_image``."""
+    cells: list[tuple[dict[str, Any], str, int | None, str]] = []
+    for number, row in batch:
+        for column, is_list in images.items():
+            value = row.get(column)
+            values = value if is_list and isinstance(value, list) else [value]
+            for index, cell in enumerate(values):
+                if isinstance(cell, dict) and cell.get("bytes"):
+                    where = f"the image of row {number} of {file} ({column})"
+                    cells.append((row, column, index if is_list else None, where))
+    if not cells:
+        return
+    outcomes = store.prepare_many(
+        [
+            (
+                bytes((row[column][position] if position is not None else row[column])["bytes"]),
+                where,
+            )
+            for row, column, position, where in cells
+        ]
+    )
+    for (row, column, position, _), outcome in zip(cells, outcomes, strict=True):
+        if position is None:
+            row[column] = outcome
+        else:
+            row[column][position] = outcome
 
 
 def _rows_of(
@@ -558,6 +592,8 @@ def _rows_of(
                             f"cannot be read ({describe_error(error, 200)})",
                         )
                     )
+        if store is not None and images:
+            _store_batch(batch, images, store, Path(file).name)
         for number, row in batch:
             for column, is_list in images.items():
                 where = f"row {number} of {Path(file).name} ({column})"
