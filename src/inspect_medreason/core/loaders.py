@@ -697,6 +697,7 @@ def _load_cases(
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
     case_images: dict[str, list[PreparedImage]] = {}
+    interned: dict[tuple[int, ...], tuple[list[Path], list[PreparedImage]]] = {}
     prepared: dict[tuple[str, str | None], PreparedImage | ImagePathError] = {}
     # Resolved once for the load: every image is confined to this same folder.
     real_root = Path(os.path.realpath(data_dir))
@@ -779,8 +780,10 @@ def _load_cases(
             else:
                 paths.append(outcome.path)
                 images.append(outcome)
-        resolved[case.case_id] = paths
-        case_images[case.case_id] = images
+        # Cases that show the same images share one pair of lists (100,000 cases on a few
+        # hundred files would otherwise hold 200,000 small lists).
+        shared = interned.setdefault(tuple(map(id, images)), (paths, images))
+        resolved[case.case_id], case_images[case.case_id] = shared
         cases.append(case)
 
     known_ids = set(ids)
