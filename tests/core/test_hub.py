@@ -172,3 +172,23 @@ def test_an_image_the_cache_cannot_hold_is_a_message(
     Image.new("CMYK", (2, 2)).save(buffer, format="JPEG")
     with pytest.raises(hub.ImagePathError, match=r"could not be stored in"):
         hub.image_file({"bytes": buffer.getvalue()}, None, hub.ImageStore())
+
+
+def test_wrong_types_names_file_row_and_field() -> None:
+    loaded = hub.LoadedRows(
+        [{"q": "ok", "n": [1]}, {"q": {"x": 1}, "n": True}, {"q": None, "n": "2"}],
+        {},
+        None,
+        ["a.json"] * 3,
+        [0, 1, 2],
+    )
+    found = hub.wrong_types(
+        loaded, {"q": ((str,), "text"), "n": ((list,), "a list")}, lambda _, i: f"id{i}"
+    )
+    assert [(p.file, p.case_id, p.field) for p in found] == [
+        ("a.json", "row 1 (id1)", "q"),
+        ("a.json", "row 1 (id1)", "n"),
+        ("a.json", "row 2 (id2)", "n"),
+    ]
+    assert found[0].message.startswith("expected text, got an object")
+    assert "got true/false" in found[1].message
