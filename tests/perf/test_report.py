@@ -20,6 +20,7 @@ KEPT_TABLES = (
     "judge_instructions",
     "log_bytes",
     "load",
+    "hub_load",
     "cli",
     "agreement",
 )
