@@ -331,16 +331,22 @@ class ImageStore:
         # source digest -> what it became (or why it could not), and the name it had then
         self._seen: dict[str, tuple[PreparedImage | ImagePathError, str]] = {}
         self._record: sqlite3.Connection | None = None
+        self._opened = False  # the record is opened at the first image: text data needs none
         self._pending: list[tuple[str, str, str, str | None]] = []
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            self._record = sqlite3.connect(self.folder / "prepared.sqlite", timeout=5.0)
-            self._record.execute(
-                "CREATE TABLE IF NOT EXISTS prepared (source TEXT PRIMARY KEY, sent TEXT, "
-                "suffix TEXT, conversion TEXT)"
-            )
-        except (OSError, sqlite3.Error):
-            self._record = None  # every image is then decoded; nothing is lost
+
+    def _open(self) -> sqlite3.Connection | None:
+        if not self._opened:
+            self._opened = True
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._record = sqlite3.connect(self.folder / "prepared.sqlite", timeout=5.0)
+                self._record.execute(
+                    "CREATE TABLE IF NOT EXISTS prepared (source TEXT PRIMARY KEY, sent TEXT, "
+                    "suffix TEXT, conversion TEXT)"
+                )
+            except (OSError, sqlite3.Error):
+                self._record = None  # every image is then decoded; nothing is lost
+        return self._record
 
     def __enter__(self) -> ImageStore:
         return self
@@ -361,10 +367,11 @@ class ImageStore:
         self._record = None
 
     def _known(self, source: str) -> PreparedImage | None:
-        if self._record is None:
+        record = self._open()
+        if record is None:
             return None
         try:
-            row = self._record.execute(
+            row = record.execute(
                 "SELECT sent, suffix, conversion FROM prepared WHERE source = ?", (source,)
             ).fetchone()
         except sqlite3.Error:
