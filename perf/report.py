@@ -146,6 +146,26 @@ def load_table(result: dict[str, Any]) -> str:
     return "\n".join([*lines, "", measured_on(result)])
 
 
+def hub_load_table(result: dict[str, Any]) -> str:
+    lines = [
+        f"| {result['rows']:,} rows ({result['cmyk']} CMYK), {result['split_mib']} MiB of "
+        "parquet | time | peak RSS |",
+        "|---|---|---|",
+    ]
+    for variant, name in (
+        ("bare", "bare `datasets` load, every image decoded"),
+        ("plugin", "`path_vqa(data=...)`, cold cache"),
+        ("plugin_warm", "`path_vqa(data=...)`, images already prepared"),
+    ):
+        row = result[variant]
+        lines.append(f"| {name} | {row['seconds']:.1f} s | {row['peak_rss_mib']:.0f} MiB |")
+    lines.append(
+        f"| **plugin / bare** | **{result['time_ratio_vs_bare']}×** | "
+        f"**{result['memory_ratio_vs_bare']}×** |"
+    )
+    return "\n".join([*lines, "", measured_on(result)])
+
+
 def cli_table(result: dict[str, Any]) -> str:
     lines = [
         f"| command ({result['cases']:,}-case log, {result['log_mib']} MiB) | wall | peak RSS "
@@ -312,6 +332,7 @@ TABLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "mcq": mcq_table,
     "mcq_instructions": mcq_instructions_table,
     "load": load_table,
+    "hub_load": hub_load_table,
     "cli": cli_table,
     "agreement": agreement_table,
     "judge": judge_table,

@@ -4,12 +4,12 @@ where each fact comes from); never invent one."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import Sample
 
 from inspect_medreason.core.hub import HubSource
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import build_sample
 
 # Where the benchmark lives on the hub, the split it reports, the splits it publishes and the
@@ -28,7 +28,7 @@ HUB = HubSource(
 REQUIRED_FIELDS = ("image", "question", "answer")
 
 
-def record_to_sample(row: dict[str, Any], sample_id: str, images: list[Path]) -> Sample:
+def record_to_sample(row: dict[str, Any], sample_id: str, images: list[PreparedImage]) -> Sample:
     """One row as a sample: the image and question as input, the answer as target, and in
     metadata what the scorer and the breakdowns read."""
     question = str(row["question"])

@@ -97,7 +97,9 @@ def test_benchmark_images_by_name_may_be_dicom(
     message = sample.input[-1]
     assert not isinstance(message, str) and not isinstance(message.content, str)
     [image] = [c.image for c in message.content if isinstance(c, ContentImage)]
-    assert image.endswith(".png") and Path(image).parent == tmp_path / "cache" / "dicom"
+    assert image.endswith(".png") and Path(image).parent == tmp_path / "cache" / "images"
+    assert Image.open(image).format == "PNG"
+    assert (sample.metadata or {})["image_conversions"] == ["DICOM windowed to 8-bit PNG"]
 
 
 def test_image_names_cannot_leave_the_image_folder(tmp_path: Path) -> None:
@@ -121,18 +123,18 @@ def test_image_names_cannot_leave_the_image_folder(tmp_path: Path) -> None:
 
 def test_image_cell_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
-    decoded = hub.image_file(Image.new("RGB", (3, 3)), None)
-    assert decoded.suffix == ".png" and decoded.is_file()
     import io
 
+    store = hub.ImageStore()
     buffer = io.BytesIO()
     Image.new("L", (5, 5)).save(buffer, format="JPEG")
-    from_bytes = hub.image_file({"bytes": buffer.getvalue(), "path": None}, None)
+    from_bytes = hub.image_file({"bytes": buffer.getvalue(), "path": None}, None, store).path
     assert Image.open(from_bytes).size == (5, 5)
     with pytest.raises(hub.ImagePathError, match="image_root"):
-        hub.image_file("imgs/x.png", None)
+        hub.image_file("imgs/x.png", None, store)
     with pytest.raises(hub.ImagePathError, match="not a decodable image"):
-        hub.image_file({"bytes": b"not an image"}, None)
+        hub.image_file({"bytes": b"not an image"}, None, store)
+    store.close()
 
 
 def test_hub_failure_advises_local_data(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -159,15 +161,34 @@ def test_cmb_option_forms() -> None:
     assert exam_options({"option": '{"A": "甲", "B": "乙"}'}) == expected
 
 
-def test_an_image_pillow_cannot_store_is_a_message(
+def test_an_image_the_cache_cannot_hold_is_a_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import io
+
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    buffer = io.BytesIO()
+    Image.new("CMYK", (2, 2)).save(buffer, format="JPEG")
+    with pytest.raises(hub.ImagePathError, match=r"could not be stored in"):
+        hub.image_file({"bytes": buffer.getvalue()}, None, hub.ImageStore())
 
-    def refuse(*_: Any, **__: Any) -> None:
-        raise OSError("cannot write mode CMYK as PNG")
 
-    image = Image.new("RGB", (2, 2))
-    monkeypatch.setattr(image, "save", refuse)
-    with pytest.raises(hub.ImagePathError, match=r"could not be stored as a file.*CMYK"):
-        hub.image_file(image, None)
+def test_wrong_types_names_file_row_and_field() -> None:
+    loaded = hub.LoadedRows(
+        [{"q": "ok", "n": [1]}, {"q": {"x": 1}, "n": True}, {"q": None, "n": "2"}],
+        {},
+        None,
+        ["a.json"] * 3,
+        [0, 1, 2],
+    )
+    found = hub.wrong_types(
+        loaded, {"q": ((str,), "text"), "n": ((list,), "a list")}, lambda _, i: f"id{i}"
+    )
+    assert [(p.file, p.case_id, p.field) for p in found] == [
+        ("a.json", "row 1 (id1)", "q"),
+        ("a.json", "row 1 (id1)", "n"),
+        ("a.json", "row 2 (id2)", "n"),
+    ]
+    assert found[0].message.startswith("expected text, got an object")
+    assert "got true/false" in found[1].message

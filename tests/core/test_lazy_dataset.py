@@ -128,13 +128,13 @@ def test_images_are_resolved_once_per_distinct_file(
     import inspect_medreason.core.loaders as loaders
 
     calls: list[str] = []
-    real = loaders.prepare_image
+    real = loaders.prepare_image_file
 
-    def counting(data_dir: Path, relative: str, *args: object, **kwargs: object) -> Path:
+    def counting(data_dir: Path, relative: str, *args: object, **kwargs: object) -> object:
         calls.append(relative)
         return real(data_dir, relative, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(loaders, "prepare_image", counting)
+    monkeypatch.setattr(loaders, "prepare_image_file", counting)
     loaded = load_cases(tmp_path)
     assert sorted(calls) == ["a.png", "b.png"]
     assert len(loaded.resolved_images) == 50

@@ -29,7 +29,9 @@ def test_official_layout_with_ground_truth_beside(official_dataset: Path) -> Non
     assert by_id["q3"].context == "Trauma patient."
     assert by_id["q1"].metadata.organ_system == "Chest"  # "organ system" alias
     assert loaded.ground_truth_file == official_dataset / "ground_truth.json"
-    assert [p.name for p in loaded.resolved_images["q2"]] == ["b.png", "c.png"]
+    # What is sent is each file's bytes as read (b.png and c.png), kept by their digest.
+    sent = [p.read_bytes() for p in loaded.resolved_images["q2"]]
+    assert sent == [(official_dataset / "images" / n).read_bytes() for n in ("b.png", "c.png")]
 
 
 def test_bare_list_and_explicit_ground_truth(tmp_path: Path) -> None:
@@ -120,10 +122,12 @@ def test_sample_keeps_images_as_file_paths(official_dataset: Path) -> None:
     message = sample.input[0]
     assert isinstance(message, ChatMessageUser) and not isinstance(message.content, str)
     images = [c.image for c in message.content if isinstance(c, ContentImage)]
-    assert images == [
-        str(official_dataset / "images/b.png"),
-        str(official_dataset / "images/c.png"),
+    # The files sent are the bytes read at load (kept by digest), never the user's paths.
+    assert [Path(image).read_bytes() for image in images] == [
+        (official_dataset / "images/b.png").read_bytes(),
+        (official_dataset / "images/c.png").read_bytes(),
     ]
+    assert not any(image.startswith(str(official_dataset)) for image in images)
     assert not any(image.startswith("data:") for image in images)
     assert sample.metadata is not None
     assert sample.metadata["modality"] == "MR" and sample.metadata["organ_system"] == "Brain"
@@ -217,9 +221,8 @@ def test_a_data_folder_reached_through_a_link_confines_to_its_real_folder(
     assert "resolves outside the data folder" in str(error.value)
     write_json(tmp_path / "real" / "cases.json", {"cases": cases[:1]})
     loaded = load_cases(tmp_path / "linked")
-    assert loaded.resolved_images["inside"] == [
-        Path(os.path.realpath(tmp_path / "real" / "images" / "a.png"))
-    ]
+    [sent] = loaded.resolved_images["inside"]
+    assert sent.read_bytes() == (tmp_path / "real" / "images" / "a.png").read_bytes()
 
 
 def test_dotdot_that_stays_inside_is_fine(tmp_path: Path) -> None:
@@ -235,7 +238,8 @@ def test_dotdot_that_stays_inside_is_fine(tmp_path: Path) -> None:
             }
         ],
     )
-    assert load_cases(tmp_path).resolved_images["c"] == [tmp_path / "images" / "a.png"]
+    [sent] = load_cases(tmp_path).resolved_images["c"]
+    assert sent.read_bytes() == (tmp_path / "images" / "a.png").read_bytes()
 
 
 def test_decompression_bomb_is_refused(tmp_path: Path) -> None:

@@ -75,7 +75,9 @@ def test_release_layout_loads_as_published(tmp_path: Path) -> None:
     assert first.metadata.organ_system == "Respiratory System" and first.metadata.task
     assert first.metadata.subtype == "Localization" and first.metadata.modality == "CT"
     assert by_id["2"].task_type == "open" and by_id["2"].reference_reasoning
-    assert [p.name for p in loaded.resolved_images["3"]] == ["ct_1.png"]  # image_paths
+    [sent] = loaded.prepared_images["3"]  # image_paths
+    assert Path(str(sent.source)).name == "ct_1.png"
+    assert loaded.resolved_images["3"] == [sent.path]
     assert {p.name for p in loaded.record_files} == {MED_CMR_MCQ_FILE, MED_CMR_OPEN_FILE}
     # the records name their images from the release's root, which is the image folder
     assert loaded.data_dir == tmp_path / "release"

@@ -27,7 +27,8 @@ def test_the_snapshot_gives_the_mm_test_split_and_nothing_else(tmp_path: Path) -
     assert data["files"] == [str(root / "MM" / "test.jsonl")]
     assert data["split_from"] == "the dataset card's configs"
     [first, _] = list(task.dataset)
-    assert [Path(f).parent for f in (first.metadata or {})["image_files"]] == [root / "images"] * 2
+    sources = (first.metadata or {})["image_sources"]
+    assert [Path(f).parent for f in sources] == [root / "images"] * 2
     assert ids(medxpertqa_mm(data=str(root), split="dev")) == ["MM-9"]
 
 

@@ -71,6 +71,21 @@ def test_the_load_bench_reports_each_size(tmp_path: Path, perf_script: Callable[
     assert result["linearity_ratio"] > 0
 
 
+def test_the_hub_load_bench_compares_the_plugin_with_bare_datasets(
+    tmp_path: Path, perf_script: Callable[..., str]
+) -> None:
+    output = tmp_path / "hub_load.json"
+    perf_script(
+        "bench_hub_load.py", "--rows", "9", "--cmyk", "2", "--side", "32", "--output", str(output)
+    )
+    result = results(output)
+    for variant in ("bare", "plugin", "plugin_warm"):
+        assert result[variant]["rows"] == 9 and result[variant]["peak_rss_mib"] > 0
+    assert result["time_ratio_vs_bare"] == round(
+        result["plugin"]["seconds"] / result["bare"]["seconds"], 3
+    )
+
+
 def test_the_cli_bench_times_every_command(tmp_path: Path, perf_script: Callable[..., str]) -> None:
     output, work = tmp_path / "cli.json", tmp_path / "work"
     perf_script("bench_cli.py", "--cases", "6", "--keep", str(work), "--output", str(output))

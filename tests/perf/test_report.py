@@ -21,6 +21,7 @@ KEPT_TABLES = (
     "log_bytes",
     "load",
     "shift",
+    "hub_load",
     "cli",
     "agreement",
 )

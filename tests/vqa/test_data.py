@@ -113,7 +113,9 @@ def test_slake_snapshot_reads_test_json_and_its_unpacked_images(tmp_path: Path) 
     assert questions(task) == ["test: which modality?"]  # English only, test only
     assert (task.metadata or {})["data"]["files"] == [str(root / "test.json")]
     [sample] = list(task.dataset)
-    assert (sample.metadata or {})["image_files"][0].endswith("imgs/xmlab2/source.jpg")
+    source = (sample.metadata or {})["image_sources"][0]
+    assert source.endswith("imgs/xmlab2/source.jpg")
+    assert Path((sample.metadata or {})["image_files"][0]).read_bytes() == Path(source).read_bytes()
     both = slake(data=str(root), language="all", split="validation")
     assert questions(both) == ["validation: which modality?", "validation: 这是什么模态?"]
 
@@ -172,7 +174,11 @@ def test_an_image_cell_that_does_not_decode_names_its_row(tmp_path: Path) -> Non
         }
     ).cast_column("image", datasets.Image())
     dataset.to_parquet(str(tmp_path / "test.parquet"))
-    with pytest.raises(DatasetError, match=r"test.parquet: case 'row 0': row: cannot be read"):
+    with pytest.raises(
+        DatasetError,
+        match=r"test.parquet: case 'row 0 \(vqa_rad_00000\)': image: the image of row 0 of "
+        r"test.parquet \(image\) is not a decodable image \(not an image format",
+    ):
         vqa_rad(data=str(tmp_path / "test.parquet"))
 
 
@@ -213,7 +219,7 @@ def test_slake_from_the_hub_fetches_its_image_archive_at_the_same_commit(
         ("BoKelvin/SLAKE", "imgs.zip", pinned),
     ]
     [sample] = list(task.dataset)
-    image = Path((sample.metadata or {})["image_files"][0])
+    image = Path((sample.metadata or {})["image_sources"][0])
     assert image.is_file() and image.parts[-3:] == ("imgs", "xmlab2", "source.jpg")
     images = (task.metadata or {})["data"]["images"]
     assert images["archive"] == "imgs.zip" and images["revision"] == pinned

@@ -21,6 +21,7 @@ from inspect_medreason.core.hub import (
     is_empty,
     load_rows,
     missing_fields,
+    wrong_types,
 )
 from inspect_medreason.core.loaders import DatasetError, Problem
 
@@ -298,7 +299,8 @@ def load_exam_dataset(
     def id_of(row: dict[str, Any], index: int) -> str:
         return str(row.get("id", f"cmb_exam_{index:05d}"))
 
-    problems = missing_fields(loaded, EXAM_FIELDS, id_of)
+    problems = wrong_types(loaded, EXAM_TYPES, id_of)
+    problems += missing_fields(loaded, EXAM_FIELDS, id_of)
     problems += duplicate_ids(loaded, id_of)
     key_record, key_problems = join_answer_key(loaded, answers, data)
     problems += key_problems
@@ -306,6 +308,23 @@ def load_exam_dataset(
         raise DatasetError(problems)
     samples = collect_samples(loaded, exam_record_to_sample)
     return MemoryDataset(samples, name="cmb_exam", location=source), loaded.origin, key_record
+
+
+# The published types (a value of another type is refused with file, row and field).
+EXAM_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "question": ((str,), "text"),
+    "answer": ((str,), "text (the option letters)"),
+    "option": ((dict, list, str), 'an object {"A": "..."}'),
+    "exam_type": ((str,), "text"),
+    "exam_class": ((str,), "text"),
+    "exam_subject": ((str,), "text"),
+    "question_type": ((str,), "text"),
+}
+CLIN_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "title": ((str,), "text"),
+    "description": ((str,), "text"),
+    "QA_pairs": ((list,), "a list of {question, answer}"),
+}
 
 
 def clin_id(row: dict[str, Any], index: int) -> str:
@@ -319,7 +338,8 @@ def load_clin_dataset(
     how many cases held their references under each key (``answer``, ``solution``)."""
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
     source = str(data or CMB_CLIN_HUB.path)
-    problems = missing_fields(loaded, CLIN_FIELDS, clin_id)
+    problems = wrong_types(loaded, CLIN_TYPES, clin_id)
+    problems += missing_fields(loaded, CLIN_FIELDS, clin_id)
     problems += duplicate_ids(loaded, clin_id)
     if problems:
         raise DatasetError(problems)

@@ -10,7 +10,9 @@ the case names one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import os
 import tempfile
 from collections.abc import Callable
@@ -93,18 +95,20 @@ def dicom_to_image(
     frame: int | None = None,
     fallback_window: tuple[float, float] | None = None,
     degrade: RawDegradation | None = None,
+    data: bytes | None = None,
 ) -> Image.Image:
     """Read one frame of a DICOM file as a display-ready 8-bit image.
 
     ``degrade`` changes the raw values before windowing; the window itself is the clean
-    image's (a degraded acquisition is shown as the clean one would be). Raises
+    image's (a degraded acquisition is shown as the clean one would be). ``data``, when given,
+    is the file's bytes as already read (then ``path`` only names it). Raises
     ImagePathError naming the file when it cannot be read or decoded.
     """
     import pydicom
     from pydicom.pixels import apply_modality_lut, apply_voi_lut
 
     try:
-        dataset = pydicom.dcmread(str(path))
+        dataset = pydicom.dcmread(io.BytesIO(data) if data is not None else str(path))
         check_pixel_budget(path, dataset)
         pixels = dataset.pixel_array
     except ImagePathError:
@@ -156,3 +160,22 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
         image.save(handle, format="PNG")
     os.replace(handle.name, target)
     return target
+
+
+def dicom_bytes_as_png(data: bytes, name: Path, frame: int | None = None) -> bytes:
+    """The PNG made from a DICOM file's bytes (as read once; ``name`` names it in a problem),
+    cached by those bytes and the frame."""
+    digest = hashlib.sha256(data)
+    digest.update(f":frame={frame}".encode())
+    target = cache_dir() / f"{digest.hexdigest()}.png"
+    with contextlib.suppress(OSError):
+        return target.read_bytes()
+    buffer = io.BytesIO()
+    dicom_to_image(name, frame, data=data).save(buffer, format="PNG")
+    png = buffer.getvalue()
+    with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as handle:
+            handle.write(png)
+        os.replace(handle.name, target)
+    return png

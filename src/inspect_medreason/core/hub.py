@@ -22,29 +22,31 @@ read is recorded in the log.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import io
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from PIL import Image
 
 from inspect_medreason.core.errors import TaskArgumentError, describe_error, first_few
-from inspect_medreason.core.images import ImagePathError, cache_root, check_image_decodes
+from inspect_medreason.core.images import ImagePathError, ImageStore, PreparedImage
 from inspect_medreason.core.loaders import (
     DatasetError,
     Problem,
-    prepare_image,
+    prepare_image_file,
     refuse_non_utf8_path,
 )
 from inspect_medreason.core.splits import canonical_split, split_named_by
+from inspect_medreason.core.user_files import (
+    MAX_DATA_BYTES,
+    UserFileError,
+    read_user_bytes,
+    refuse_deep_json,
+)
 
 DATA_FILE_SUFFIXES = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".arrow": "arrow"}
 # Files a snapshot holds beside the data that are never rows.
@@ -52,6 +54,17 @@ NOT_DATA_FILES = frozenset({"dataset_info.json", "dataset_dict.json", "state.jso
 COMMIT_ID = re.compile(r"^[0-9a-f]{40}$")
 logger = logging.getLogger(__name__)
 MAX_CARD_CHARS = 1_000_000
+# Rows read from a data file at a time: with the images they carry (PathVQA's average
+# about 40 KB), a batch is a few MB, whatever the size of the split.
+ROW_BATCH = 64
+
+
+@dataclass(frozen=True)
+class UnreadImage:
+    """An image cell left unread: the blind control (``images=false``) neither opens nor
+    stores an image, but the row still has one."""
+
+    where: str
 
 
 @dataclass(frozen=True)
@@ -332,6 +345,12 @@ def _files_by_name(
     by_split = {name: _data_files(base, found, hub.exclude) for name, found in patterns.items()}
     by_split = {name: files for name, files in by_split.items() if files}
     named = {path for files in by_split.values() for path in files}
+    # Names the hub's rules miss but the publisher uses (SLAKE's validate.json).
+    for path in every:
+        if path not in named:
+            for name in split_named_by(path.name):
+                by_split.setdefault(name, []).append(path)
+                named.add(path)
     if not any(split_named_by(str(path.relative_to(base))) for path in every):
         # No file names a split: one file is the split asked for; several cannot be told apart.
         if len(every) == 1:
@@ -474,28 +493,134 @@ def _library_problem(path: Path | str, error: BaseException, advice: str = "") -
     return Problem(str(path), "-", "data", f"cannot be read ({text}){advice}")
 
 
-def _rows_of(dataset: Any, file: str, rows: LoadedRows, problems: list[Problem]) -> None:
-    """Append a ``datasets.Dataset``'s rows, each decoded on its own so that a broken cell
-    (an image Pillow cannot open) names its row."""
-    for number in range(len(dataset)):
-        try:
-            row = dict(dataset[number])
-        except Exception as error:  # Pillow, pyarrow: every failure names its row
-            problems.append(
-                Problem(
-                    file, f"row {number}", "row", f"cannot be read ({describe_error(error, 200)})"
-                )
+def _image_columns(features: Any) -> dict[str, bool]:
+    """The columns ``datasets`` decodes as images: column -> whether it holds a list."""
+    import datasets
+
+    found: dict[str, bool] = {}
+    for name, feature in (features or {}).items():
+        if isinstance(feature, datasets.Image):
+            found[name] = False
+        else:
+            inner = getattr(feature, "feature", None)
+            if isinstance(feature, list) and feature:
+                inner = feature[0]
+            if isinstance(inner, datasets.Image):
+                found[name] = True
+    return found
+
+
+def _stored_image(
+    cell: Any, store: ImageStore | None, where: str
+) -> PreparedImage | ImagePathError | UnreadImage | Any:
+    """An image cell as stored (``{"bytes", "path"}``) made into the file that is sent, or
+    the problem with it; a cell that names a file (no bytes) is left for the image folder.
+    Without a store (the blind control) nothing is decoded or written."""
+    if isinstance(cell, PreparedImage | ImagePathError):
+        return cell  # prepared with its batch
+    if not isinstance(cell, dict) or not cell.get("bytes"):
+        return cell.get("path") if isinstance(cell, dict) and cell.get("path") else cell
+    if store is None:
+        return UnreadImage(where)
+    try:
+        return store.prepare(bytes(cell["bytes"]), f"the image of {where}")
+    except ImagePathError as error:
+        return error
+
+
+def _store_batch(
+    batch: list[tuple[int, dict[str, Any]]], images: dict[str, bool], store: ImageStore, file: str
+) -> None:
+    """Prepare a batch's image cells together (decoded on two threads), each replaced by
+    what it became; cells without bytes are left for ``_stored_image``."""
+    cells: list[tuple[dict[str, Any], str, int | None, str]] = []
+    for number, row in batch:
+        for column, is_list in images.items():
+            value = row.get(column)
+            values = value if is_list and isinstance(value, list) else [value]
+            for index, cell in enumerate(values):
+                if isinstance(cell, dict) and cell.get("bytes"):
+                    where = f"the image of row {number} of {file} ({column})"
+                    cells.append((row, column, index if is_list else None, where))
+    if not cells:
+        return
+    outcomes = store.prepare_many(
+        [
+            (
+                bytes((row[column][position] if position is not None else row[column])["bytes"]),
+                where,
             )
-            continue
-        rows.rows.append(row)
-        rows.row_files.append(file)
-        rows.row_numbers.append(number)
+            for row, column, position, where in cells
+        ]
+    )
+    for (row, column, position, _), outcome in zip(cells, outcomes, strict=True):
+        if position is None:
+            row[column] = outcome
+        else:
+            row[column][position] = outcome
 
 
-def _read_file(path: Path, rows: LoadedRows, problems: list[Problem]) -> None:
+def _rows_of(
+    dataset: Any,
+    file: str,
+    rows: LoadedRows,
+    problems: list[Problem],
+    store: ImageStore | None,
+) -> None:
+    """Append a ``datasets.Dataset``'s rows, ``ROW_BATCH`` at a time as stored (images as
+    their encoded bytes, never decoded by ``datasets``): each image is made into the file
+    that is sent (``store``) as its row is read, so memory holds one batch's images, not
+    the split's. A batch that cannot be read is read again row by row to name the row."""
+    images = _image_columns(getattr(dataset, "features", None))
+    table = dataset.with_format("arrow")
+    for start in range(0, len(dataset), ROW_BATCH):
+        try:
+            batch: list[tuple[int, dict[str, Any]]] = list(
+                enumerate(table[start : start + ROW_BATCH].to_pylist(), start)
+            )
+        except Exception:  # pyarrow: the row at fault is found below
+            batch = []
+            for number in range(start, min(start + ROW_BATCH, len(dataset))):
+                try:
+                    batch.append((number, table[number : number + 1].to_pylist()[0]))
+                except Exception as error:  # every failure names its row
+                    problems.append(
+                        Problem(
+                            file,
+                            f"row {number}",
+                            "row",
+                            f"cannot be read ({describe_error(error, 200)})",
+                        )
+                    )
+        if store is not None and images:
+            _store_batch(batch, images, store, Path(file).name)
+        for number, row in batch:
+            for column, is_list in images.items():
+                where = f"row {number} of {Path(file).name} ({column})"
+                if is_list and isinstance(row.get(column), list):
+                    row[column] = [_stored_image(c, store, where) for c in row[column]]
+                elif column in row:
+                    row[column] = _stored_image(row[column], store, where)
+            rows.rows.append(row)
+            rows.row_files.append(file)
+            rows.row_numbers.append(number)
+
+
+def _read_file(
+    path: Path, rows: LoadedRows, problems: list[Problem], store: ImageStore | None
+) -> None:
     import datasets
 
     builder = DATA_FILE_SUFFIXES[path.suffix.lower()]
+    if builder == "json":
+        # pyarrow's JSON reader has no depth limit: deep nesting crashed the process.
+        try:
+            refuse_deep_json(read_user_bytes(path, MAX_DATA_BYTES, "data file"), path, "data file")
+        except UserFileError as error:
+            problems.append(
+                Problem(str(path), "-", "data", str(error).removeprefix(f"data file {path}: "))
+            )
+            return
     try:
         dataset = datasets.load_dataset(builder, data_files=[str(path)], split="train")
     except Exception as error:  # datasets, pyarrow and json errors all name this file
@@ -510,7 +635,7 @@ def _read_file(path: Path, rows: LoadedRows, problems: list[Problem]) -> None:
             )
         )
         return
-    _rows_of(dataset, str(path), rows, problems)
+    _rows_of(dataset, str(path), rows, problems, store)
 
 
 def _single_file_split(path: Path, split: str) -> dict[str, Any]:
@@ -533,7 +658,7 @@ def _single_file_split(path: Path, split: str) -> dict[str, Any]:
 
 
 def _read_saved(
-    path: Path, split: str, rows: LoadedRows, problems: list[Problem]
+    path: Path, split: str, rows: LoadedRows, problems: list[Problem], store: ImageStore | None
 ) -> dict[str, Any]:
     import datasets
 
@@ -577,15 +702,15 @@ def _read_saved(
                     )
                 ]
             )
-    _rows_of(dataset, str(path), rows, problems)
+    _rows_of(dataset, str(path), rows, problems, store)
     return how
 
 
-def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
+def _read_local(path: Path, hub: HubSource, split: str, store: ImageStore | None) -> LoadedRows:
     rows = LoadedRows([], {}, path if path.is_dir() else path.parent)
     problems: list[Problem] = []
     if path.is_dir() and any((path / n).is_file() for n in ("dataset_dict.json", "state.json")):
-        how = _read_saved(path, split, rows, problems)
+        how = _read_saved(path, split, rows, problems, store)
         origin: dict[str, Any] = {"kind": "datasets folder", "path": str(path), **how}
         files = [path]
     else:
@@ -605,7 +730,7 @@ def _read_local(path: Path, hub: HubSource, split: str) -> LoadedRows:
                 )
             files, how = [path], _single_file_split(path, split)
         for file in files:
-            _read_file(file, rows, problems)
+            _read_file(file, rows, problems, store)
         kinds = sorted({DATA_FILE_SUFFIXES[file.suffix.lower()] for file in files})
         origin = {"kind": f"local {'/'.join(kinds)}", "path": str(path), **how}
     if problems:
@@ -640,7 +765,9 @@ def _hub_split_files(hub: HubSource, split: str) -> dict[str, str] | None:
     )
 
 
-def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
+def _read_hub(
+    hub: HubSource, split: str, revision: str | None, store: ImageStore | None
+) -> LoadedRows:
     import datasets
 
     requested = require_revision(hub, revision)
@@ -673,7 +800,7 @@ def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
         ) from error
     rows = LoadedRows([], {}, None)
     problems: list[Problem] = []
-    _rows_of(dataset, hub.path, rows, problems)
+    _rows_of(dataset, hub.path, rows, problems, store)
     if problems:
         raise DatasetError(problems)
     rows.origin = {
@@ -688,11 +815,31 @@ def _read_hub(hub: HubSource, split: str, revision: str | None) -> LoadedRows:
 
 
 def load_rows(
-    data: str | None, hub: HubSource, revision: str | None = None, split: str | None = None
+    data: str | None,
+    hub: HubSource,
+    revision: str | None = None,
+    split: str | None = None,
+    read_images: bool = True,
 ) -> LoadedRows:
     """One split of the benchmark (``split``, default the one it reports) from ``data``
     (local, any published layout) or the hub at a pinned commit, with where every row came
-    from."""
+    from. The images the rows carry are made into the files that are sent as the rows are
+    read; with ``read_images=False`` (the blind control) none is decoded or stored, and the
+    record says so."""
+    with ImageStore() as store:
+        loaded = _load_rows(data, hub, revision, split, store if read_images else None)
+    if not read_images:
+        loaded.origin["images"] = "not read (images=false: the blind control shows none)"
+    return loaded
+
+
+def _load_rows(
+    data: str | None,
+    hub: HubSource,
+    revision: str | None,
+    split: str | None,
+    store: ImageStore | None,
+) -> LoadedRows:
     chosen = str(split or hub.split).strip()
     published = [name for name in hub.splits if canonical_split(name) == canonical_split(chosen)]
     if not published:
@@ -717,12 +864,12 @@ def load_rows(
                     )
                 ]
             )
-        loaded = _read_local(path, hub, chosen)
+        loaded = _read_local(path, hub, chosen, store)
         if revision:
             loaded.origin["revision_ignored"] = f"{revision} (local data is read as it is)"
         return loaded
     # the hub is asked for the split by the name its card gives it ("dev", not "validation")
-    return _read_hub(hub, published[0], revision)
+    return _read_hub(hub, published[0], revision, store)
 
 
 def hub_image_root(hub: HubSource, loaded: LoadedRows) -> Path | None:
@@ -846,6 +993,46 @@ def unexpected_values(
     return problems
 
 
+def _type_name(value: Any) -> str:
+    return {
+        "str": "text",
+        "int": "a number",
+        "float": "a number",
+        "bool": "true/false",
+        "list": "a list",
+        "dict": "an object",
+    }.get(type(value).__name__, type(value).__name__)
+
+
+def wrong_types(
+    loaded: LoadedRows,
+    expected: dict[str, tuple[tuple[type, ...], str]],
+    id_of: Callable[[dict[str, Any], int], str],
+) -> list[Problem]:
+    """A problem for each field whose value is not of the published type (field ->
+    (accepted Python types, what the schema says)), with file, row and field: a value of
+    the wrong type is refused, never passed to code that expects another (a string of
+    options read letter by letter, an object as a question)."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        for name, (types, described) in expected.items():
+            value = row.get(name)
+            if value is None or (isinstance(value, types) and not isinstance(value, bool)):
+                continue
+            if isinstance(value, bool) and bool in types:
+                continue
+            file, where = loaded.where(index)
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({id_of(row, index)})",
+                    name,
+                    f"expected {described}, got {_type_name(value)} ({str(value)[:40]!r})",
+                )
+            )
+    return problems
+
+
 def first_present(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:
     """The first of ``names`` (a field and its known aliases) that the row has non-empty."""
     for name in names:
@@ -858,34 +1045,20 @@ def first_present(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None
 # Images
 
 
-def _cache_file(data: bytes, suffix: str) -> Path:
-    target = cache_root() / "images" / f"{hashlib.sha256(data).hexdigest()}{suffix}"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=suffix, delete=False) as handle:
-            handle.write(data)
-        os.replace(handle.name, target)
-    return target
-
-
-def image_file(value: Any, image_root: Path | None, frame: object = None) -> Path:
-    """A file for an image cell: decoded image, ``{"bytes"|"path"}`` record, or file name."""
-    try:
-        if isinstance(value, Image.Image):
-            buffer = io.BytesIO()
-            value.save(buffer, format="PNG")
-            return _cache_file(buffer.getvalue(), ".png")
-        if isinstance(value, dict) and value.get("bytes"):
-            path = _cache_file(bytes(value["bytes"]), ".img")
-            check_image_decodes(path)
-            return path
-    except ImagePathError:
-        raise
-    except Exception as error:  # Pillow's encoder (a mode PNG cannot hold), a full cache disk
-        raise ImagePathError(
-            f"the image could not be stored as a file in {cache_root()} "
-            f"({describe_error(error, 200)})"
-        ) from error
+def image_file(
+    value: Any, image_root: Path | None, store: ImageStore, frame: object = None
+) -> PreparedImage:
+    """The image to send for an image cell: one made as its row was read, a
+    ``{"bytes"|"path"}`` record, or a file name under ``image_root`` (read once through the
+    bounded reader; never opened again)."""
+    if isinstance(value, PreparedImage):
+        return value
+    if isinstance(value, ImagePathError):
+        raise value
+    if isinstance(value, UnreadImage):
+        raise ImagePathError(f"the image of {value.where} was not read (images=false)")
+    if isinstance(value, dict) and value.get("bytes"):
+        return store.prepare(bytes(value["bytes"]), "the image")
     if isinstance(value, dict) and value.get("path"):
         value = value["path"]
     if isinstance(value, str) and value:
@@ -894,7 +1067,7 @@ def image_file(value: Any, image_root: Path | None, frame: object = None) -> Pat
                 f"{value!r} is a file name but no image folder is known: pass -T image_root=DIR"
             )
         try:
-            return prepare_image(image_root, value, frame)
+            return prepare_image_file(image_root, value, store, frame)
         except ImagePathError as error:
             raise ImagePathError(f"{error}{_image_root_hint(image_root, value)}") from error
     raise ImagePathError(f"no image in {type(value).__name__} value")
@@ -908,7 +1081,9 @@ def default_image_root(
     split's file (``imgs/`` for SLAKE, ``images/`` for MedXpertQA), whichever holds the
     first named image. Rows that carry their images need none."""
     base = loaded.image_root
-    names = (value for row in loaded.rows for value in image_of(row) if isinstance(value, str))
+    names = (
+        value for row in loaded.rows for value in _listed(image_of, row) if isinstance(value, str)
+    )
     first = next(names, None)
     if base is None or first is None:
         return base
@@ -943,22 +1118,34 @@ def collect_images(
     image_of: Callable[[dict[str, Any]], list[Any]],
     image_root: Path | None,
     id_of: Callable[[dict[str, Any], int], str],
-) -> list[list[Path]]:
-    """Image files for every row; all problems are reported together before anything runs
-    (each with its file, row and id)."""
+) -> list[list[PreparedImage]]:
+    """The images to send for every row, each file read once and stored by the digest of
+    what is sent; all problems are reported together before anything runs (each with its
+    file, row and id)."""
     problems: list[Problem] = []
-    files: list[list[Path]] = []
-    for index, row in enumerate(loaded.rows):
-        row_files: list[Path] = []
-        for value in image_of(row):
-            try:
-                row_files.append(image_file(value, image_root))
-            except ImagePathError as error:
-                file, where = loaded.where(index)
-                problems.append(
-                    Problem(file, f"{where} ({id_of(row, index)})", "image", str(error))
-                )
-        files.append(row_files)
+    files: list[list[PreparedImage]] = []
+    with ImageStore() as store:
+        for index, row in enumerate(loaded.rows):
+            row_files: list[PreparedImage] = []
+            for value in _listed(image_of, row):
+                try:
+                    row_files.append(image_file(value, image_root, store))
+                except ImagePathError as error:
+                    file, where = loaded.where(index)
+                    problems.append(
+                        Problem(file, f"{where} ({id_of(row, index)})", "image", str(error))
+                    )
+            files.append(row_files)
     if problems:
         raise DatasetError(problems)
     return files
+
+
+def _listed(image_of: Callable[[dict[str, Any]], list[Any]], row: dict[str, Any]) -> list[Any]:
+    """A row's image cells (a value of the wrong type is one cell, for its problem to be
+    named rather than iterated character by character)."""
+    try:
+        found = image_of(row)
+    except (KeyError, TypeError):
+        return []
+    return found if isinstance(found, list) else [found]

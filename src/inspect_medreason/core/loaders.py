@@ -9,12 +9,15 @@ on half-valid data.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import hashlib
 import json
 import logging
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
@@ -24,12 +27,20 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage, ContentText
 from pydantic import ValidationError
 
-from inspect_medreason.core.dicom import dicom_as_png, is_dicom
+from inspect_medreason.core.dicom import (
+    DICOM_MAGIC_OFFSET,
+    DICOM_SUFFIXES,
+    dicom_as_png,
+    dicom_bytes_as_png,
+    is_dicom,
+)
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.images import (
     ImagePathError,
+    ImageStore,
+    PreparedImage,
     check_image_decodes,
-    check_images_decode,
+    read_image_bytes,
     resolve_image_path,
 )
 from inspect_medreason.core.lazy_dataset import collection_paused, next_message_id
@@ -147,12 +158,25 @@ class Problem:
         return f"{self.file}: case {self.case_id!r}: {self.field}: {self.message}"
 
 
+# A message lists this many problems, then counts the rest: 2,852 lines about one cause
+# flood a terminal and hide it (the full list stays on the exception's ``problems``).
+SHOWN_PROBLEMS = 20
+
+
 class DatasetError(UserInputError):
     """Every problem found in a dataset, raised before any sample is evaluated."""
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        lines = "\n".join(f"  - {problem}" for problem in problems)
+        lines = "\n".join(f"  - {problem}" for problem in problems[:SHOWN_PROBLEMS])
+        rest = len(problems) - SHOWN_PROBLEMS
+        if rest > 0:
+            fields = Counter(problem.field for problem in problems[SHOWN_PROBLEMS:])
+            lines += (
+                f"\n  ... and {rest:,} more problem(s) ("
+                + ", ".join(f"{name}: {count:,}" for name, count in fields.most_common(5))
+                + ")"
+            )
         super().__init__(
             f"{len(problems)} problem(s) in the input data; nothing was evaluated. Fix them "
             f"and run again:\n{lines}"
@@ -172,6 +196,9 @@ class LoadedCases:
     unknown_keys: dict[str, int] = field(default_factory=dict)
     # Every file the cases were read from (a release may split them over several).
     record_files: list[Path] = field(default_factory=list)
+    # What each case's images in resolved_images are: the digest of the bytes sent, of the
+    # bytes read, the file read and the conversion made (for the samples' metadata).
+    prepared_images: dict[str, list[PreparedImage]] = field(default_factory=dict)
 
 
 def refuse_non_utf8_path(data: str | Path) -> None:
@@ -307,7 +334,8 @@ def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
 
 
 def parse_json_text(text: str) -> tuple[Any, str | None]:
-    """``json.loads`` with its failures as a message (deep nesting included)."""
+    """``json.loads`` with its failures as a message (deep nesting included: Python's parser
+    bounds its own recursion)."""
     try:
         return json.loads(text), None
     except json.JSONDecodeError as error:
@@ -580,6 +608,36 @@ def prepare_image(
     return path
 
 
+def prepare_image_file(
+    data_dir: Path,
+    relative: str,
+    store: ImageStore,
+    frame: object = None,
+    real_root: Path | None = None,
+) -> PreparedImage:
+    """The image to send for a case path: the path confined to ``data_dir``, the file read
+    once through the bounded reader, DICOM windowed into a PNG, and what is sent made from
+    those bytes (decoded whole, converted once when providers would not take it) into the
+    cache under its digest. The file is never opened again: a file swapped after the load
+    changes nothing that is sent."""
+    path = resolve_image_path(data_dir, relative, real_root)
+    data = read_image_bytes(path, relative)
+    if (
+        path.suffix.lower() in DICOM_SUFFIXES
+        or data[DICOM_MAGIC_OFFSET : DICOM_MAGIC_OFFSET + 4] == b"DICM"
+    ):
+        try:
+            frame_index = None if frame is None else int(str(frame))
+        except ValueError as error:
+            raise ImagePathError(f"frame {frame!r} is not a whole number") from error
+        prepared = store.prepare(dicom_bytes_as_png(data, path, frame_index), relative)
+        source = hashlib.sha256(data).hexdigest()
+        return PreparedImage(
+            prepared.path, prepared.sha256, source, "DICOM windowed to 8-bit PNG", str(path)
+        )
+    return dataclasses.replace(store.prepare(data, relative), source=str(path))
+
+
 def load_cases(
     data: str | Path | None = None,
     ground_truth: str | Path | None = None,
@@ -590,12 +648,15 @@ def load_cases(
     ``check_images=False`` skips the images entirely (neither resolved nor opened), for
     tools that need only ids, tracks and labels.
     """
-    with collection_paused():
-        return _load_cases(data, ground_truth, check_images)
+    with collection_paused(), ImageStore() as store:
+        return _load_cases(data, ground_truth, check_images, store)
 
 
 def _load_cases(
-    data: str | Path | None, ground_truth: str | Path | None, check_images: bool
+    data: str | Path | None,
+    ground_truth: str | Path | None,
+    check_images: bool,
+    store: ImageStore,
 ) -> LoadedCases:
     if data is not None and str(data).strip():
         refuse_non_utf8_path(data)
@@ -635,10 +696,11 @@ def _load_cases(
     unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
     cases: list[Case] = []
     resolved: dict[str, list[Path]] = {}
-    prepared: dict[tuple[str, str | None], Path | ImagePathError] = {}
+    case_images: dict[str, list[PreparedImage]] = {}
+    interned: dict[tuple[int, ...], tuple[list[Path], list[PreparedImage]]] = {}
+    prepared: dict[tuple[str, str | None], PreparedImage | ImagePathError] = {}
     # Resolved once for the load: every image is confined to this same folder.
     real_root = Path(os.path.realpath(data_dir))
-    case_file: dict[str, str] = {}
     for index, record in enumerate(records):
         # The raw record is dropped once read, so its memory holds the next cases.
         records[index] = None
@@ -699,6 +761,7 @@ def _load_cases(
                 )
             )
         paths: list[Path] = []
+        images: list[PreparedImage] = []
         frame = (case.metadata.model_extra or {}).get("frame")
         for relative in case.image_paths if check_images else []:
             # Each distinct (path, frame) is resolved, confined and converted once: data
@@ -706,8 +769,8 @@ def _load_cases(
             key = (relative, None if frame is None else str(frame))
             if key not in prepared:
                 try:
-                    prepared[key] = prepare_image(
-                        data_dir, relative, frame, check_decodes=False, real_root=real_root
+                    prepared[key] = prepare_image_file(
+                        data_dir, relative, store, frame, real_root=real_root
                     )
                 except ImagePathError as error:
                     prepared[key] = error
@@ -715,24 +778,13 @@ def _load_cases(
             if isinstance(outcome, ImagePathError):
                 problems.append(Problem(file_name, where, "image_paths", str(outcome)))
             else:
-                paths.append(outcome)
-        resolved[case.case_id] = paths
-        case_file[case.case_id] = file_name
+                paths.append(outcome.path)
+                images.append(outcome)
+        # Cases that show the same images share one pair of lists (100,000 cases on a few
+        # hundred files would otherwise hold 200,000 small lists).
+        shared = interned.setdefault(tuple(map(id, images)), (paths, images))
+        resolved[case.case_id], case_images[case.case_id] = shared
         cases.append(case)
-
-    # Every raster image is decoded in full (DICOM files were converted above).
-    undecodable = check_images_decode(
-        [path for path in prepared.values() if isinstance(path, Path)]
-    )
-    if undecodable:
-        for case in cases:
-            for path in resolved[case.case_id]:
-                if path in undecodable:
-                    problems.append(
-                        Problem(
-                            case_file[case.case_id], case.case_id, "image_paths", undecodable[path]
-                        )
-                    )
 
     known_ids = set(ids)
     for case_id in truth:
@@ -753,7 +805,14 @@ def _load_cases(
             ", ".join(f"{key!r} ({count} cases)" for key, count in sorted(unknown.items())),
         )
     return LoadedCases(
-        cases, data_dir, cases_file, ground_truth_file, resolved, dict(unknown), record_files
+        cases,
+        data_dir,
+        cases_file,
+        ground_truth_file,
+        resolved,
+        dict(unknown),
+        record_files,
+        case_images,
     )
 
 
@@ -784,7 +843,7 @@ __all__ = [
 
 def build_sample(
     sample_id: str,
-    images: list[Path],
+    images: Sequence[Path | PreparedImage],
     question: str,
     prompt: dict[str, Any],
     target: str | list[str],
@@ -792,17 +851,28 @@ def build_sample(
     show_images: bool = True,
     choices: list[str] | None = None,
 ) -> Sample:
-    """A sample that carries the case: its images (file paths) and question as the user
-    turn; ``prompt`` names the templates and values the task's solver renders."""
+    """A sample that carries the case: its images (the files sent, from the cache) and
+    question as the user turn; ``prompt`` names the templates and values the task's solver
+    renders. The digest of each image sent, and any conversion made, are in its metadata."""
+    files = [image.path if isinstance(image, PreparedImage) else image for image in images]
+    prepared = [image for image in images if isinstance(image, PreparedImage)]
     metadata = {
         **metadata,
-        "image_files": [str(p) for p in images],
-        "images_withheld": bool(images) and not show_images,
+        "image_files": [str(p) for p in files],
+        # The blind control reads no image: the family says whether the row had one.
+        "images_withheld": not show_images
+        and (bool(images) or bool(metadata.get("images_withheld"))),
         "prompt": prompt,
     }
+    if prepared:
+        metadata["image_sha256"] = [image.sha256 for image in prepared]
+        if any(image.source for image in prepared):
+            metadata["image_sources"] = [image.source for image in prepared]
+        if any(image.conversion for image in prepared):
+            metadata["image_conversions"] = [image.conversion for image in prepared]
     return Sample(
         id=sample_id,
-        input=case_turn(images, question, show_images),
+        input=case_turn(files, question, show_images),
         target=target,
         choices=choices,
         metadata=metadata,

@@ -11,17 +11,25 @@ import re
 _NAME_WORDS = re.compile(r"[A-Za-z]+")
 
 
+# Publishers' own names that ``datasets`` does not know: SLAKE's authors ship its
+# validation split as ``validate.json``.
+EXTRA_KEYWORDS = {"validation": frozenset({"validate"})}
+
+
 @functools.cache
 def _split_keywords() -> dict[str, frozenset[str]]:
     # read once: every file name of a folder is matched against them
     from datasets.data_files import SPLIT_KEYWORDS
 
-    return {str(split): frozenset(words) for split, words in SPLIT_KEYWORDS.items()}
+    return {
+        str(split): frozenset(words) | EXTRA_KEYWORDS.get(str(split), frozenset())
+        for split, words in SPLIT_KEYWORDS.items()
+    }
 
 
 def canonical_split(split: str) -> str:
-    """The ``datasets`` name of a split (``dev``, ``val`` and ``valid`` are
-    ``validation``); a name ``datasets`` does not know is kept as it is."""
+    """The ``datasets`` name of a split (``dev``, ``val``, ``valid`` and SLAKE's
+    ``validate`` are ``validation``); a name ``datasets`` does not know is kept as it is."""
     wanted = split.strip().lower()
     for name, words in _split_keywords().items():
         if wanted == name or wanted in words:

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import json
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -19,7 +20,9 @@ from inspect_medreason.core.hub import (
     duplicate_ids,
     load_rows,
     missing_fields,
+    wrong_types,
 )
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import yes_no
@@ -71,6 +74,18 @@ def gemex_source(kind: str) -> HubSource:
 
 
 # Fields of the published schema that every row of a type carries non-empty.
+# The published types (a value of another type is refused with file, row and field:
+# a string of choices would otherwise be read letter by letter).
+ROW_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "question": ((str,), "text"),
+    "answer": ((str, list), "text, or a list of letters"),
+    "reason": ((str,), "text"),
+    "choices": ((list,), "a list of options"),
+    "image_path": ((str,), "an image file path"),
+    "visual_locations": ((list,), "a list of boxes"),
+    "visual_regions": ((list,), "a list of region names"),
+    "type": ((str,), "text"),
+}
 REQUIRED_FIELDS = {
     "closed": ("question", "answer", "reason"),
     "single": ("question", "answer", "choices", "reason"),
@@ -202,7 +217,7 @@ def record_to_sample(
     row: dict[str, Any],
     kind: str,
     sample_id: str,
-    image_files: list[Path],
+    image_files: Sequence[Path | PreparedImage],
     templates: tuple[PromptTemplate, PromptTemplate],
     coordinate_size: int,
     show_images: bool,
@@ -228,6 +243,7 @@ def record_to_sample(
             list(b) for b in parse_boxes(json.dumps(row.get("visual_locations") or []))
         ],
         "visual_regions": row.get("visual_regions") or [],
+        "images_withheld": not show_images and bool(row.get("image_path")),
     }
     system, user = templates
     prompt = {
@@ -281,7 +297,11 @@ def load_gemex_dataset(
             return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
 
         required = REQUIRED_FIELDS[kind] + (("image_path",) if show_images else ())
-        empty = missing_fields(loaded, required, id_of) + duplicate_ids(loaded, id_of)
+        empty = (
+            wrong_types(loaded, ROW_TYPES, id_of)
+            + missing_fields(loaded, required, id_of)
+            + duplicate_ids(loaded, id_of)
+        )
         if empty:
             problems.extend(empty)
             continue

@@ -10,6 +10,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.lazy_dataset import LazySampleDataset
 from inspect_medreason.core.loaders import (
     GROUP_FIELDS,
@@ -51,6 +52,7 @@ def record_to_sample(
     shuffle_seed: int | None = None,
     data_dir: Path | None = None,
     show_images: bool = True,
+    prepared: list[PreparedImage] | None = None,
 ) -> Sample:
     """A case as a sample: images (file paths) and question as the user turn, options as
     ``choices``, the label (or reference answer) as target, the case facts in metadata."""
@@ -89,7 +91,13 @@ def record_to_sample(
         # shown label -> the case's own label, when the options were shuffled
         "label_map": label_map if any(k != v for k, v in label_map.items()) else None,
         # The blind control: the case has images, this run does not show them.
-        "images_withheld": bool(images) and not show_images,
+        "images_withheld": bool(case.image_paths) and not show_images,
+        # The digest of each image sent (what a later reader checks a file against), and
+        # any conversion made to send it.
+        "image_sha256": [image.sha256 for image in prepared] if prepared else None,
+        "image_conversions": [image.conversion for image in prepared]
+        if prepared and show_images and any(image.conversion for image in prepared)
+        else None,
         # Also what the bootstrap intervals resample together (intervals.case_cluster).
         "image_paths": case.image_paths,
         # Where the open judges' images are confined: re-scoring resolves them again under
@@ -123,7 +131,9 @@ def build_dataset(
 ) -> tuple[LazySampleDataset[Case], LoadedCases]:
     """Load and validate every case; keep those of the requested tracks as a dataset whose
     samples are built when Inspect reads them."""
-    loaded = load_cases(data, ground_truth)
+    # The blind control of the MCQ track opens no image file and needs none to exist; the
+    # open track's judges see the images whatever the model is shown.
+    loaded = load_cases(data, ground_truth, check_images=show_images or "open" in task_types)
     cases = [case for case in loaded.cases if case.task_type in task_types]
     if not cases:
         raise DatasetError(
@@ -152,8 +162,16 @@ def build_dataset(
             ]
         )
     images, data_dir = loaded.resolved_images, loaded.data_dir
+    prepared = loaded.prepared_images
 
     def make_sample(case: Case) -> Sample:
-        return record_to_sample(case, images[case.case_id], shuffle_seed, data_dir, show_images)
+        return record_to_sample(
+            case,
+            images[case.case_id],
+            shuffle_seed,
+            data_dir,
+            show_images,
+            prepared.get(case.case_id),
+        )
 
     return LazySampleDataset(cases, make_sample, name=name, location=str(loaded.cases_file)), loaded

@@ -182,6 +182,12 @@ def medreason_task(
         # from it (or from one the user names), never from a folder written into a sample.
         scorers.append(scoring.scorer(judges, str(loaded.data_dir)))
     choices: dict[str, Any] = {"images": show_images}
+    if not show_images:
+        choices["images_read"] = (
+            "for the judges only (the model is shown none)"
+            if "open" in tracks
+            else "none: no image file was opened or needed (images=false)"
+        )
     if "mcq" in tracks:
         choices.update(shuffle_choices=shuffle, shuffle_seed=shuffle_seed if shuffle else None)
     if judge_record is not None:

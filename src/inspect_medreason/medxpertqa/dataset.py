@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from inspect_medreason.core.hub import (
     is_empty,
     load_rows,
     missing_fields,
+    wrong_types,
 )
+from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 
 MEDXPERTQA_HUB = HubSource(
@@ -32,6 +35,18 @@ MEDXPERTQA_HUB = HubSource(
 )
 # Fields of the MM schema every row carries non-empty.
 REQUIRED_FIELDS = ("id", "question", "options", "label", "images")
+# The published types: the hub's (options an object, label a letter) and the GitHub
+# repository's input files' (options a list of {letter, content}, label a list of one).
+FIELD_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "id": ((str, int), "text"),
+    "question": ((str,), "text"),
+    "options": ((dict, list), 'an object {"A": "..."} or a list of {"letter", "content"}'),
+    "label": ((str, list), 'a letter ("A") or a list of one (["A"])'),
+    "images": ((list,), "a list of image file names"),
+    "medical_task": ((str,), "text"),
+    "body_system": ((str,), "text"),
+    "question_type": ((str,), "text"),
+}
 # images.zip unpacks to an images/ folder beside MM/ and Text/; the rows name the files in it.
 IMAGE_FOLDER = "images"
 
@@ -48,19 +63,61 @@ def question_without_choices(question: str) -> str:
 
 
 def record_options(row: dict[str, Any]) -> list[dict[str, str]]:
-    """``options`` as published: a dict {"A": text, ...} (or a list of {key, value})."""
+    """``options`` as published: on the hub an object {"A": text, ...}; in the GitHub
+    repository's input files a list of {"letter": "A", "content": text} (a list of
+    {key, value} is read too). Checked first by ``option_problem``."""
     raw = row.get("options") or {}
     if isinstance(raw, list):
-        raw = {item.get("key"): item.get("value") for item in raw if isinstance(item, dict)}
+        raw = {
+            item.get("letter", item.get("key")): item.get("content", item.get("value"))
+            for item in raw
+            if isinstance(item, dict)
+        }
     return [
         {"label": str(k), "text": str(v)} for k, v in sorted(raw.items()) if v not in (None, "")
     ]
 
 
+def option_problem(row: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, message) when ``options`` or ``label`` is in neither published form."""
+    raw = row.get("options")
+    if isinstance(raw, list):
+        for position, item in enumerate(raw):
+            if not (
+                isinstance(item, dict)
+                and isinstance(item.get("letter", item.get("key")), str)
+                and isinstance(item.get("content", item.get("value")), str | None)
+            ):
+                return (
+                    "options",
+                    f"item {position} is {str(item)[:60]!r}; the GitHub input format lists "
+                    'options as {"letter": "A", "content": "..."}',
+                )
+    elif isinstance(raw, dict):
+        wrong = [str(k) for k, v in raw.items() if v is not None and not isinstance(v, str)]
+        if wrong:
+            return "options", f"option(s) {', '.join(wrong)} are not text"
+    label = row.get("label")
+    if isinstance(label, list) and not (len(label) == 1 and isinstance(label[0], str)):
+        return "label", f'{label!r}: expected one letter ("A") or a list of one (["A"])'
+    images = row.get("images")
+    if isinstance(images, list) and not all(isinstance(name, str) for name in images):
+        return "images", "expected a list of image file names (text)"
+    return None
+
+
+def record_label(row: dict[str, Any]) -> str:
+    """The answer letter: "A" on the hub, ["A"] in the GitHub input files."""
+    label = row.get("label", "")
+    if isinstance(label, list):
+        label = label[0] if label else ""
+    return str(label).strip()
+
+
 def record_to_sample(
     row: dict[str, Any],
     sample_id: str,
-    image_files: list[Path],
+    image_files: Sequence[Path | PreparedImage],
     show_images: bool,
     source: str,
     where: str | None = None,
@@ -68,11 +125,14 @@ def record_to_sample(
     """One MedXpertQA-MM row as an MCQ sample of the MedReason track (the track's solver
     renders the prompt from its metadata), or the problem that keeps it out."""
     raw = row.get("options")
+    problem = option_problem(row)
+    if problem is not None:
+        return Problem(source, where or sample_id, *problem)
     empty = sorted(str(k) for k, v in raw.items() if is_empty(v)) if isinstance(raw, dict) else []
     if empty:
         return Problem(source, where or sample_id, "options", f"option(s) {', '.join(empty)} empty")
     options = record_options(row)
-    label = str(row.get("label", "")).strip()
+    label = record_label(row)
     if label not in {o["label"] for o in options}:
         return Problem(source, where or sample_id, "label", f"{label!r} is not an option")
     metadata = {
@@ -86,6 +146,7 @@ def record_to_sample(
         "body_system": str(row.get("body_system") or "unknown"),
         "medical_task": str(row.get("medical_task") or "unknown"),
         "question_type": str(row.get("question_type") or "unknown"),
+        "images_withheld": not show_images and bool(row.get("images")),
     }
     return build_sample(
         sample_id,
@@ -108,15 +169,23 @@ def load_medxpertqa_dataset(
 ) -> tuple[MemoryDataset, dict[str, Any]]:
     """One MM split as samples (every problem reported at once), its images found in the
     snapshot, a folder the user names, or the hub's archive; and where it came from."""
-    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split)
+    loaded = load_rows(data, MEDXPERTQA_HUB, revision, split, read_images=show_images)
     source = str(data or MEDXPERTQA_HUB.path)
     rows = loaded.rows
 
     def id_of(row: dict[str, Any], index: int) -> str:
         return str(row.get("id") or f"medxpertqa_{index:05d}")
 
-    missing = missing_fields(loaded, REQUIRED_FIELDS, id_of)
+    missing = wrong_types(loaded, FIELD_TYPES, id_of)
+    missing += missing_fields(loaded, REQUIRED_FIELDS, id_of)
     missing += duplicate_ids(loaded, id_of)
+    # A row whose options or images are in no published form is refused before its
+    # images are looked for (the refusal names the form, not 2,852 missing files).
+    for index, row in enumerate(rows):
+        found = option_problem(row)
+        if found is not None:
+            file, where = loaded.where(index)
+            missing.append(Problem(file, f"{where} ({id_of(row, index)})", *found))
     if missing:
         raise DatasetError(missing)
     root = (
@@ -126,7 +195,12 @@ def load_medxpertqa_dataset(
         if loaded.image_root is None and show_images
         else default_image_root(loaded, lambda row: list(row["images"]), IMAGE_FOLDER)
     )
-    files = collect_images(loaded, lambda row: list(row["images"]), root, id_of)
+    # The blind control needs no image: none is opened, stored or required.
+    files = (
+        collect_images(loaded, lambda row: list(row["images"]), root, id_of)
+        if show_images
+        else [[] for _ in rows]
+    )
     problems: list[Problem] = []
     samples = []
     for index, (row, row_files) in enumerate(zip(rows, files, strict=True)):

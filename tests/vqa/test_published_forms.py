@@ -1,0 +1,170 @@
+"""The publishers' own layouts and labels: VQA-RAD's official release (answer_type,
+phrase_type, image_name), SLAKE's validate.json, PathVQA's CMYK JPEGs in parquet, and the
+blind control that opens no image."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pytest
+from conftest import write_json, write_png
+from PIL import Image
+from utils.published_schemas import slake_snapshot
+
+from inspect_medreason.core.loaders import DatasetError
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+
+RELEASE_FILE = "VQA_RAD Dataset Public.json"
+RELEASE_IMAGES = "VQA_RAD Image Folder"
+
+
+def release_row(
+    qid: int, phrase_type: str, question: str, answer: Any, kind: str
+) -> dict[str, Any]:
+    # The official release's fields (OSF, "VQA_RAD Dataset Public.json").
+    return {
+        "qid": qid,
+        "phrase_type": phrase_type,
+        "qid_linked_id": f"0{qid}",
+        "image_case_url": "https://medpix.nlm.nih.gov/case?id=x",
+        "image_name": f"synpic{qid}.jpg",
+        "image_organ": "HEAD",
+        "evaluation": "given",
+        "question": question,
+        "question_rephrase": "NULL",
+        "question_relation": "NULL",
+        "question_frame": "NULL",
+        "question_type": "POS",
+        "answer": answer,
+        "answer_type": kind,
+    }
+
+
+def vqa_rad_release(folder: Path) -> Path:
+    rows = [
+        release_row(
+            1,
+            "test_freeform",
+            "Is the lesion supratentorial or infratentorial?",
+            "Supratentorial",
+            "CLOSED",
+        ),
+        release_row(2, "test_para", "Is there a fracture?", "yes", "CLOSED"),
+        release_row(3, "test_freeform", "Where is the mass?", "left lobe", "OPEN"),
+        release_row(4, "freeform", "Is this a CT?", "no", "CLOSED"),
+    ]
+    write_json(folder / RELEASE_FILE, rows)
+    for row in rows:
+        write_png(folder / RELEASE_IMAGES / row["image_name"])
+    return folder / RELEASE_FILE
+
+
+def answer_types(task: Any) -> dict[str, str]:
+    return {str(s.id): (s.metadata or {})["answer_type"] for s in task.dataset}
+
+
+def test_vqa_rad_release_labels_decide_closed_and_open_and_the_log_says_so(tmp_path: Path) -> None:
+    task = vqa_rad(data=str(vqa_rad_release(tmp_path)))
+    # The either/or question is closed as the release labels it (the yes/no rule: open);
+    # the train row (phrase_type freeform) is not in the test split.
+    assert answer_types(task) == {"1": "closed", "2": "closed", "3": "open"}
+    data = (task.metadata or {})["data"]
+    assert data["answer_type_from"].startswith("the rows' answer_type")
+    assert data["split_from"].startswith("the rows' phrase_type")
+    train = vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train")
+    assert answer_types(train) == {"4": "closed"}
+
+
+def test_vqa_rad_hub_copy_without_labels_uses_the_yes_no_rule_and_says_so(tmp_path: Path) -> None:
+    datasets.Dataset.from_dict(
+        {
+            "image": [Image.new("L", (4, 4)), Image.new("L", (4, 4), 9)],
+            "question": ["Is the lesion supratentorial or infratentorial?", "Is there a fracture?"],
+            "answer": ["supratentorial", "yes"],
+        }
+    ).cast_column("image", datasets.Image()).to_parquet(str(tmp_path / "test.parquet"))
+    task = vqa_rad(data=str(tmp_path / "test.parquet"))
+    assert sorted(answer_types(task).values()) == ["closed", "open"]
+    assert (task.metadata or {})["data"]["answer_type_from"].startswith("the yes/no rule")
+
+
+def test_rows_that_mix_labelled_and_unlabelled_are_refused(tmp_path: Path) -> None:
+    data = vqa_rad_release(tmp_path)
+    rows = [
+        release_row(1, "test_freeform", "Q?", "yes", "CLOSED"),
+        release_row(2, "test_para", "Q?", "no", ""),
+    ]
+    write_json(data, rows)
+    with pytest.raises(DatasetError, match=r"row 1 \(2\)': answer_type: missing, while 1 other"):
+        vqa_rad(data=str(data))
+
+
+def test_slake_validate_json_is_its_validation_split(tmp_path: Path) -> None:
+    root = slake_snapshot(tmp_path / "SLAKE")
+    (root / "validation.json").rename(root / "validate.json")
+    task = slake(data=str(root), split="validation")
+    assert [(s.metadata or {})["question"] for s in task.dataset] == ["validation: which modality?"]
+    assert (task.metadata or {})["data"]["files"] == [str(root / "validate.json")]
+
+
+def cmyk_jpeg(seed: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("CMYK", (12, 8), (seed, 40, 80, 10)).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def test_path_vqa_cmyk_jpegs_in_parquet_are_sent_as_rgb_png_and_recorded(tmp_path: Path) -> None:
+    rgb = io.BytesIO()
+    Image.new("RGB", (12, 8), (1, 2, 3)).save(rgb, format="JPEG")
+    datasets.Dataset.from_dict(
+        {
+            "image": [
+                {"bytes": cmyk_jpeg(9), "path": None},
+                {"bytes": rgb.getvalue(), "path": None},
+            ],
+            "question": ["is this tissue?", "what stain?"],
+            "answer": ["yes", "h&e"],
+        }
+    ).cast_column("image", datasets.Image()).to_parquet(str(tmp_path / "test.parquet"))
+    task = path_vqa(data=str(tmp_path / "test.parquet"))
+    cmyk, plain = list(task.dataset)
+    sent = Image.open((cmyk.metadata or {})["image_files"][0])
+    assert (sent.format, sent.mode) == ("PNG", "RGB")
+    assert "CMYK -> RGB" in (cmyk.metadata or {})["image_conversions"][0]
+    # An RGB JPEG is sent as the bytes the parquet holds.
+    assert Path((plain.metadata or {})["image_files"][0]).read_bytes() == rgb.getvalue()
+    assert "image_conversions" not in (plain.metadata or {})
+
+
+def test_the_blind_control_opens_no_image_and_the_log_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    datasets.Dataset.from_dict(
+        {
+            "image": [{"bytes": b"never decoded", "path": None}],
+            "question": ["is this tissue?"],
+            "answer": ["yes"],
+        }
+    ).cast_column("image", datasets.Image()).to_parquet(str(tmp_path / "test.parquet"))
+    import PIL.Image
+
+    def refuse(*_: Any, **__: Any) -> None:
+        raise AssertionError("an image was opened")
+
+    monkeypatch.setattr(PIL.Image, "open", refuse)
+    task = path_vqa(data=str(tmp_path / "test.parquet"), images=False)
+    [sample] = list(task.dataset)
+    assert (sample.metadata or {})["images_withheld"] is True
+    assert (sample.metadata or {})["image_files"] == []
+    assert (task.metadata or {})["data"]["images"].startswith("not read (images=false")
+    # SLAKE's image folder need not exist at all.
+    root = slake_snapshot(tmp_path / "SLAKE")
+    import shutil
+
+    shutil.rmtree(root / "imgs")
+    (root / "imgs.zip").unlink()
+    blind = slake(data=str(root), images=False)
+    assert [(s.metadata or {})["images_withheld"] for s in blind.dataset] == [True]
