@@ -228,6 +228,7 @@ SLOW_TESTS = {
     "tests/cli/test_outputs.py::test_agreement_and_calibrate_write_together_too": (
         "agreement's bootstraps and calibrate's cross-validation, ten times each"
     ),
+    "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
 }
 
 

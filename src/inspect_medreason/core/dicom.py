@@ -11,8 +11,7 @@ the case names one.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
+import io
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
+from inspect_medreason.core.files import write_outputs_together
 from inspect_medreason.core.images import ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
@@ -128,9 +128,8 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
     if target.is_file():
         return target
     image = dicom_to_image(path, frame)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a concurrent or interrupted run never sees half a file.
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as handle:
-        image.save(handle, format="PNG")
-    os.replace(handle.name, target)
+    encoded = io.BytesIO()
+    image.save(encoded, format="PNG")
+    # Written whole or not at all, so a concurrent or interrupted run never sees half a file.
+    write_outputs_together([(target, encoded.getvalue())])
     return target
