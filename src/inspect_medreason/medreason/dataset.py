@@ -10,6 +10,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests
 from inspect_medreason.core.lazy_dataset import LazySampleDataset
 from inspect_medreason.core.loaders import (
     GROUP_FIELDS,
@@ -95,6 +96,8 @@ def record_to_sample(
         # Where the open judges' images are confined: re-scoring resolves them again under
         # this folder (an MCQ score never reads an image).
         "data_dir": str(data_dir) if judged_images else None,
+        # What a file read again later (re-scoring, the rating page) is checked against.
+        DIGESTS_KEY: image_digests(images) if judged_images else None,
         "extra_metadata": extra,
     }
     metadata.update({key: value for key, value in optional.items() if value})
