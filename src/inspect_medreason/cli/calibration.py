@@ -59,6 +59,7 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
+from inspect_medreason.cli.markdown import markdown_text
 from inspect_medreason.cli.rating import (
     RATED_COMPONENTS,
     SCORER,
@@ -484,8 +485,10 @@ def render_report(document: dict[str, Any], results: list[FitFigures], fmt: str)
     lines = [
         "# Judge calibration",
         "",
-        f"{document['rater_count']} rater(s): {', '.join(document['raters'])}; "
-        f"{_identity_text(document['judges'])}.",
+        markdown_text(
+            f"{document['rater_count']} rater(s): {', '.join(document['raters'])}; "
+            f"{_identity_text(document['judges'])}."
+        ),
         "",
         "Cross-validated against the people's mean rating (before: the raw judge; after: the "
         "calibrated judge, each case predicted by a map fitted without it):",
