@@ -123,7 +123,12 @@ def ignore_interruptions() -> None:
 def signals_held() -> Iterator[None]:
     """Hold back the signals :func:`interruptions_raise` turns into exceptions until the
     block is done, then raise the first one received: for steps that must not be cut in two
-    (a file created and not yet noted for clean-up, a set of renames, the clean-up itself)."""
+    (a file created and not yet noted for clean-up, a set of renames, the clean-up itself).
+    Python runs signal handlers in the main thread only, so another thread's steps are never
+    cut by one: there this does nothing (and never raises the main thread's signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _held.append(1)
     try:
         yield
@@ -338,8 +343,10 @@ def write_outputs_together(outputs: list[tuple[Path, bytes]]) -> list[str]:
                 os.replace(temporaries[current], current)
                 del temporaries[current]  # only once renamed: a failed rename leaves it
                 replaced.append(current)
-            for current, _ in outputs:
-                _pending.pop(current, None)
+        # After the block: a signal it held back is raised at its end, and the outputs
+        # are then put back (below), still pending, as the interruption's message says.
+        for current, _ in outputs:
+            _pending.pop(current, None)
     except BaseException as error:
         with signals_held():
             unrestored = _undo(replaced, backups, temporaries, created)
