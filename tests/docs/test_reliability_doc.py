@@ -20,7 +20,7 @@ def test_every_test_the_reliability_page_names_exists() -> None:
     for reference in re.findall(r"`([\w/.]*test_\w+\.py|)(::\w+)?`", text):
         path, test = reference
         if path:
-            current = ROOT / "tests" / path
+            current = ROOT / path
             assert current.is_file(), f"docs/reliability.md names {path}, which does not exist"
         if test:
             assert current is not None
