@@ -22,7 +22,7 @@ from utils.rated_logs import judged_log
 from inspect_medreason.cli import main
 from inspect_medreason.core.image_confinement import DIGESTS_KEY
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.medreason.image_folder import ImageFolder
+from inspect_medreason.medreason.image_folder import NAMED, ImageFolder
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +154,8 @@ def test_rescoring_checks_each_file_against_its_digest(tmp_path: Path) -> None:
     assert folder.files(state(**{DIGESTS_KEY: [digest]})) == [image]
     with pytest.raises(ImagePathError, match="no digest"):
         folder.files(state())
+    # a folder the user names is their choice: without digests it is used as named
+    assert ImageFolder(str(tmp_path), NAMED, None).files(state()) == [image]
     write_png(image, colour=91)  # the file changed since the run loaded it
     with pytest.raises(ImagePathError, match="not the file the run loaded"):
         folder.files(state(**{DIGESTS_KEY: [digest]}))

@@ -33,6 +33,7 @@ from inspect_medreason.core.loaders import prepare_image
 logger = logging.getLogger(__name__)
 
 NAME_IT = "name the data folder with -S data_dir=FOLDER"
+NAMED = "named with -S data_dir"
 
 
 class FolderMismatch(ImagePathError):
@@ -94,6 +95,8 @@ class ImageFolder:
         files = [prepare_image(Path(self.path), relative, frame) for relative in relatives]
         digests = state.metadata.get(DIGESTS_KEY)
         if not (isinstance(digests, list) and len(digests) == len(files)):
+            if self.origin == NAMED:  # the user's own folder, as rate's --data: their choice
+                return files
             raise ImagePathError(
                 "the log records no digest of the files its run loaded, so the files in "
                 f"{self.path} cannot be checked to be those (an edited log?)"
@@ -119,7 +122,7 @@ def image_folder(data_dir: str | None) -> ImageFolder:
         return ImageFolder(named, "the run's data folder", named)
     log, recorded = rescored_log_folder()
     if named is not None and (recorded is None or not same_folder(named, recorded)):
-        folder = ImageFolder(named, "named with -S data_dir", recorded)
+        folder = ImageFolder(named, NAMED, recorded)
     else:
         folder = ImageFolder(recorded, f"the folder the run recorded in {log}", recorded)
     folder.announce()
