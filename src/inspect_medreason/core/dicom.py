@@ -19,8 +19,8 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from inspect_medreason.core.files import write_outputs_together
-from inspect_medreason.core.images import ImagePathError, cache_root
+from inspect_medreason.core.files import OutputPathError, write_outputs_together
+from inspect_medreason.core.images import CACHE_ENV, ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
@@ -131,5 +131,11 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
     encoded = io.BytesIO()
     image.save(encoded, format="PNG")
     # Written whole or not at all, so a concurrent or interrupted run never sees half a file.
-    write_outputs_together([(target, encoded.getvalue())])
+    try:
+        write_outputs_together([(target, encoded.getvalue())])
+    except OutputPathError as error:  # the cache's problem (a full disk), named for the case
+        raise ImagePathError(
+            f"{path.name}: its PNG cannot be cached ({error}); or point {CACHE_ENV} at a "
+            "writable folder with room"
+        ) from error
     return target
