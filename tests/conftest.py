@@ -291,6 +291,7 @@ SLOW_TESTS = {
     "tests/vqa/test_inspect_evals_crosscheck.py": (
         "451 questions scored by our vqa_rad and by inspect_evals' scorer"
     ),
+    "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
 }
 
 

@@ -393,3 +393,56 @@ def test_leaderboard_refuses_a_calibration_of_other_judges(
     assert "mockllm/judge-b" in err and "calibrated for" in err and "Traceback" not in err
     assert main(["compare", str(other), str(other), "--calibration", path]) == 1
     assert "mockllm/judge-b" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "edit, changed",
+    [
+        # the edits: the map set to all 4.0, and the rated cases moved
+        (
+            lambda d: d["components"]["gt_final"]["map"].update(
+                calibrated=[4.0] * len(d["components"]["gt_final"]["map"]["calibrated"])
+            ),
+            "components.gt_final.map changed",
+        ),
+        (
+            lambda d: d["components"]["va_answer"]["fit_cases"]["people"].__setitem__(0, 4.0),
+            "components.va_answer.fit_cases changed",
+        ),
+        (lambda d: d.update(rater_count=5), "rater_count changed"),
+        (lambda d: d.update(note="mine"), "note added"),
+        (lambda d: d.pop("sha256"), "no digest of the file"),
+    ],
+)
+def test_an_edited_calibration_file_is_refused_naming_what_changed(
+    round_: dict[str, Any], tmp_path: Path, edit: Any, changed: str
+) -> None:
+    calibrate(round_, ["alice"], "to_edit.json")
+    document = json.loads((round_["root"] / "to_edit.json").read_text(encoding="utf-8"))
+    read_calibration(round_["root"] / "to_edit.json")  # as written: accepted
+    edit(document)
+    path = write_json(tmp_path / "edited.json", document)
+    with pytest.raises(ChallengeError) as caught:
+        read_calibration(path)
+    assert any(changed in p for p in caught.value.problems), caught.value.problems
+    code = main(["leaderboard", str(round_["log"]), "--calibration", str(path)])
+    assert code == 1  # never a silently different mean
+
+
+def test_a_map_that_is_not_its_cases_fit_is_refused_even_with_fresh_digests(
+    round_: dict[str, Any], tmp_path: Path
+) -> None:
+    from inspect_medreason.cli.calibration import INTEGRITY_KEY, integrity
+
+    calibrate(round_, ["alice"], "to_refit.json")
+    document = json.loads((round_["root"] / "to_refit.json").read_text(encoding="utf-8"))
+    mapped = document["components"]["rvf_trace"]["map"]
+    mapped["calibrated"] = [4.0] * len(mapped["calibrated"])
+    document[INTEGRITY_KEY] = integrity(document)  # digests recomputed by the editor
+    path = write_json(tmp_path / "refit.json", document)
+    with pytest.raises(ChallengeError) as caught:
+        read_calibration(path)
+    assert any(
+        "components.rvf_trace.map is not the map its fit_cases give" in p
+        for p in caught.value.problems
+    )

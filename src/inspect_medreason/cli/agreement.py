@@ -50,6 +50,7 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     one_attempt_per_run,
 )
+from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
@@ -672,19 +673,19 @@ def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str
         for kind in kinds:
             if len(kinds) > 1 or kind != "judge-judge":
                 lines += [f"### {PAIR_KINDS[kind]}", ""]
-            lines += ["| " + " | ".join(PAIR_HEADER) + " |", "|" + "---|" * len(PAIR_HEADER)]
-            lines += ["| " + " | ".join(row) + " |" for row in _pair_rows(result, kind)] + [""]
+            lines += [markdown_row(PAIR_HEADER), "|" + "---|" * len(PAIR_HEADER)]
+            lines += [markdown_row(row) for row in _pair_rows(result, kind)] + [""]
         lines += [
             "| rater | " + " | ".join(str(s) for s in SCALE) + " |",
             "|" + "---|" * (len(SCALE) + 1),
         ]
         lines += [
-            f"| {rater} | " + " | ".join(str(n) for n in counts) + " |"
+            markdown_row([rater, *(str(n) for n in counts)])
             for rater, counts in result.distributions.items()
         ] + [""]
         for pair in result.pairs:
             lines += [
-                f"Confusion ({pair.first} rows, {pair.second} columns):",
+                markdown_text(f"Confusion ({pair.first} rows, {pair.second} columns):"),
                 "",
                 "| | " + " | ".join(str(s) for s in SCALE) + " |",
                 "|" + "---|" * (len(SCALE) + 1),
@@ -694,8 +695,8 @@ def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str
                 for s, row in zip(SCALE, pair.confusion, strict=True)
             ]
             lines.append("")
-        lines += [f"note: {n}" for n in result.notes]
-    lines += [f"note: {n}" for n in notes]
+        lines += [f"note: {markdown_text(n)}" for n in result.notes]
+    lines += [f"note: {markdown_text(n)}" for n in notes]
     lines += ["", "[a, b] = 95% bootstrap interval over cases (1,000 resamples, fixed seed)."]
     return "\n".join(lines) + "\n"
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.core.extraction import normalise_text
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
@@ -230,7 +231,7 @@ def render(report: Audit, output_format: str) -> str:
         document["clean"] = report.clean
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     lines = [
-        f"# Data audit: {report.data}",
+        f"# Data audit: {markdown_text(report.data)}",
         "",
         f"{report.cases} cases ({', '.join(f'{n} {t}' for t, n in report.by_track.items())}), "
         f"{report.distinct_images} distinct images by content.",
@@ -245,7 +246,8 @@ def render(report: Audit, output_format: str) -> str:
         if not rows:
             return
         lines.append("")
-        lines.extend(rows[:SHOWN_EXAMPLES])
+        # each example is user text (case ids, questions, answers, paths): escaped
+        lines.extend(f"- {markdown_text(row[2:])}" for row in rows[:SHOWN_EXAMPLES])
         if total > SHOWN_EXAMPLES:
             lines.append(f"- ... and {total - SHOWN_EXAMPLES} more (--format json lists all)")
 
@@ -274,7 +276,7 @@ def render(report: Audit, output_format: str) -> str:
     if balance:
         lines += ["| label | answers | expected if uniform | share |", "|---|---|---|---|"]
         lines += [
-            f"| {label} | {row['answers']} | {row['expected']} | {row['share']:.1%} |"
+            markdown_row([label, str(row["answers"]), str(row["expected"]), f"{row['share']:.1%}"])
             for label, row in balance["labels"].items()
         ]
         if "p_value" in balance:
@@ -299,5 +301,5 @@ def render(report: Audit, output_format: str) -> str:
         ("organ system", report.by_organ_system),
     ):
         lines += ["", f"## Cases per {title}", "", "| value | cases |", "|---|---|"]
-        lines += [f"| {value} | {n} |" for value, n in counts.items()]
+        lines += [markdown_row([value, str(n)]) for value, n in counts.items()]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ rule gave (an empty answer is 0) is not a judge's opinion and is kept as it is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections import defaultdict
@@ -58,6 +59,7 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
+from inspect_medreason.cli.markdown import markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
 from inspect_medreason.core.errors import describe_error
@@ -380,7 +382,76 @@ def calibrate(
         },
         "components": {r.component: _component_document(r) for r in results},
     }
+    document[INTEGRITY_KEY] = integrity(document)
     return document, results, notes
+
+
+# The calibration file's digests: one over the whole document (all but this entry, as
+# canonical JSON: key order and white space do not count, every value does) and one per
+# part, so that an edited file is refused naming what changed.
+INTEGRITY_KEY = "sha256"
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _parts(document: dict[str, Any]) -> dict[str, Any]:
+    """The document's parts by name: each component's entries apart (``components.gt_final
+    .map``), every other top-level entry whole."""
+    parts: dict[str, Any] = {}
+    for key, value in document.items():
+        if key == INTEGRITY_KEY:
+            continue
+        if key == "components" and isinstance(value, dict):
+            for component, entry in value.items():
+                for name, part in entry.items() if isinstance(entry, dict) else [("", entry)]:
+                    parts[f"components.{component}.{name}".rstrip(".")] = part
+        else:
+            parts[key] = value
+    return parts
+
+
+def integrity(document: dict[str, Any]) -> dict[str, Any]:
+    """The digests ``calibrate`` writes into the file: of the whole and of each part."""
+    whole = {k: v for k, v in document.items() if k != INTEGRITY_KEY}
+    return {
+        "file": hashlib.sha256(_canonical(whole)).hexdigest(),
+        "parts": {
+            name: hashlib.sha256(_canonical(part)).hexdigest()
+            for name, part in _parts(document).items()
+        },
+    }
+
+
+def integrity_problems(path: Path, document: dict[str, Any]) -> list[str]:
+    """Why the file is not the one ``calibrate`` wrote: its digest missing, or what changed
+    (the parts whose digest differs, or that were added or removed). Empty when intact."""
+    recorded = document.get(INTEGRITY_KEY)
+    if not (
+        isinstance(recorded, dict)
+        and isinstance(recorded.get("file"), str)
+        and isinstance(recorded.get("parts"), dict)
+    ):
+        return [
+            f"{path}: {INTEGRITY_KEY}: no digest of the file (written by an older medreason, "
+            "or edited): run medreason calibrate again"
+        ]
+    found = integrity(document)
+    if found["file"] == recorded["file"]:
+        return []
+    before, after = recorded["parts"], found["parts"]
+    changed = sorted(
+        [f"{name} changed" for name in after if name in before and before[name] != after[name]]
+        + [f"{name} added" for name in after if name not in before]
+        + [f"{name} removed" for name in before if name not in after]
+    )
+    what = ", ".join(changed) if changed else f"{INTEGRITY_KEY} itself changed"
+    return [
+        f"{path}: edited since medreason calibrate wrote it ({what}; its digest over the whole "
+        "file differs): a calibration is used as written or not at all; run medreason "
+        "calibrate again"
+    ]
 
 
 def _too_few(component: str, have: int, people: RatingRound) -> str:
@@ -443,8 +514,10 @@ def render_report(document: dict[str, Any], results: list[FitFigures], fmt: str)
     lines = [
         "# Judge calibration",
         "",
-        f"{document['rater_count']} rater(s): {', '.join(document['raters'])}; "
-        f"{_identity_text(document['judges'])}.",
+        markdown_text(
+            f"{document['rater_count']} rater(s): {', '.join(document['raters'])}; "
+            f"{_identity_text(document['judges'])}."
+        ),
         "",
         "Cross-validated against the people's mean rating (before: the raw judge; after: the "
         "calibrated judge, each case predicted by a map fitted without it):",
@@ -510,6 +583,7 @@ def read_calibration(path: Path) -> Calibration:
             f"{path}: version {document.get('version')!r}; this medreason reads version "
             f"{CALIBRATION_VERSION}"
         )
+    problems += integrity_problems(path, document)
     judges = document.get("judges")
     if not isinstance(judges, dict) or not isinstance(judges.get("models"), dict):
         problems.append(f"{path}: judges: not the record of the judges it is valid for")
@@ -551,6 +625,18 @@ def read_calibration(path: Path) -> Calibration:
             )
         else:
             fits[component] = fit
+            # The map used (refitted from the rated cases, with the interval) is the map
+            # checked: the stored one must be what the stored cases give.
+            refitted = fit_map(fit.judge, fit.people)
+            if not (
+                len(refitted[0]) == len(x)
+                and np.allclose(refitted[0], x, atol=1e-9)
+                and np.allclose(refitted[1], y, atol=1e-9)
+            ):
+                problems.append(
+                    f"{path}: components.{component}.map is not the map its fit_cases give "
+                    "(one of them was edited): run medreason calibrate again"
+                )
     count = document.get("rater_count")
     if type(count) is not int or count < 1:
         problems.append(f"{path}: rater_count is {count!r}, not a number of raters")

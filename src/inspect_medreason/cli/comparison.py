@@ -31,6 +31,7 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
+from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
@@ -341,8 +342,9 @@ def render(comparison: Comparison, fmt: str) -> str:
         return json.dumps(_document(comparison), indent=2, default=str)
     if fmt == "html":
         return _html(comparison)
-    lines = [f"# {comparison.b.model} vs {comparison.a.model}", "", _summary(comparison), ""]
-    lines += [f"> warning: {w}" for w in comparison.warnings] + (
+    title = markdown_text(f"{comparison.b.model} vs {comparison.a.model}")
+    lines = [f"# {title}", "", markdown_text(_summary(comparison)), ""]
+    lines += [f"> warning: {markdown_text(w)}" for w in comparison.warnings] + (
         [""] if comparison.warnings else []
     )
     lines += [*_markdown_table(HEADER, _rows(comparison)), "", NOTE, "", "## By category", ""]
@@ -360,9 +362,9 @@ NOTE = (
 
 def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [
-        "| " + " | ".join(header) + " |",
+        markdown_row(header),
         "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
+        *(markdown_row(row) for row in rows),
     ]
 
 

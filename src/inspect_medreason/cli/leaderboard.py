@@ -44,6 +44,7 @@ from inspect_medreason.cli.judgings import (
     score_names,
 )
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
+from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.intervals import SEED, cluster_indices
 from inspect_medreason.core.judges import bound_role_models
@@ -907,12 +908,12 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     if fmt == "html":
         return _html_page(board, body, breakdown)
     header = _header(rows)
-    markdown = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    markdown += ["| " + " | ".join(line) + " |" for line in body]
+    markdown = [markdown_row(header), "|" + "---|" * len(header)]
+    markdown += [markdown_row(line) for line in body]
     text = "\n".join(markdown) + f"\n\n{RANKING_NOTE}\n"
     notes = _all_notes(board)
     if notes:
-        text += "\nNotes:\n" + "".join(f"- {note}\n" for note in notes)
+        text += "\nNotes:\n" + "".join(f"- {markdown_text(note)}\n" for note in notes)
     if breakdown:
         text += "\n" + render_breakdown(rows)
     return text
@@ -1033,11 +1034,11 @@ def render_breakdown(rows: list[ModelRow]) -> str:
         if not categories:
             continue
         parts.append(f"### {name} by category\n")
-        parts.append("| category | " + " | ".join(row.model for row in rows) + " |")
+        parts.append(markdown_row(["category", *(row.model for row in rows)]))
         parts.append("|---|" + "---|" * len(rows))
         for category in categories:
             cells = [_cell(row.breakdown.get(name, {}).get(category)) for row in rows]
-            parts.append(f"| {category} | " + " | ".join(cells) + " |")
+            parts.append(markdown_row([category, *cells]))
         parts.append("")
     return "\n".join(parts)
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -27,9 +25,17 @@ from inspect_medreason.core.files import (
     OutputSet,
     cannot_write,
     check_writable_folder,
-    make_parents,
+    claim_output,
+    fill_folder_atomically,
+    ignore_interruptions,
+    interruptions_raise,
+    output_path,
+    pending_outputs,
     remedy,
-    remove_created_folders,
+    resolve_output,
+    signal_name,
+    signal_number,
+    written,
 )
 from inspect_medreason.core.loaders import DatasetError, sample_data_dir
 from inspect_medreason.core.user_files import (
@@ -420,28 +426,19 @@ def _copy_demo_data(staging: Path) -> None:
 
 
 def cmd_sample_data(args: argparse.Namespace) -> int:
-    target = Path(args.directory)
+    target = output_path(args.directory.rstrip("/") or args.directory)
+    resolve_output(target)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ChallengeError([f"{target} exists and is not an empty folder; choose a new folder"])
     check_writable_folder(target)
     # Copied beside the target and renamed into place: an interrupted or failed copy (a full
     # disk) leaves nothing, neither the copy nor the folders made for it.
-    created: list[Path] = []
-    staging: Path | None = None
+    claim_output(target)
     try:
-        created = make_parents(target)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-        _copy_demo_data(staging)
-        if target.exists():
-            target.rmdir()
-        os.replace(staging, target)
-    except BaseException as error:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
-        remove_created_folders(created)
-        if isinstance(error, OSError):
-            raise cannot_write(target, error) from error
-        raise
+        fill_folder_atomically(target, _copy_demo_data)
+    except OSError as error:
+        raise cannot_write(target, error) from error
+    written(target)
     count = len(json.loads((target / "cases.json").read_text(encoding="utf-8"))["cases"])
     print(
         f"wrote the demo dataset ({count} cases) to {target}: cases.json, ground_truth.json, images/"
@@ -824,10 +821,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The outputs that are printed to standard output when not given: for them ``-`` is standard
+# output. Every other output (a zip, a PNG, a file the command must write) refuses ``-``.
+STDOUT_OUTPUTS = {
+    ("score", "output"),
+    ("leaderboard", "output"),
+    ("compare", "output"),
+    ("agreement", "output"),
+    ("check-data", "output"),
+    ("calibrate", "report"),
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for command, option in STDOUT_OUTPUTS:
+        if args.command == command and getattr(args, option, None) == "-":
+            setattr(args, option, None)
     try:
-        return int(args.handler(args))
+        with interruptions_raise():
+            try:
+                return int(args.handler(args))
+            except KeyboardInterrupt as interruption:
+                ignore_interruptions()  # a second Ctrl-C does not cut the message short
+                return _interrupted(args.command, interruption)
     except OutputPathError as error:  # already one line naming the path and what to do
         print(f"medreason {args.command}: {error}", file=sys.stderr)
         return EXIT_FAILED
@@ -840,6 +857,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         # other exception is a bug and keeps its traceback.
         print(f"medreason {args.command}: {_describe_os_error(error)}", file=sys.stderr)
         return EXIT_FAILED
+
+
+def _interrupted(command: str, interruption: KeyboardInterrupt) -> int:
+    """Ctrl-C, SIGTERM, SIGHUP: every write's clean-up has run; one line, no traceback."""
+    unwritten = pending_outputs()
+    what = (
+        f"not written: {', '.join(map(str, unwritten))} (any previous version is as it was, "
+        "and no temporary file is left)"
+        if unwritten
+        else "nothing was being written"
+    )
+    print(
+        f"medreason {command}: interrupted by {signal_name(interruption)}; {what}",
+        file=sys.stderr,
+    )
+    return 128 + signal_number(interruption)
 
 
 def _describe_os_error(error: OSError) -> str:

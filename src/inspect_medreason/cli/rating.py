@@ -41,8 +41,8 @@ from inspect_medreason.cli.log_reading import (
     task_record,
 )
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.image_confinement import ConfinedImages, run_data_folder
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.loaders import prepare_image
 
 # What a rater scores, and the log component each is compared with.
 RATED_COMPONENTS = {"gt": "gt_final", "va": "va_answer", "rvf": "rvf_trace"}
@@ -392,17 +392,20 @@ def case_images(
     candidates: list[Candidate], data_dir: Path | None, max_px: int | None = None
 ) -> PageImages:
     """Each chosen case's images as data URIs: the ones its log holds, else (a blind-control
-    run, a log written without images) its image files resolved again under the data folder
-    (``data_dir``, else the one the run recorded), confined to it as the loader confines
-    them. A case whose images cannot be found or decoded is a problem, all listed."""
+    run, a log written without images) its image files read again by the one confinement
+    rule (``core.image_confinement``: ``data_dir``, else the folder the run recorded, never
+    one a sample names, each file checked against its digest recorded at load). A case
+    whose images cannot be found, checked or decoded is a problem, all listed."""
     problems: list[str] = []
     result = PageImages({})
     by_log: dict[Path, list[Candidate]] = defaultdict(list)
     for candidate in candidates:
         by_log[candidate.path].append(candidate)
+    confined = ConfinedImages(data_dir)
     for path, group in by_log.items():
         try:
             logged = _logged_images(path, group)
+            run_folder = run_data_folder(log_header(path))
         except Exception as error:  # the samples were readable a moment ago: say what failed
             problems.append(f"{path}: its samples' images cannot be read ({describe_error(error)})")
             continue
@@ -420,12 +423,10 @@ def case_images(
                     shown = []  # a text-only case
                 else:
                     shown = [
-                        _browser_image(
-                            _image_file(candidate, data_dir, rel).read_bytes(),
-                            f"{case}: {rel}",
-                            max_px,
+                        _browser_image(data, f"{case}: {rel}", max_px)
+                        for rel, data in zip(
+                            wanted, confined.read(path, run_folder, candidate.metadata), strict=True
                         )
-                        for rel in wanted
                     ]
                 result.by_case[candidate.ref] = [uri for uri, _ in shown]
                 result.downscaled += sum(smaller for _, smaller in shown)
@@ -434,15 +435,3 @@ def case_images(
     if problems:
         raise ChallengeError([*problems, "a rater must see the images the judges saw"])
     return result
-
-
-def _image_file(candidate: Candidate, data_dir: Path | None, rel: str) -> Path:
-    """A case's image file under the data folder (``data_dir``, else the one the run
-    recorded), confined to it as the loader confines it."""
-    folder = data_dir or (
-        Path(str(candidate.metadata["data_dir"])) if candidate.metadata.get("data_dir") else None
-    )
-    if folder is None:
-        raise ValueError("the log holds no image and records no data folder: give --data")
-    frame = (candidate.metadata.get("extra_metadata") or {}).get("frame")
-    return prepare_image(folder, rel, frame)

@@ -4,16 +4,13 @@ disk, a damaged member is the archive's fault, an interrupted unpack leaves noth
 
 from __future__ import annotations
 
-import os
-import shutil
 import stat
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
 from inspect_medreason.core.errors import describe_error
-from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.files import file_sha256, fill_folder_atomically
 from inspect_medreason.core.images import CACHE_ENV, cache_root
 from inspect_medreason.core.loaders import DatasetError, Problem
 
@@ -53,12 +50,8 @@ def unpack_archive(archive: Path, kind: str) -> Path:
         size = sum(member.file_size for member in members)
         if size > MAX_UNPACKED_BYTES:
             raise _problem(str(archive), f"refused: it would unpack to {size / 1024**3:.1f} GiB")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=".unpacking-", dir=target.parent))
-        except OSError as error:
-            raise _problem(str(archive), _cache_advice(target.parent, error)) from error
-        try:
+
+        def unpack(staging: Path) -> None:
             # One member at a time, so a damaged one is named.
             for member in members:
                 try:
@@ -79,16 +72,12 @@ def unpack_archive(archive: Path, kind: str) -> Path:
                         f"member {member.filename!r} could not be unpacked: "
                         + _cache_advice(target.parent, error),
                     ) from error
-            os.replace(staging, target)
-        except FileExistsError:  # another process unpacked it meanwhile
-            shutil.rmtree(staging, ignore_errors=True)
-        except OSError as error:  # the rename into place
-            shutil.rmtree(staging, ignore_errors=True)
-            if not target.is_dir():
+
+        try:
+            fill_folder_atomically(target, unpack)
+        except OSError as error:  # the staging folder or the rename into place
+            if not target.is_dir():  # else another process unpacked it meanwhile
                 raise _problem(str(archive), _cache_advice(target.parent, error)) from error
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
     return target
 
 

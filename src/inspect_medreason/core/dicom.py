@@ -23,7 +23,8 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from inspect_medreason.core.images import ImagePathError, cache_root
+from inspect_medreason.core.files import OutputPathError, write_outputs_together
+from inspect_medreason.core.images import CACHE_ENV, ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
@@ -154,11 +155,16 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
     if target.is_file():
         return target
     image = dicom_to_image(path, frame)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename, so a concurrent or interrupted run never sees half a file.
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as handle:
-        image.save(handle, format="PNG")
-    os.replace(handle.name, target)
+    encoded = io.BytesIO()
+    image.save(encoded, format="PNG")
+    # Written whole or not at all, so a concurrent or interrupted run never sees half a file.
+    try:
+        write_outputs_together([(target, encoded.getvalue())])
+    except OutputPathError as error:  # the cache's problem (a full disk), named for the case
+        raise ImagePathError(
+            f"{path.name}: its PNG cannot be cached ({error}); or point {CACHE_ENV} at a "
+            "writable folder with room"
+        ) from error
     return target
 
 

@@ -6,7 +6,13 @@ any work (not a folder, not one of the command's inputs, not another output, a w
 folder, not an existing file unless ``--force``), and at the end all of them are written
 together or none is: each to a temporary file beside its target (a full disk fails here,
 before anything is replaced), then renamed into place, the files already replaced put back
-from backups if a later rename fails."""
+from backups if a later rename fails.
+
+Signals: under :func:`interruptions_raise` (the ``medreason`` command runs in it) SIGTERM and
+SIGHUP raise :class:`Interrupted`, as Ctrl-C raises ``KeyboardInterrupt``, so a write's
+clean-up runs (no temporary file, staging folder or backup is left); the few steps that must
+not be cut in two (creating a temporary file and noting it, the renames, the clean-up) hold a
+signal back until they are done (:func:`signals_held`)."""
 
 from __future__ import annotations
 
@@ -16,10 +22,13 @@ import hashlib
 import os
 import secrets
 import shutil
+import signal
 import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from types import FrameType
 
 
 class OutputPathError(ValueError):
@@ -46,6 +55,110 @@ _REMEDIES = {
 _DEFAULT_REMEDY = "check the path and its folder, then run again"
 
 
+class Interrupted(KeyboardInterrupt):
+    """A termination signal (SIGTERM, SIGHUP) received: raised like Ctrl-C's
+    ``KeyboardInterrupt`` so that every clean-up meant for Ctrl-C runs for it too."""
+
+    def __init__(self, signal_number: int) -> None:
+        self.signal_number = signal_number
+        super().__init__(signal.Signals(signal_number).name)
+
+
+def signal_name(interruption: KeyboardInterrupt) -> str:
+    """SIGINT, SIGTERM or SIGHUP: which signal raised ``interruption``."""
+    return str(interruption) if isinstance(interruption, Interrupted) else "SIGINT"
+
+
+def signal_number(interruption: KeyboardInterrupt) -> int:
+    return interruption.signal_number if isinstance(interruption, Interrupted) else signal.SIGINT
+
+
+_HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_held: list[int] = []  # how deep signals_held is nested (in the main thread), as a list
+_held_back: list[int] = []  # the signals received while held, raised when released
+
+
+def _raise_for(number: int, frame: FrameType | None) -> None:
+    if _held:
+        _held_back.append(number)
+        return
+    if number == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Interrupted(number)
+
+
+@contextlib.contextmanager
+def interruptions_raise() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise (``KeyboardInterrupt``, :class:`Interrupted`) while
+    inside, and are held back within :func:`signals_held`; the previous handlers are put back
+    after. A signal the process was started ignoring (``nohup``, a background job) stays
+    ignored. Only the main thread can set handlers: elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _pending.clear()  # what an earlier command in this process claimed is not this one's
+    previous = {number: signal.getsignal(number) for number in _HANDLED_SIGNALS}
+    for number, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(number, _raise_for)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        _held_back.clear()
+        _pending.clear()
+
+
+def ignore_interruptions() -> None:
+    """Ignore SIGINT, SIGTERM and SIGHUP until :func:`interruptions_raise` puts the previous
+    handlers back: once interrupted, the command only reports, and a second signal must not
+    cut that short with a traceback."""
+    if threading.current_thread() is threading.main_thread():
+        for number in _HANDLED_SIGNALS:
+            signal.signal(number, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold back the signals :func:`interruptions_raise` turns into exceptions until the
+    block is done, then raise the first one received: for steps that must not be cut in two
+    (a file created and not yet noted for clean-up, a set of renames, the clean-up itself).
+    Python runs signal handlers in the main thread only, so another thread's steps are never
+    cut by one: there this does nothing (and never raises the main thread's signal)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _held.append(1)
+    try:
+        yield
+    finally:
+        _held.pop()
+        if not _held and _held_back:
+            number = _held_back[0]
+            _held_back.clear()
+            _raise_for(number, None)
+
+
+# The outputs claimed by OutputSet and not yet written: what an interruption did not write.
+_pending: dict[Path, None] = {}
+
+
+def claim_output(path: Path) -> None:
+    """Note an output written by other means than :class:`OutputSet` (a folder) as pending."""
+    _pending[path] = None
+
+
+def written(path: Path) -> None:
+    """An output claimed with :func:`claim_output` is written."""
+    _pending.pop(path, None)
+
+
+def pending_outputs() -> list[Path]:
+    """The outputs claimed and not written yet (what an interruption now leaves unwritten)."""
+    return list(_pending)
+
+
 def remedy(error: OSError) -> str:
     """What to do about a failure of the file system, in a few words."""
     return _REMEDIES.get(error.errno or 0, _DEFAULT_REMEDY)
@@ -66,17 +179,56 @@ def check_output_path(
     """Refuse, before any work: a folder; one of ``inputs`` (the same file by any spelling,
     link or hard link, or an existing file inside an input folder, which the command may
     read); a path also in ``others`` (another output of the same command); an existing file
-    unless ``force``; a path whose folder cannot be created or written."""
+    unless ``force``; a path whose folder cannot be created or written; a path that runs
+    into a loop of symbolic links."""
+    resolved = resolve_output(path)
     _refuse_a_folder_or_existing(path, force)
     _refuse_an_input(path, inputs)
-    resolved = path.resolve()
     for other in others:
-        if other.resolve() == resolved or (other.exists() and _same_file(path, other)):
+        if resolve_output(other) == resolved or (other.exists() and _same_file(path, other)):
             raise OutputPathError(
                 f"cannot write {path}: it is also given as another output ({other}); give "
                 "each output its own path"
             )
     check_writable_folder(path)
+
+
+def resolve_output(path: Path) -> Path:
+    """``path`` with its links followed; a loop of symbolic links anywhere in it is refused
+    (Python 3.11 raises ``RuntimeError``, later ones ``OSError``): writing would replace the
+    link, not reach a file."""
+    try:
+        resolved = path.resolve()
+        os.stat(path)  # resolve() leaves a loop at the path itself unresolved in 3.12+
+    except FileNotFoundError:
+        return resolved
+    except (RuntimeError, OSError) as error:
+        if isinstance(error, RuntimeError) or error.errno == errno.ELOOP:
+            raise OutputPathError(
+                f"cannot write {path}: the path has a loop of symbolic links; correct it"
+            ) from None
+        if error.errno in (errno.ENOTDIR, errno.EACCES):
+            return path.absolute()  # check_writable_folder names the problem
+        raise cannot_write(path, error) from error
+    return resolved
+
+
+def output_path(raw: str | Path) -> Path:
+    """An output option's value as a path, refusing what names no file: ``-`` (the commands
+    that can print to standard output take ``-`` before this, see ``cli.main``) and a path
+    ending in ``/`` (a folder, even one that does not exist yet: ``Path`` would drop the
+    slash and write a file of that name)."""
+    text = os.fspath(raw)
+    if text == "-":
+        raise OutputPathError(
+            "cannot write -: this output is not printed to standard output; name a file"
+        )
+    if text.endswith(("/", os.sep)) or text in (".", ".."):
+        raise OutputPathError(
+            f"cannot write {text}: a path ending in / names a folder; name a file to write "
+            f"(e.g. {text.rstrip('/') or '/'}/results.json)"
+        )
+    return Path(text)
 
 
 def _refuse_a_folder_or_existing(path: Path, force: bool) -> None:
@@ -145,9 +297,10 @@ class OutputSet:
 
     def add(self, path: str | Path) -> Path:
         """Check ``path`` now (refusing with :class:`OutputPathError`) and claim it."""
-        output = Path(path)
+        output = output_path(path)
         check_output_path(output, self.force, self.inputs, self.paths)
         self.paths.append(output)
+        _pending[output] = None
         return output
 
     def write(self, contents: Mapping[Path, bytes | str]) -> list[str]:
@@ -181,16 +334,22 @@ def write_outputs_together(outputs: list[tuple[Path, bytes]]) -> list[str]:
     current = outputs[0][0] if outputs else Path()
     try:
         for current, data in outputs:
-            created += make_parents(current)
-            temporaries[current] = _write_temporary(current, data)
+            make_parents(current, created)
+            _write_temporary(current, data, temporaries)
+        with signals_held():  # the previous versions kept and all renamed, or none
+            for current, _ in outputs:
+                backups[current] = _backup(current) if os.path.lexists(current) else None
+            for current, _ in outputs:
+                os.replace(temporaries[current], current)
+                del temporaries[current]  # only once renamed: a failed rename leaves it
+                replaced.append(current)
+        # After the block: a signal it held back is raised at its end, and the outputs
+        # are then put back (below), still pending, as the interruption's message says.
         for current, _ in outputs:
-            backups[current] = _backup(current) if os.path.lexists(current) else None
-        for current, _ in outputs:
-            os.replace(temporaries[current], current)
-            del temporaries[current]  # only once renamed: a failed rename leaves it to remove
-            replaced.append(current)
+            _pending.pop(current, None)
     except BaseException as error:
-        unrestored = _undo(replaced, backups, temporaries, created)
+        with signals_held():
+            unrestored = _undo(replaced, backups, temporaries, created)
         if isinstance(error, OSError):
             failure = cannot_write(current, error)
             if unrestored:
@@ -210,29 +369,40 @@ def write_outputs_together(outputs: list[tuple[Path, bytes]]) -> list[str]:
     return notes
 
 
-def make_parents(path: Path) -> list[Path]:
-    """Create the missing folders above ``path``; returns them, the outermost first."""
+def make_parents(path: Path, created: list[Path] | None = None) -> list[Path]:
+    """Create the missing folders above ``path`` (under the umask, as ``mkdir`` does);
+    returns them, the outermost first, and appends each to ``created`` as soon as it exists
+    (so that an interruption between two never loses one to clean up)."""
     missing = []
     folder = path.parent
     while not folder.exists():
         missing.append(folder)
         folder = folder.parent
-    created = []
+    made: list[Path] = []
     try:
         for folder in reversed(missing):
-            folder.mkdir()
-            created.append(folder)
+            with signals_held():
+                folder.mkdir()
+                made.append(folder)
+                if created is not None:
+                    created.append(folder)
     except BaseException:
-        remove_created_folders(created)
+        if created is None:
+            with signals_held():
+                remove_created_folders(made)
         raise
-    return created
+    return made
 
 
-def _write_temporary(path: Path, data: bytes) -> Path:
-    """The bytes in a new file beside ``path``, with ``path``'s permissions, flushed to disk."""
+def _write_temporary(path: Path, data: bytes, temporaries: dict[Path, Path]) -> None:
+    """The bytes in a new file beside ``path``, with ``path``'s permissions, flushed to disk,
+    noted in ``temporaries`` from the moment it exists (the caller removes it on failure)."""
     mode = _mode_for(path)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
-    temporary = Path(name)
+    with signals_held():
+        handle, name = tempfile.mkstemp(
+            prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent
+        )
+        temporaries[path] = Path(name)
     try:
         with memoryview(data) as view:
             written = 0
@@ -243,13 +413,8 @@ def _write_temporary(path: Path, data: bytes) -> Path:
         # mkstemp makes the file private (0600); the result must not be.
         os.fchmod(handle, mode)
         os.fsync(handle)
-    except BaseException:
+    finally:
         os.close(handle)
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-        raise
-    os.close(handle)
-    return temporary
 
 
 def _backup(path: Path) -> Path:
@@ -294,6 +459,33 @@ def _undo(
             leftover.unlink()
     remove_created_folders(created)
     return unrestored
+
+
+def fill_folder_atomically(target: Path, fill: Callable[[Path], None]) -> None:
+    """Make ``target`` (absent, or an empty folder it replaces) a folder holding what ``fill``
+    writes into the folder it is given: a staging folder beside ``target``, with the
+    permissions ``mkdir`` gives under the umask (not ``mkdtemp``'s 0700), renamed into place
+    at the end. A failure or an interruption anywhere removes the staging folder and the
+    folders made for it, then raises (an ``OSError`` of the rename as itself)."""
+    created: list[Path] = []
+    staging: list[Path] = []
+    try:
+        make_parents(target, created)
+        with signals_held():
+            staging.append(
+                Path(tempfile.mkdtemp(prefix=f".{target.name[:40]}.", dir=target.parent))
+            )
+        os.chmod(staging[0], 0o777 & ~_umask())
+        fill(staging[0])
+        with signals_held():
+            os.replace(staging[0], target)
+            staging.clear()
+    except BaseException:
+        with signals_held():
+            for folder in staging:
+                shutil.rmtree(folder, ignore_errors=True)
+            remove_created_folders(created)
+        raise
 
 
 def remove_created_folders(created: list[Path]) -> None:

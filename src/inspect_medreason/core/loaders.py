@@ -47,6 +47,7 @@ from inspect_medreason.core.lazy_dataset import collection_paused, next_message_
 from inspect_medreason.core.schema import (
     Case,
     GroundTruthEntry,
+    normalised_case_id,
 )
 from inspect_medreason.core.splits import split_named_by
 from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
@@ -553,7 +554,7 @@ def _read_ground_truth(
                     "scorer refuses one without)",
                 )
             )
-        if entry.case_id in entries:
+        if entry.case_id in entries:  # its validator refused untrimmed ids already
             problems.append(Problem(str(path), entry.case_id, "case_id", "duplicate case id"))
         entries[entry.case_id] = entry
     return entries, problems
@@ -691,7 +692,10 @@ def _load_cases(
         truth, truth_problems = _read_ground_truth(ground_truth_file, truth_unknown)
         problems.extend(truth_problems)
 
-    ids = Counter(str(record_case_id(record)) for record in records if isinstance(record, dict))
+    # Duplicates as the official validator sees them: after its trimming (" c1" is "c1").
+    ids = Counter(
+        normalised_case_id(record_case_id(record)) for record in records if isinstance(record, dict)
+    )
     # Unknown ground-truth keys are reported beside the cases' own, under their file's name.
     unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
     cases: list[Case] = []
@@ -727,9 +731,15 @@ def _load_cases(
         image_paths, type_errors = _collect_image_paths(canonical)
         problems.extend(Problem(file_name, where, "image_paths", err) for err in type_errors)
         canonical["image_paths"] = image_paths
-        if ids[where] > 1:
+        if ids[normalised_case_id(where)] > 1:
             problems.append(
-                Problem(file_name, where, "case_id", f"duplicate case id ({ids[where]}x)")
+                Problem(
+                    file_name,
+                    where,
+                    "case_id",
+                    f"duplicate case id ({ids[normalised_case_id(where)]}x, as the official "
+                    "validator reads case ids: trimmed)",
+                )
             )
         entry = truth.get(where)
         if entry is not None and entry.answer is not None:

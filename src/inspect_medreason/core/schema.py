@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import string
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -40,6 +41,27 @@ TASK_TYPE_ALIASES: dict[str, TaskType] = {
 }
 
 DEFAULT_LABELS = tuple(string.ascii_uppercase)
+
+
+def normalised_case_id(case_id: object) -> str:
+    """A case id as the official validator and scorer read it: ``str(value).strip()``."""
+    return str(case_id).strip()
+
+
+def case_id_problem(case_id: str) -> str | None:
+    """Why a case id would not survive the official validator's reading, or None: white
+    space at its ends (read trimmed, ``" c1"`` is ``"c1"``: two cases would become one,
+    refused at validate after the run) or a control character (a NUL, a newline, a tab:
+    not a case id that can be written, exported and matched back)."""
+    controls = sorted({f"U+{ord(c):04X}" for c in case_id if unicodedata.category(c) == "Cc"})
+    if controls:
+        return f"holds control character(s) {', '.join(controls)}; a case id is printable text"
+    if case_id != case_id.strip():
+        return (
+            f"{case_id!r} has white space at its start or end, which the official validator "
+            f"trims (it reads {case_id.strip()!r}); remove it"
+        )
+    return None
 
 
 def sample_options(metadata: Mapping[str, Any], choices: Sequence[str]) -> list[tuple[str, str]]:
@@ -121,6 +143,14 @@ class Case(BaseModel):
             raise ValueError("must not be blank")
         return value
 
+    @field_validator("case_id")
+    @classmethod
+    def _as_the_validator_reads_it(cls, value: str) -> str:
+        problem = case_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
     @field_validator("options", mode="before")
     @classmethod
     def _options_from_strings(cls, value: Any) -> Any:
@@ -164,6 +194,14 @@ class GroundTruthEntry(BaseModel):
     case_id: str = Field(min_length=1)
     task_type: TaskType
     answer: str | None = None
+
+    @field_validator("case_id")
+    @classmethod
+    def _as_the_validator_reads_it(cls, value: str) -> str:
+        problem = case_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
     @field_validator("task_type", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests
 from inspect_medreason.core.loaders import case_turn, load_cases, sample_data_dir
 
 ABSTENTION = (
@@ -79,6 +80,7 @@ def record_to_sample(
             "reference_answer": case.answer,
             "image_paths": case.image_paths,
             "data_dir": str(data_dir),
+            DIGESTS_KEY: image_digests(images),
         },
     )
 

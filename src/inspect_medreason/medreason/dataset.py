@@ -92,8 +92,9 @@ def record_to_sample(
         "label_map": label_map if any(k != v for k, v in label_map.items()) else None,
         # The blind control: the case has images, this run does not show them.
         "images_withheld": bool(case.image_paths) and not show_images,
-        # The digest of each image sent (what a later reader checks a file against), and
-        # any conversion made to send it.
+        # The digest of each image sent (image_confinement.DIGESTS_KEY: what a file read
+        # again later, by re-scoring or the rating page, is checked against), and any
+        # conversion made to send it.
         "image_sha256": [image.sha256 for image in prepared] if prepared else None,
         "image_conversions": [image.conversion for image in prepared]
         if prepared and show_images and any(image.conversion for image in prepared)

@@ -12,7 +12,6 @@ left unscored, named, with none of its images sent.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,12 @@ from typing import Any
 from inspect_ai.log import read_eval_log
 from inspect_ai.solver import TaskState
 
+from inspect_medreason.core.image_confinement import (
+    DIGESTS_KEY,
+    image_digests,
+    run_data_folder,
+    same_folder,
+)
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.judges import inspect_subcommand
 from inspect_medreason.core.loaders import prepare_image
@@ -28,6 +33,7 @@ from inspect_medreason.core.loaders import prepare_image
 logger = logging.getLogger(__name__)
 
 NAME_IT = "name the data folder with -S data_dir=FOLDER"
+NAMED = "named with -S data_dir"
 
 
 class FolderMismatch(ImagePathError):
@@ -85,14 +91,25 @@ class ImageFolder:
         if self.path is None:
             raise ImagePathError(f"no data folder is known for this run: {NAME_IT}")
         frame = (state.metadata.get("extra_metadata") or {}).get("frame")
-        return [
-            prepare_image(Path(self.path), str(relative), frame)
-            for relative in state.metadata.get("image_paths") or []
-        ]
-
-
-def same_folder(a: str, b: str) -> bool:
-    return os.path.normpath(a) == os.path.normpath(b) or os.path.realpath(a) == os.path.realpath(b)
+        relatives = [str(relative) for relative in state.metadata.get("image_paths") or []]
+        files = [prepare_image(Path(self.path), relative, frame) for relative in relatives]
+        digests = state.metadata.get(DIGESTS_KEY)
+        if not (isinstance(digests, list) and len(digests) == len(files)):
+            if self.origin == NAMED:  # the user's own folder, as rate's --data: their choice
+                return files
+            raise ImagePathError(
+                "the log records no digest of the files its run loaded, so the files in "
+                f"{self.path} cannot be checked to be those (an edited log?)"
+            )
+        for relative, digest, expected in zip(
+            relatives, image_digests(files), digests, strict=True
+        ):
+            if digest != expected:
+                raise ImagePathError(
+                    f"{relative} in {self.path} is not the file the run loaded (its SHA-256 "
+                    f"differs: the file changed since, or the folder is not the run's); {NAME_IT}"
+                )
+        return files
 
 
 def image_folder(data_dir: str | None) -> ImageFolder:
@@ -105,7 +122,7 @@ def image_folder(data_dir: str | None) -> ImageFolder:
         return ImageFolder(named, "the run's data folder", named)
     log, recorded = rescored_log_folder()
     if named is not None and (recorded is None or not same_folder(named, recorded)):
-        folder = ImageFolder(named, "named with -S data_dir", recorded)
+        folder = ImageFolder(named, NAMED, recorded)
     else:
         folder = ImageFolder(recorded, f"the folder the run recorded in {log}", recorded)
     folder.announce()
@@ -126,12 +143,5 @@ def rescored_log_folder() -> tuple[str | None, str | None]:
             header = read_eval_log(argument, header_only=True)
         except Exception:  # not a log (a scorer's file, say): the log is another argument
             continue
-        data = (header.eval.metadata or {}).get("data")
-        if isinstance(data, dict) and isinstance(data.get("data_dir"), str):
-            return argument, data["data_dir"]
-        for spec in header.eval.scorers or []:
-            folder = (spec.options or {}).get("data_dir")
-            if isinstance(folder, str) and folder:
-                return argument, folder
-        return argument, None
+        return argument, run_data_folder(header)
     return None, None
