@@ -483,7 +483,7 @@ def test_every_output_option_says_outputs_are_written_together() -> None:
         for action in sub._actions
         if action.dest in ("output", "zip", "plot", "report")
     ]
-    assert len(options) == 14
+    assert len(options) == 16  # shift: --output and --plot
     for name, dest in options:
         help_text = subcommands[name]._option_string_actions[f"--{dest}"].help or ""
         assert "written together" in help_text, (name, dest)

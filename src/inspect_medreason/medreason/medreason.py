@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.model import model_roles
-from inspect_ai.scorer import Scorer
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
@@ -35,8 +33,8 @@ from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.scorer import (
     JUDGE_ROLES,
     OPEN_COMPONENTS,
+    OpenScoring,
     mcq_scorer,
-    open_ended_scorer,
 )
 
 MEDREASON_TASK_VERSION = family_version(__file__)
@@ -115,31 +113,6 @@ def judge_choices(
             for role in dict.fromkeys(component_roles.values())
         },
     }
-
-
-def challenge_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
-    """The open-ended track scored the challenge's way, with the task's judge arguments."""
-    return open_ended_scorer(
-        judge_prompts=judges.prompts,
-        panel_reduce=judges.panel_reduce,
-        data_dir=data_dir,
-        **judges.scorer_arguments(),
-    )
-
-
-# How a task scores the open-ended track: from its judge arguments and the run's data folder.
-OpenScorer = Callable[[JudgeArguments, str], Scorer]
-
-
-@dataclass(frozen=True)
-class OpenScoring:
-    """How the open-ended track is scored: its name for the log, the scorer, and the roles
-    (component -> role) and built-in templates of a scoring other than the challenge's."""
-
-    name: str = "challenge"
-    scorer: OpenScorer = challenge_scorer
-    roles: dict[str, str] | None = None
-    templates: JudgeTemplates | None = None
 
 
 def medreason_task(

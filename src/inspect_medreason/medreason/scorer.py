@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from inspect_ai.model import ChatMessageUser, ContentImage
@@ -41,6 +42,7 @@ from inspect_medreason.core.judges import (
     DEFAULT_PANEL_REDUCE,
     JUDGE_DEFAULTS,
     JUDGE_KINDS,
+    JudgeArguments,
     JudgeKind,
     JudgeOutcome,
     JudgeSettings,
@@ -433,3 +435,31 @@ def open_ended_scorer(
         )
 
     return score
+
+
+def challenge_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
+    """The open-ended track scored the challenge's way, with the task's judge arguments."""
+    return open_ended_scorer(
+        judge_prompts=judges.prompts,
+        panel_reduce=judges.panel_reduce,
+        data_dir=data_dir,
+        **judges.scorer_arguments(),
+    )
+
+
+# The open-ended scoring a task uses lives here, not in the task file: Inspect loads a task
+# file by path (``inspect eval <path>/medreason.py@mcq``, as register entries run it) as a
+# module it does not register, where a dataclass with string annotations cannot be built.
+# How a task scores the open-ended track: from its judge arguments and the run's data folder.
+OpenScorer = Callable[[JudgeArguments, str], Scorer]
+
+
+@dataclass(frozen=True)
+class OpenScoring:
+    """How the open-ended track is scored: its name for the log, the scorer, and the roles
+    (component -> role) and built-in templates of a scoring other than the challenge's."""
+
+    name: str = "challenge"
+    scorer: OpenScorer = challenge_scorer
+    roles: dict[str, str] | None = None
+    templates: JudgeTemplates | None = None
