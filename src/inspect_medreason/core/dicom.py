@@ -45,6 +45,11 @@ def converted_from(png: Path) -> tuple[Path, int | None] | None:
     return _converted_from.get(str(png))
 
 
+def remember_conversion(png: Path, source: Path, frame: int | None) -> None:
+    """Record that ``png`` was made from ``source`` (and frame) for ``converted_from``."""
+    _converted_from[str(png)] = (source, frame)
+
+
 def is_dicom(path: Path) -> bool:
     """A DICOM suffix, or the ``DICM`` marker after the 128-byte preamble."""
     if path.suffix.lower() in DICOM_SUFFIXES:
@@ -151,7 +156,7 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
     digest = hashlib.sha256(path.read_bytes())
     digest.update(f":frame={frame}".encode())
     target = cache_dir() / f"{digest.hexdigest()}.png"
-    _converted_from[str(target)] = (path, frame)
+    remember_conversion(target, path, frame)
     if target.is_file():
         return target
     image = dicom_to_image(path, frame)

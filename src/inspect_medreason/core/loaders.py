@@ -33,6 +33,7 @@ from inspect_medreason.core.dicom import (
     dicom_as_png,
     dicom_bytes_as_png,
     is_dicom,
+    remember_conversion,
 )
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.images import (
@@ -632,6 +633,8 @@ def prepare_image_file(
         except ValueError as error:
             raise ImagePathError(f"frame {frame!r} is not a whole number") from error
         prepared = store.prepare(dicom_bytes_as_png(data, path, frame_index), relative)
+        # an image shift degrades the DICOM's raw values, not this 8-bit picture
+        remember_conversion(prepared.path, path, frame_index)
         source = hashlib.sha256(data).hexdigest()
         return PreparedImage(
             prepared.path, prepared.sha256, source, "DICOM windowed to 8-bit PNG", str(path)
