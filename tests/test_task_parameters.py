@@ -1,6 +1,8 @@
 """Every task parameter is visible to Inspect: a named parameter of the task function (none
 hidden in ``**kwargs``), documented with an ``Args:`` entry; the judge parameters are the
-same set with the same defaults (JudgeSettings') on every judged task."""
+same set with the same defaults (JudgeSettings') on every judged task. The one catch-all,
+``**unknown_parameters``, exists only to refuse a name the task does not take (Inspect would
+merely warn and run with the default)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from inspect_medreason.core.judges import (
     PANEL_PARAMETERS,
     PROMPT_PARAMETERS,
 )
+from inspect_medreason.core.params import refuse_unknown_parameters
 
 
 def registered_tasks() -> dict[str, Callable[..., Task]]:
@@ -66,9 +69,20 @@ def test_the_registry_lists_every_task_its_families_declare() -> None:
     assert set(TASKS) == declared
 
 
+CATCH_ALL = "unknown_parameters"
+
+
+def named_parameters(function: Callable[..., Any]) -> dict[str, inspect.Parameter]:
+    """A task's parameters without its refusing catch-all."""
+    parameters = dict(inspect.signature(function).parameters)
+    catch_all = parameters.pop(CATCH_ALL, None)
+    assert catch_all is not None and catch_all.kind is inspect.Parameter.VAR_KEYWORD
+    return parameters
+
+
 @pytest.mark.parametrize("name", sorted(TASKS))
 def test_every_parameter_is_named_and_documented(name: str) -> None:
-    parameters = inspect.signature(TASKS[name]).parameters
+    parameters = named_parameters(TASKS[name])
     hidden = [
         p.name
         for p in parameters.values()
@@ -80,11 +94,63 @@ def test_every_parameter_is_named_and_documented(name: str) -> None:
     )
 
 
+def misspelt(parameter: str) -> str:
+    """``parameter`` with two letters swapped (``judge_timeout`` -> ``judge_timoeut``)."""
+    middle = len(parameter) // 2
+    return (
+        parameter[: middle - 1]
+        + parameter[middle]
+        + parameter[middle - 1]
+        + parameter[middle + 1 :]
+    )
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_task_refuses_a_misspelt_parameter_naming_the_likely_one(name: str) -> None:
+    """The catch-all's only use: the task refuses (before reading data or calling a model)
+    every name it does not take, each with the parameter it most likely misspells."""
+    parameters = list(named_parameters(TASKS[name]))
+    given = {"no_such_setting": 1}
+    if parameters:
+        given[misspelt(parameters[-1])] = 0
+    with pytest.raises(TaskArgumentError) as refusal:
+        TASKS[name](**given)
+    message = str(refusal.value.message)
+    assert f"{name} takes no" in message and "-T no_such_setting" in message
+    if parameters:
+        assert f"-T {misspelt(parameters[-1])} (did you mean -T {parameters[-1]}?)" in message
+
+
+def test_the_refusal_suggests_nothing_for_a_name_unlike_any_parameter() -> None:
+    def toy(seed: int = 0, **unknown_parameters: Any) -> None:
+        refuse_unknown_parameters(toy, unknown_parameters)
+
+    toy(seed=1)  # a named parameter passes
+    with pytest.raises(
+        TaskArgumentError, match=r"toy takes no -T colour\. Its parameters are: seed"
+    ):
+        toy(colour="red")
+
+
+def test_a_misspelt_parameter_stops_inspect_before_any_model_call(tmp_path: Path) -> None:
+    # Inspect would pass only named parameters on and warn about the rest; the catch-all
+    # turns that warning into a refusal.
+    with pytest.raises(TaskArgumentError, match=r"did you mean -T judge_temperature\?"):
+        eval(
+            "inspect_medreason/open_ended",
+            task_args={"judge_temprature": 0},
+            model="mockllm/model",
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+    assert not (tmp_path / "logs").exists() or not list((tmp_path / "logs").iterdir())
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n in TASKS if "allow_self_judging" in str(inspect.signature(TASKS[n])))
 )
 def test_judge_parameters_are_one_set_with_judge_settings_defaults(name: str) -> None:
-    parameters = inspect.signature(TASKS[name]).parameters
+    parameters = named_parameters(TASKS[name])
     expected = {*JUDGE_PARAMETERS, *DEPRECATED_JUDGE_PARAMETERS}
     expected |= set(PROMPT_PARAMETERS) & set(parameters)
     expected |= set(PANEL_PARAMETERS) & set(parameters)

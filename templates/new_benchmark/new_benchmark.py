@@ -12,7 +12,7 @@ from inspect_ai.solver import generate, prompt_template
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.hub import collect_images, load_rows, missing_fields
 from inspect_medreason.core.loaders import DatasetError
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG
+from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, refuse_unknown_parameters
 from inspect_medreason.core.prompts import load_template
 
 from .dataset import HUB, REQUIRED_FIELDS, record_to_sample
@@ -26,9 +26,13 @@ USER_PROMPT = load_template("user", Path(__file__).parent / "prompts")
 
 @task(version=TASK_VERSION)
 def new_benchmark(
-    data: str | None = None, split: str | None = None, revision: str | None = None
+    data: str | None = None,
+    split: str | None = None,
+    revision: str | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """NEW_BENCHMARK, one split (default: the one the paper reports)."""
+    refuse_unknown_parameters(new_benchmark, unknown_parameters)
     loaded = load_rows(data, HUB, revision, split)
 
     def id_of(row: dict[str, Any], index: int) -> str:

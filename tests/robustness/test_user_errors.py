@@ -58,6 +58,10 @@ def inspect_cli(
             ],
             "judge_timeout",
         ),
+        (
+            ["inspect_medreason/open_ended", "-T", "judge_temprature=0"],
+            "open_ended takes no -T judge_temprature (did you mean -T judge_temperature?)",
+        ),
     ],
 )
 def test_task_mistakes_print_one_message(tmp_path: Path, args: list[str], message: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from inspect_medreason.cmb.dataset import load_clin_dataset, load_exam_dataset
@@ -18,7 +20,11 @@ from inspect_medreason.core.judges import (
     judge_arguments,
     require_judge_roles,
 )
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_int
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_int,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.solvers import judge_roles_check
 
@@ -37,6 +43,7 @@ def cmb_exam(
     order_sensitive: bool = False,
     seed: int = 42,
     revision: str | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """CMB-Exam, one split (``test``: 11,200 questions, answers from the published key
     ``answers``; or ``val``). ``prompt=answer_only|cot``; ``fewshot=N`` examples from the
@@ -56,6 +63,7 @@ def cmb_exam(
         revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
             pinned commit).
     """
+    refuse_unknown_parameters(cmb_exam, unknown_parameters)
     # The solver is built first: it checks prompt/fewshot/seed before any data is read.
     exam_prompt = cmb_exam_prompt(prompt, fewshot, fewshot_data, seed, revision)
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
@@ -97,6 +105,7 @@ def cmb_clin(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """CMB-Clin (74 cases; its one split, test): a multi-turn consultation per case, judged
     per answer by the ``grader`` role.
@@ -123,6 +132,7 @@ def cmb_clin(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(cmb_clin, unknown_parameters)
     judges = judge_arguments(
         allow_self_judging=allow_self_judging,
         retries=judge_retries,

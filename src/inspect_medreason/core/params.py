@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai.model import GenerateConfig
@@ -38,3 +41,27 @@ def coerce_float(value: Any, name: str) -> float:
 
 # The official baseline decodes greedily; 1024 tokens leaves room for the reasoning trace.
 DEFAULT_GENERATE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
+
+
+def refuse_unknown_parameters(task: Callable[..., Any], given: Mapping[str, Any]) -> None:
+    """Refuse the ``-T`` names ``task`` does not take, each with the parameter it most likely
+    misspells. Inspect passes a task only the names its signature lists and merely warns
+    about the rest, so a misspelt ``-T judge_temprature=0`` would run with the default:
+    every task collects the rest in ``**unknown_parameters`` just to hand them here."""
+    if not given:
+        return
+    name = getattr(task, "__name__", str(task))
+    known = [
+        parameter.name
+        for parameter in inspect.signature(task).parameters.values()
+        if parameter.kind not in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL)
+    ]
+    problems = []
+    for unknown in sorted(given):
+        likely = difflib.get_close_matches(unknown, known, n=1, cutoff=0.6)
+        hint = f" (did you mean -T {likely[0]}?)" if likely else ""
+        problems.append(f"-T {unknown}{hint}")
+    parameters = ", ".join(known) if known else "none"
+    raise TaskArgumentError(
+        f"{name} takes no {'; '.join(problems)}. Its parameters are: {parameters}."
+    )

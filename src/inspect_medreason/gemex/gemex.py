@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from inspect_medreason.core.errors import TaskArgumentError
@@ -12,7 +14,12 @@ from inspect_medreason.core.judges import (
     judge_arguments,
     require_judge_roles,
 )
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_bool,
+    coerce_int,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.shift import apply_shift, parse_shift
 from inspect_medreason.core.solvers import judge_roles_check, template_prompt
@@ -45,6 +52,7 @@ def gemex(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """GEMeX-VQA test subset: the four JSONL files (one per question type) in a folder, or
     the hub. Images (MIMIC-CXR-JPG, credentialed) are looked up by ``image_path`` under
@@ -82,6 +90,7 @@ def gemex(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(gemex, unknown_parameters)
     show_images = coerce_bool(images, "images")
     judges = judge_arguments(
         allow_self_judging=allow_self_judging,

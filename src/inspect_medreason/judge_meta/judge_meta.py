@@ -6,10 +6,13 @@ vision_grader=...`` (no model under test: the task's own model is ``none``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.judges import JUDGE_DEFAULTS, judge_arguments
+from inspect_medreason.core.params import refuse_unknown_parameters
 from inspect_medreason.core.solvers import judge_roles_check
 from inspect_medreason.judge_meta.dataset import BANDS, build_probes
 from inspect_medreason.judge_meta.scorer import __doc__ as SCORING_RULES
@@ -31,6 +34,7 @@ def judge_meta(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """110 probes on the demo cases with known score bands: accuracy within band per
     component, injection resistance, test-retest consistency of the two judge roles
@@ -54,6 +58,7 @@ def judge_meta(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(judge_meta, unknown_parameters)
     judges = judge_arguments(
         allow_self_judging=allow_self_judging,
         retries=judge_retries,

@@ -4,6 +4,8 @@ with Med-CMR's own four-criterion open-ended score."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.scorer import Scorer
 
@@ -16,6 +18,7 @@ from inspect_medreason.core.judges import (
     grader_templates,
     judge_arguments,
 )
+from inspect_medreason.core.params import refuse_unknown_parameters
 from inspect_medreason.core.shift import parse_shift
 from inspect_medreason.med_cmr.dataset import MED_CMR_HUB_ID, MED_CMR_LICENCE, locate_release
 from inspect_medreason.med_cmr.scorer import MED_CMR_ROLE, TEMPLATE_PREFIX, med_cmr_scorer
@@ -58,6 +61,7 @@ def med_cmr(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """Med-CMR's MCQ and open questions, prompted and scored like the MedReason tracks.
 
@@ -98,6 +102,7 @@ def med_cmr(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(med_cmr, unknown_parameters)
     if track not in TRACKS:
         raise TaskArgumentError(f"-T track={track!r}: expected one of {', '.join(TRACKS)}")
     if open_scoring not in OPEN_SCORINGS:

@@ -25,7 +25,12 @@ from inspect_medreason.core.judges import (
     require_judge_roles,
 )
 from inspect_medreason.core.loaders import LoadedCases
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool, coerce_int
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_bool,
+    coerce_int,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, judge_roles_check, medreason_prompt
@@ -198,6 +203,7 @@ def mcq(
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
     extractor_check_rate: float = 0.0,
+    **unknown_parameters: Any,
 ) -> Task:
     """The closed-ended track: pick one option label; exact-match accuracy.
 
@@ -217,6 +223,7 @@ def mcq(
             rules read that are sent to the extractor too, for the rules-extractor agreement
             (unread replies are always sent; see docs/mcq.md).
     """
+    refuse_unknown_parameters(mcq, unknown_parameters)
     return medreason_task(
         {"mcq"},
         MEDREASON_TASK_VERSION,
@@ -252,6 +259,7 @@ def open_ended(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
@@ -289,6 +297,7 @@ def open_ended(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(open_ended, unknown_parameters)
     judges = judge_arguments(
         allow_self_judging=allow_self_judging,
         retries=judge_retries,
@@ -338,6 +347,7 @@ def medreason(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
@@ -374,6 +384,7 @@ def medreason(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(medreason, unknown_parameters)
     judges = judge_arguments(
         allow_self_judging=allow_self_judging,
         retries=judge_retries,

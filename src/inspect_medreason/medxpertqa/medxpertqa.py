@@ -3,13 +3,19 @@ with the MedReason MCQ extraction and metrics, grouped by body system and task."
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task, task
 from inspect_ai.scorer import Metric
 
 from inspect_medreason.core.eval_metadata import family_version
 from inspect_medreason.core.extraction import EXTRACTION_MODE
 from inspect_medreason.core.metrics import mcq_metrics
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_bool,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.shift import apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.scorer import mcq_scorer
@@ -31,6 +37,7 @@ def medxpertqa_mm(
     severity: int | list[int] = 0,
     shift_seed: int = 0,
     shift_judge_image: str = "degraded",
+    **unknown_parameters: Any,
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
     ``image_root`` (default: the snapshot's unpacked ``images/`` folder).
@@ -51,6 +58,7 @@ def medxpertqa_mm(
         shift_judge_image: What the vision judge sees: the image the model saw
             (``degraded``) or the clean one (``clean``).
     """
+    refuse_unknown_parameters(medxpertqa_mm, unknown_parameters)
     show_images = coerce_bool(images, "images")
     spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)

@@ -14,7 +14,11 @@ from inspect_medreason.core.judges import (
     judge_arguments,
     require_judge_roles,
 )
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, coerce_bool
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_bool,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.short_answers import yes_no_vocabulary
@@ -94,6 +98,7 @@ def vqa_rad(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """VQA-RAD test split (451 QA): closed yes/no by exact match, open by the grader role.
 
@@ -126,6 +131,7 @@ def vqa_rad(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(vqa_rad, unknown_parameters)
     return vqa_task(
         VQA_RAD,
         data,
@@ -169,6 +175,7 @@ def path_vqa(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """PathVQA test split: closed yes/no by exact match, open by the grader role.
 
@@ -201,6 +208,7 @@ def path_vqa(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(path_vqa, unknown_parameters)
     return vqa_task(
         PATH_VQA,
         data,
@@ -246,6 +254,7 @@ def slake(
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
+    **unknown_parameters: Any,
 ) -> Task:
     """SLAKE test split (``language=en|zh|all``); images by ``img_name`` under ``image_root``
     (default: the data folder). Grouped by modality, content type and organ.
@@ -281,6 +290,7 @@ def slake(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
+    refuse_unknown_parameters(slake, unknown_parameters)
     return vqa_task(
         SLAKE,
         data,
