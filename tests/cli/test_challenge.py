@@ -40,29 +40,45 @@ def test_valid_submission_has_no_problems() -> None:
 
 
 def test_every_submission_problem_is_listed() -> None:
+    """Export's check is the validate command's (official.validate_like_official), with its
+    warnings as problems: an export writes the documented format or nothing."""
     document = predictions(
-        mcq("m1", "b"),  # label case matters
-        mcq("m1", "B"),  # duplicate
+        mcq("m1", "B"),
+        mcq("m1", "A"),  # duplicate
+        mcq("m3", "b"),  # label case matters
         open_answer("o1", trace=" "),  # empty trace
         mcq("ghost", "A"),  # unknown case
         {"case_id": "", "task_type": "mcq", "answer": "A"},
+        {**mcq("m4", "A"), "confidense": 0.5},  # a misspelt key
     )
     document["version"] = {"major": 2, "minor": 0}
-    problems = "\n".join(submission_problems(document, [*CASES, CaseSpec("m2", "mcq", ("A", "B"))]))
+    cases = [
+        *CASES,
+        CaseSpec("m2", "mcq", ("A", "B")),
+        CaseSpec("m3", "mcq", ("A", "B")),
+        CaseSpec("m4", "mcq", ("A", "B")),
+    ]
+    problems = "\n".join(submission_problems(document, cases))
     for expected in [
-        "version",
-        "2 answers for one case",
-        "'b' is not exactly one of the option labels",
-        "reasoning_trace: required",
-        "'ghost': case_id: not a case",
-        "non-empty string",
-        "'m2': no answer",
+        "version: {'major': 2, 'minor': 0}, documented",
+        "case 'm1': a second entry for this case",
+        "case 'm3': answer 'b' is not one of ['A', 'B']",
+        "case 'o1': reasoning_trace is required",
+        "not in the cases file (ids compare unstripped): ['', 'ghost']",
+        "answers[5]: case_id is required",
+        "no answer for 1 case(s): ['m2']",
+        "unknown key 'confidense' (did you mean 'confidence'?)",
     ]:
         assert expected in problems, expected
     wrong_type = submission_problems(predictions(open_answer("m1"), open_answer("o1")), CASES)
-    assert any("task_type: 'open' but the case is 'mcq'" in p for p in wrong_type)
+    assert wrong_type == ["case 'm1': task_type 'open', the case is 'mcq'"]
     empty = submission_problems(predictions(mcq("m1", ""), open_answer("o1")), CASES)
-    assert any("answer: must be a non-empty string" in p for p in empty)
+    assert any("answer must be a non-empty string" in p for p in empty)
+    missing_version = predictions(mcq("m1", "B"), open_answer("o1"))
+    del missing_version["version"]
+    assert submission_problems(missing_version, CASES) == [
+        "version: missing; the documented value is {'major': 1, 'minor': 0}"
+    ]
 
 
 def test_validate_cli(

@@ -713,4 +713,4 @@ def test_a_run_of_several_epochs_is_refused_once_by_export_and_judge_scores(
         err = capsys.readouterr().err
         lines = [line for line in err.splitlines() if "a run of 2 epochs" in line]
         assert len(lines) == 1, err
-        assert "answers for one case" not in err and "several epochs" not in err
+        assert "a second entry for this case" not in err and "several epochs" not in err

@@ -1,7 +1,8 @@
 """The challenge's I/O: results.json from eval logs (``export``), judge-score files from
 them (``judge-scores``), and the check of an exported submission against the cases. The
 official ``scoring.py`` and ``validate_submission.py``, re-implemented decision for
-decision, are in ``cli/official.py`` (``medreason score``, ``medreason validate``).
+decision, are in ``cli/official.py`` (``medreason score``, ``medreason validate``); the
+export's check is that same validator, strict.
 
 Every function here returns data or raises :class:`ChallengeError` listing all problems;
 printing and exit codes belong to the command-line layer.
@@ -12,7 +13,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +38,12 @@ from inspect_medreason.cli.log_reading import (
     plugin_task,
     task_record,
 )
-from inspect_medreason.cli.official import RESULTS_FILE_NAME, RESULTS_VERSION, SCORER_TASK_TYPES
+from inspect_medreason.cli.official import (
+    RESULTS_FILE_NAME,
+    RESULTS_VERSION,
+    Verdict,
+    validate_like_official,
+)
 from inspect_medreason.cli.progress import track
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core.errors import describe_error
@@ -531,63 +536,28 @@ def _judge_row(
 
 
 def submission_problems(document: Any, cases: list[CaseSpec] | None) -> list[str]:
-    """Every breach of the official submission rules (against the cases, when given)."""
-    problems: list[str] = []
-    if not isinstance(document, dict):
-        return ["results.json must be a JSON object"]
-    if document.get("version") != RESULTS_VERSION:
-        problems.append(f"version: expected {RESULTS_VERSION}, got {document.get('version')!r}")
-    answers = document.get("answers")
-    if not isinstance(answers, list):
-        return [*problems, "answers: expected a list"]
-    by_case = {case.case_id: case for case in cases or []}
-    counts = Counter(str(a.get("case_id")) for a in answers if isinstance(a, dict))
-    for index, entry in enumerate(answers):
-        where = f"answers[{index}]"
-        if not isinstance(entry, dict):
-            problems.append(f"{where}: expected an object")
-            continue
-        case_id = entry.get("case_id")
-        if not isinstance(case_id, str) or not case_id.strip():
-            problems.append(f"{where}: case_id: must be a non-empty string")
-            continue
-        where = f"case {case_id!r}"
-        if counts[case_id] > 1 and index == next(
-            i for i, a in enumerate(answers) if isinstance(a, dict) and a.get("case_id") == case_id
-        ):
-            problems.append(f"{where}: case_id: {counts[case_id]} answers for one case")
-        task_type = SCORER_TASK_TYPES.get(str(entry.get("task_type", "")).strip().lower())
-        if task_type is None:
-            problems.append(
-                f"{where}: task_type: {entry.get('task_type')!r} is not a known task type"
-            )
-        answer = entry.get("answer")
-        if not isinstance(answer, str) or not answer.strip():
-            problems.append(f"{where}: answer: must be a non-empty string")
-            answer = None
-        case = by_case.get(case_id)
-        if cases is not None and case is None:
-            problems.append(f"{where}: case_id: not a case of the cases file")
-        if case is not None and task_type is not None and task_type != case.task_type:
-            problems.append(f"{where}: task_type: {task_type!r} but the case is {case.task_type!r}")
-        if (
-            task_type == "mcq"
-            and answer is not None
-            and case is not None
-            and answer.strip() not in case.labels
-        ):
-            problems.append(
-                f"{where}: answer: {answer!r} is not exactly one of the option labels {list(case.labels)}"
-            )
-        if task_type == "open":
-            trace = entry.get("reasoning_trace")
-            if not isinstance(trace, str) or not trace.strip():
-                problems.append(f"{where}: reasoning_trace: required and non-empty for open cases")
-    if cases is not None:
-        for case in cases:
-            if case.case_id not in counts:
-                problems.append(f"case {case.case_id!r}: no answer in the submission")
-    return problems
+    """Every breach of the official submission rules (against the cases, when given), by
+    the one validator ``medreason validate`` runs (``official.validate_like_official``).
+    What the official validator accepts only with a warning (a missing version, an unknown
+    key) is a problem here too: an export writes the documented format or nothing."""
+    verdict = Verdict()
+    validate_like_official(document, None if cases is None else cases_payload(cases), verdict)
+    return [*verdict.problems, *verdict.warnings]
+
+
+def cases_payload(cases: list[CaseSpec]) -> dict[str, Any]:
+    """The cases as a cases.json holds what the validator reads of them: id, track and,
+    for MCQ, the option labels."""
+    return {
+        "cases": [
+            {
+                "case_id": case.case_id,
+                "task_type": case.task_type,
+                "options": [{"label": label} for label in case.labels],
+            }
+            for case in cases
+        ]
+    }
 
 
 def case_specs(cases_path: Path) -> list[CaseSpec]:
