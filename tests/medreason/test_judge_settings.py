@@ -112,11 +112,12 @@ def test_the_old_spellings_work_for_one_version_with_a_warning(tmp_path: Path) -
 
 
 def test_judge_arguments_are_declared_once_and_checked_before_anything_runs() -> None:
-    # each is a parameter of its own: a name a task does not take is Python's refusal
-    with pytest.raises(TypeError, match=r"judge_temprature"):
-        open_ended(judge_temprature=0)  # type: ignore[call-arg]
-    with pytest.raises(TypeError, match=r"panel_reduce"):
-        vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")  # type: ignore[call-arg]
+    # each is a parameter of its own: a name a task does not take is refused, naming the one
+    # it likely misspells
+    with pytest.raises(TaskArgumentError, match=r"judge_temprature \(did you mean -T judge_te"):
+        open_ended(judge_temprature=0)
+    with pytest.raises(TaskArgumentError, match=r"vqa_rad takes no -T panel_reduce"):
+        vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")
     with pytest.raises(TaskArgumentError, match=r"judge_timeout"):
         open_ended(judge_timeout=-1)
     with pytest.raises(TaskArgumentError, match=r"panel_reduce='mode'"):
