@@ -251,6 +251,7 @@ def edit_log_entry(
 # them.
 SLOW_TESTS = {
     "tests/docs/test_readme_commands.py": "runs every command the documents show",
+    "tests/docs/test_recipe.py": "follows the add-a-benchmark recipe, then every check, in a copy",
     "tests/cli/test_run_attempts.py": "runs interrupted, resumed and eval-set runs",
     "tests/test_register_entries.py::test_the_script_writes": "runs the script",
     "tests/perf/test_benchmarks.py": "runs each benchmark at a small size",

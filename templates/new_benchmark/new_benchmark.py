@@ -10,12 +10,16 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import generate, prompt_template
 
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.hub import collect_images, load_rows, missing_fields
-from inspect_medreason.core.loaders import DatasetError
-from inspect_medreason.core.params import DEFAULT_GENERATE_CONFIG, refuse_unknown_parameters
+from inspect_medreason.core.hub import load_rows
+from inspect_medreason.core.params import (
+    DEFAULT_GENERATE_CONFIG,
+    coerce_bool,
+    refuse_unknown_parameters,
+)
 from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.shift import apply_shift, parse_shift
 
-from .dataset import HUB, REQUIRED_FIELDS, record_to_sample
+from .dataset import HUB, read_samples
 from .scorer import new_benchmark_scorer
 
 # The family's eval.yaml is the one source of the version.
@@ -27,27 +31,49 @@ USER_PROMPT = load_template("user", Path(__file__).parent / "prompts")
 @task(version=TASK_VERSION)
 def new_benchmark(
     data: str | None = None,
+    image_root: str | None = None,
     split: str | None = None,
     revision: str | None = None,
+    images: bool = True,
+    shift: str | list[str] | None = None,
+    severity: int | list[int] = 0,
+    shift_seed: int = 0,
+    shift_judge_image: str = "degraded",
     **unknown_parameters: Any,
 ) -> Task:
-    """NEW_BENCHMARK, one split (default: the one the paper reports)."""
+    """NEW_BENCHMARK, one split (default: the one the paper reports).
+
+    Args:
+        data: A local copy of the dataset, a file or a folder in a layout the hub publishes
+            (default: the hub at the pinned commit; see the family README).
+        image_root: The folder image file names are relative to (default: the data folder);
+            no image may leave it.
+        split: The published split to evaluate (default: the one the paper reports).
+        revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
+            pinned commit).
+        images: False withholds the images (blind control).
+        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
+            is the clean image.
+        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
+        shift_seed: The seed of the shift's randomness (drawn per case and image).
+        shift_judge_image: What a vision judge sees: the image the model saw
+            (``degraded``) or the clean one (``clean``).
+    """
     refuse_unknown_parameters(new_benchmark, unknown_parameters)
-    loaded = load_rows(data, HUB, revision, split)
+    # Checked before anything is read, so a mistyped shift costs no download.
+    shift_plan = parse_shift(shift, severity, shift_seed, shift_judge_image)
+    show_images = coerce_bool(images, "images")
+    loaded = load_rows(data, HUB, revision, split, read_images=show_images)
 
-    def id_of(row: dict[str, Any], index: int) -> str:
-        return str(row.get("id", f"new_benchmark_{index:05d}"))
-
-    problems = missing_fields(loaded, REQUIRED_FIELDS, id_of)
-    if problems:
-        raise DatasetError(problems)
-    images = collect_images(loaded, lambda row: [row["image"]], loaded.image_root, id_of)
-    samples = [
-        record_to_sample(row, id_of(row, index), row_images)
-        for index, (row, row_images) in enumerate(zip(loaded.rows, images, strict=True))
-    ]
-    return Task(
-        dataset=MemoryDataset(samples, name="new_benchmark", location=str(data or HUB.path)),
+    root = Path(image_root) if image_root is not None else loaded.image_root
+    samples = read_samples(loaded, root, show_images)
+    dataset = MemoryDataset(
+        samples,
+        name="new_benchmark",
+        location=str(data or HUB.path),
+    )
+    task_ = Task(
+        dataset=dataset,
         solver=[prompt_template(USER_PROMPT.text), generate()],
         scorer=new_benchmark_scorer(),
         config=DEFAULT_GENERATE_CONFIG,
@@ -56,6 +82,8 @@ def new_benchmark(
         metadata={
             "data": loaded.origin,
             "split": loaded.origin["split"],
+            "images": show_images,
             "prompts": {USER_PROMPT.name: USER_PROMPT.log_record()},
         },
     )
+    return apply_shift(task_, shift_plan)

@@ -12,6 +12,7 @@ CI. The pages' links to files and headings must resolve too.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -20,6 +21,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +147,8 @@ def run_page(page: Path, folder: Path, url: str, env: dict[str, str]) -> list[st
         result = subprocess.run(
             argv,
             cwd=folder,
-            env=env,
+            # the logs/ the pages name is the scratch folder's, not the session's default
+            env={**env, "INSPECT_LOG_DIR": str(folder / "logs")},
             capture_output=True,
             text=True,
             timeout=600,
@@ -284,6 +287,17 @@ FAMILY_REPLY = json.dumps(
 )
 
 
+def readme_data_writers() -> list[Callable[[Path], None]]:
+    """The ``readme_data(folder)`` of every ``tests/<family>/published_layout.py``: a family
+    added from templates/new_benchmark_tests writes its README's data paths there, so this
+    test runs its commands with no edit here (tests/ is on the path, as pytest runs it)."""
+    layouts = sorted((ROOT / "tests").glob("*/published_layout.py"))
+    return [
+        importlib.import_module(f"{path.parent.name}.published_layout").readme_data
+        for path in layouts
+    ]
+
+
 def family_data(folder: Path) -> Path:
     """Every placeholder data path the family READMEs name, in its dataset's schema."""
     shutil.copytree(
@@ -302,6 +316,8 @@ def family_data(folder: Path) -> Path:
     cmb_clin_file(folder / "cmb_clin.json")
     med_cmr_release(folder / "med_cmr")
     med_cmr_zip(folder / "med_cmr.zip")
+    for writer in readme_data_writers():
+        writer(folder)
     shutil.copytree(
         Path(str(sample_data_dir())).parent / "core" / "prompts", folder / "organizer_prompts"
     )
@@ -323,6 +339,8 @@ def test_every_family_readme_command_runs(readme: Path, tmp_path: Path) -> None:
             "TOGETHER_API_KEY": "stub",
             "NO_COLOR": "1",
             "INSPECT_DISPLAY": "plain",
+            # the commands' default log folder is the scratch folder's logs/, read below
+            "INSPECT_LOG_DIR": str(tmp_path / "logs"),
         }
         for raw in commands:
             assert raw.startswith("inspect eval inspect_medreason/"), raw
