@@ -406,7 +406,10 @@ def test_leaderboard_refuses_a_calibration_of_other_judges(
             "components.gt_final.map changed",
         ),
         (
-            lambda d: d["components"]["va_answer"]["fit_cases"]["people"].__setitem__(0, 4.0),
+            # a rating moved by 2 (within 0-4, whatever it was): a real edit of the rated cases
+            lambda d: d["components"]["va_answer"]["fit_cases"]["people"].__setitem__(
+                0, (d["components"]["va_answer"]["fit_cases"]["people"][0] + 2) % 4
+            ),
             "components.va_answer.fit_cases changed",
         ),
         (lambda d: d.update(rater_count=5), "rater_count changed"),
