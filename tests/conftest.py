@@ -293,6 +293,21 @@ SLOW_TESTS = {
         "451 questions scored by our vqa_rad and by inspect_evals' scorer"
     ),
     "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
+    "tests/medreason/test_open_ended.py::test_no_score_then_inspect_score_rejudges": (
+        "inspect eval --no-score, then inspect score, in subprocesses"
+    ),
+    "tests/robustness/test_user_errors.py::test_a_missing_judge_stops_the_run_before_any_generation": (
+        "two inspect eval runs in subprocesses"
+    ),
+    "tests/robustness/test_user_errors.py::test_task_mistakes_print_one_message": (
+        "one inspect eval subprocess per mistake"
+    ),
+    "tests/core/test_errors.py::test_importing_the_plugin_installs_no_process_wide_hook": (
+        "imports the plugin in a fresh subprocess"
+    ),
+    "tests/cli/test_calibration.py::test_the_calibrated_interval_covers_the_peoples_mean_at_its_level": (
+        "100 simulated rounds, each a calibrated bootstrap"
+    ),
 }
 
 
