@@ -732,6 +732,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="the address to serve on (127.0.0.1: this machine)"
     )
     rate.add_argument("--port", type=int, default=8765, help="the port to serve on (8765)")
+    rate.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a name raters reach the server by (its DNS name, a proxy's, NAME:PORT for one "
+        "port only); requests naming any other host are refused (repeatable)",
+    )
+    rate.add_argument(
+        "--raters",
+        metavar="NAME,NAME",
+        help="one link per rater, whose token rates under that name only (else one link "
+        "for all, and raters type their names)",
+    )
     rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(
         "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
