@@ -15,8 +15,12 @@ def write_dicom(
     pixels: NDArray[np.uint16],
     photometric: str = "MONOCHROME2",
     window: tuple[float, float] | None = None,
+    rescale: tuple[float, float] | None = None,
+    windows: list[tuple[float, float, str]] | None = None,
 ) -> Path:
-    """A minimal valid DICOM image; ``pixels`` is (rows, cols) or (frames, rows, cols)."""
+    """A minimal valid DICOM image; ``pixels`` is (rows, cols) or (frames, rows, cols).
+    ``rescale`` is (slope, intercept); ``windows`` several named windows (centre, width,
+    WindowCenterWidthExplanation), as a CT scanner writes them."""
     meta = FileMetaDataset()
     meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
     meta.MediaStorageSOPInstanceUID = generate_uid()
@@ -37,6 +41,12 @@ def write_dicom(
     ds.Rows, ds.Columns = pixels.shape[-2], pixels.shape[-1]
     if window is not None:
         ds.WindowCenter, ds.WindowWidth = window
+    if windows is not None:
+        ds.WindowCenter = [center for center, _, _ in windows]
+        ds.WindowWidth = [width for _, width, _ in windows]
+        ds.WindowCenterWidthExplanation = [name for _, _, name in windows]
+    if rescale is not None:
+        ds.RescaleSlope, ds.RescaleIntercept = rescale
     ds.PixelData = pixels.astype(np.uint16).tobytes()
     path.parent.mkdir(parents=True, exist_ok=True)
     ds.save_as(path, enforce_file_format=True)
