@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -19,26 +18,10 @@ from conftest import edit_log_entry
 from inspect_ai.log import read_eval_log
 from numpy.typing import NDArray
 from PIL import Image
-from utils.dicom_fixtures import write_dicom
-from utils.rated_logs import judged_log, write_cases
+from utils.dicom_fixtures import FILE_WINDOWS, HU, RAW, dicom_case_log, write_dicom
 
 from inspect_medreason.cli.rating_page import build_page
 from inspect_medreason.core.dicom import CT_PRESETS, DISPLAY_KEY, MAX_WINDOW_PRESETS
-
-# Raw stored values 0-4000 with a CT rescale of -1024: HU from -1024 to 2976.
-RAW = np.linspace(0, 4000, 24 * 24).reshape(24, 24).astype(np.uint16)
-HU = RAW.astype(np.float64) - 1024.0
-FILE_WINDOWS = [(40.0, 400.0, "SOFT TISSUE"), (-600.0, 1600.0, "LUNG")]
-
-
-def dicom_case_log(tmp_path: Path) -> Path:
-    """A judged run of two cases: c00 on a CT DICOM with two named windows, c01 a PNG."""
-    data = write_cases(tmp_path / "data", 2)
-    write_dicom(data / "images/i0.dcm", RAW, rescale=(1.0, -1024.0), windows=FILE_WINDOWS)
-    cases = json.loads((data / "cases.json").read_text())
-    cases["cases"][0]["image_path"] = "images/i0.dcm"
-    (data / "cases.json").write_text(json.dumps(cases))
-    return judged_log(tmp_path, 2)
 
 
 def decoded(uri: str) -> NDArray[np.uint8]:
