@@ -398,3 +398,30 @@ def test_rate_serve_prints_one_link_per_rater_and_warns_off_loopback(
     err = capsys.readouterr().err
     assert "an empty name" in err and "'ALICE' and 'alice' are one rater" in err
     assert len(served) == 1  # refused before serving
+
+
+def test_raters_from_a_file_and_a_url_as_a_host_are_named(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspect_medreason.cli import main
+
+    served: list[RatingServer] = []
+
+    def interrupted(server: RatingServer, *_: Any) -> None:
+        served.append(server)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RatingServer, "serve_forever", interrupted)
+    names = tmp_path / "raters.txt"
+    names.write_text("\ufeffDr Alice\n\n  bob  \ncarol, dan\n", encoding="utf-8")
+    store = tmp_path / "round.sqlite"
+    args = ["rate", str(log), "--cases", "3", "--serve", "--store", str(store), "--port", "0"]
+    assert main([*args, "--raters", f"@{names}"]) == 0
+    assert list(served[0].links()) == ["Dr Alice", "bob", "carol", "dan"]
+    capsys.readouterr()
+    assert main([*args, "--raters", f"@{tmp_path / 'missing.txt'}"]) == 1
+    assert "--raters:" in capsys.readouterr().err
+    assert main([*args, "--allow-host", "https://rate.example.org/", "--allow-host", "ok.org"]) == 1
+    err = capsys.readouterr().err
+    assert "--allow-host 'https://rate.example.org/': a host name" in err and "'ok.org'" not in err
+    assert len(served) == 1  # neither was served

@@ -741,9 +741,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rate.add_argument(
         "--raters",
-        metavar="NAME,NAME",
+        metavar="NAME,NAME|@FILE",
         help="one link per rater, whose token rates under that name only (else one link "
-        "for all, and raters type their names)",
+        "for all, and raters type their names); @FILE reads the names from a file, one a line",
     )
     rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(

@@ -13,7 +13,7 @@ Several raters rate at once; a rater who opens the page again (another browser, 
 crash) gets back what the server holds for them.
 
 Routes: ``GET /?token=T`` the page; ``GET /api/ratings?rater=NAME`` the rater's latest
-ratings; ``POST /api/ratings`` one rating (a JSON object, below); ``GET /image/CASE/N``
+ratings (a per-rater link's own, without ``rater``); ``POST /api/ratings`` one rating (a JSON object, below); ``GET /image/CASE/N``
 a case's image at its original resolution (the page embeds the scaled-down one).
 """
 
@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import re
 import secrets
 import sqlite3
 import sys
@@ -55,6 +56,7 @@ from inspect_medreason.cli.ratings_file import (
     is_timestamp,
     rater_key,
 )
+from inspect_medreason.core.user_files import UserFileError, read_user_bytes
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -77,12 +79,31 @@ def rater_token(round_token: str, rater: str) -> str:
     return hmac.new(round_token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
-def parse_raters(text: str) -> list[str]:
-    """The raters of ``--raters a,b``: their names, or ChallengeError naming every problem."""
-    names = [" ".join(part.split()) for part in text.split(",")]
+# A file of raters' names is a short list; anything larger is not one.
+MAX_RATERS_FILE_BYTES = 64 * 1024
+
+
+def parse_raters(given: str) -> list[str]:
+    """The raters of ``--raters a,b`` or ``--raters @FILE`` (a UTF-8 file of names, one a
+    line or between commas; blank lines ignored): their names, or ChallengeError naming
+    every problem."""
+    if given.startswith("@"):
+        try:
+            data = read_user_bytes(Path(given[1:]), MAX_RATERS_FILE_BYTES, "raters file")
+            text = data.decode("utf-8-sig")
+        except UserFileError as error:
+            raise ChallengeError([f"--raters: {error}"]) from None
+        except UnicodeDecodeError:
+            raise ChallengeError([f"--raters: {given[1:]} is not UTF-8 text"]) from None
+        parts = [p for line in text.splitlines() for p in line.split(",") if p.strip()]
+        if not parts:
+            raise ChallengeError([f"--raters: {given[1:]} names no rater"])
+    else:
+        parts = given.split(",")
+    names = [" ".join(part.split()) for part in parts]
     problems = []
     if any(not name for name in names):
-        problems.append(f"--raters {text!r}: an empty name (write the names between commas)")
+        problems.append(f"--raters {given!r}: an empty name (write the names between commas)")
     seen: dict[str, str] = {}
     for name in names:
         if len(name) > MAX_RATER_CHARS:
@@ -95,6 +116,21 @@ def parse_raters(text: str) -> list[str]:
         seen.setdefault(rater_key(name), name)
     if problems:
         raise ChallengeError(problems)
+    return names
+
+
+def check_allowed_hosts(names: list[str]) -> list[str]:
+    """``--allow-host`` values as the Host header carries them (NAME or NAME:PORT), or
+    ChallengeError naming each that is not one (a URL, a path, a space)."""
+    wrong = [n for n in names if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d+)?", n)]
+    if wrong:
+        raise ChallengeError(
+            [
+                f"--allow-host {name!r}: a host name as a browser sends it (rate.example.org, "
+                "or rate.example.org:8443), not a URL"
+                for name in wrong
+            ]
+        )
     return names
 
 
@@ -411,6 +447,7 @@ class RatingHandler(BaseHTTPRequestHandler):
 def serve_round(page: WrittenPage, store: Path, data_dir: Path | None, args: Any) -> None:
     """Serve the page until interrupted (``medreason rate --serve``)."""
     raters = parse_raters(args.raters) if args.raters else None
+    allowed = check_allowed_hosts(args.allow_host or [])
     if not is_loopback(args.host):
         print(
             f"warning: serving on {args.host}, not this machine's loopback: every machine that "
@@ -435,7 +472,7 @@ def serve_round(page: WrittenPage, store: Path, data_dir: Path | None, args: Any
             args.host,
             args.port,
             raters,
-            args.allow_host or [],
+            allowed,
         )
     except StoreError as error:
         raise ChallengeError([str(error)]) from error
