@@ -13,8 +13,9 @@ Several raters rate at once; a rater who opens the page again (another browser, 
 crash) gets back what the server holds for them.
 
 Routes: ``GET /?token=T`` the page; ``GET /api/ratings?rater=NAME`` the rater's latest
-ratings (a per-rater link's own, without ``rater``); ``POST /api/ratings`` one rating (a JSON object, below); ``GET /image/CASE/N``
-a case's image at its original resolution (the page embeds the scaled-down one).
+ratings (a per-rater link's own, without ``rater``); ``POST /api/ratings`` one rating (a
+JSON object, below); ``GET /image/CASE/N`` a case's image at its original resolution (the
+page embeds the scaled-down one).
 """
 
 from __future__ import annotations
