@@ -114,3 +114,22 @@ def test_a_dicom_changed_since_the_run_is_not_rendered(tmp_path: Path) -> None:
     [warning] = page.warnings
     assert "case 'c00': its DICOM window presets are not offered" in warning
     assert "not the file the run loaded" in warning
+
+
+def test_a_window_that_is_no_window_is_not_recorded(tmp_path: Path) -> None:
+    from inspect_medreason.core.dicom import display_record
+
+    path = write_dicom(
+        tmp_path / "a.dcm",
+        RAW,
+        windows=[
+            (float("nan"), 400.0, "NOT A NUMBER"),
+            (40.0, 0.5, "TOO NARROW"),
+            (40.0, 80.0, "BRAIN"),
+        ],
+    )
+    record = display_record(path.read_bytes(), None)
+    assert record is not None
+    assert record["windows"] == [{"center": 40.0, "width": 80.0, "name": "BRAIN"}]
+    assert record["rescale_slope"] is None and record["units"] == "HU"  # CT's own unit
+    assert display_record(b"not a dicom at all", None) is None

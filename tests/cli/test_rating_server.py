@@ -425,3 +425,15 @@ def test_raters_from_a_file_and_a_url_as_a_host_are_named(
     err = capsys.readouterr().err
     assert "--allow-host 'https://rate.example.org/': a host name" in err and "'ok.org'" not in err
     assert len(served) == 1  # neither was served
+
+
+def test_served_options_without_serve_are_refused(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inspect_medreason.cli import main
+
+    page = tmp_path / "page.html"
+    args = ["rate", str(log), "--output", str(page), "--raters", "a,b", "--allow-host", "x.org"]
+    assert main(args) == 1
+    assert "--raters and --allow-host: only with --serve" in capsys.readouterr().err
+    assert not page.exists()

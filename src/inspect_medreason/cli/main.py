@@ -331,6 +331,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise ChallengeError(["give --output PAGE.html (a page to send), or --serve"])
     if args.serve and not args.store:
         raise ChallengeError(["--serve writes every rating to a SQLite file: give --store FILE"])
+    served_only = [f"--{n.replace('_', '-')}" for n in ("raters", "allow_host") if getattr(args, n)]
+    if served_only and not args.serve:
+        raise ChallengeError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
     outputs = OutputSet(args.force, [*args.logs, args.data])
     output = outputs.add(args.output) if args.output else None
     skipped: list[str] = []

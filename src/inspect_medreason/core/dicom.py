@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -164,7 +165,8 @@ def display_record(data: bytes, frame: int | None) -> dict[str, Any] | None:
     windows = [
         {"center": center, "width": width, "name": names[n] if n < len(names) else None}
         for n, (center, width) in enumerate(zip(centers, widths, strict=False))
-        if width >= 1  # the standard's minimum width; anything less is no window
+        # the standard's minimum width; anything less (or not a finite number) is no window
+        if math.isfinite(center) and math.isfinite(width) and width >= 1
     ]
     frames = int(dataset.get("NumberOfFrames", 1) or 1)
     return {
