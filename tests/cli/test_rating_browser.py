@@ -456,3 +456,89 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
                 driver.quit()
         server.shutdown()
         server.server_close()
+
+
+def test_a_dicom_case_offers_its_windows_and_a_png_case_none(
+    browser: tuple[Any, Path], tmp_path: Path
+) -> None:
+    """The preset menu is on the DICOM case only; choosing a window (menu or W) shows the
+    rendering of the raw values the page embeds, keeping the zoom."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    from utils.dicom_fixtures import dicom_case_log
+
+    driver, _ = browser
+    log = dicom_case_log(tmp_path)
+    page = tmp_path / "page.html"
+    assert main(["rate", str(log), "--output", str(page), "--cases", "2"]) == 0
+    driver.get(page.as_uri())
+    _past_the_guide(driver)
+    data = driver.execute_script(
+        "return JSON.parse(document.getElementById('page-data').textContent)"
+    )
+    menus = []
+    for position, case in enumerate(data["cases"]):
+        driver.execute_script(f"go({position})")
+        found = driver.find_elements(By.CSS_SELECTOR, "#images select.window-preset")
+        menus.append(len(found))
+        if "windows" not in case:
+            continue
+        presets = case["windows"][0]["presets"]
+        menu = Select(found[0])
+        assert menu.options[0].text == "as sent"
+        assert [o.text.split(":")[0] for o in menu.options][1:] == [p["name"] for p in presets]
+        img = driver.find_element(By.CSS_SELECTOR, "#images img")
+        assert img.get_attribute("src") == case["images"][0]
+        _keys(driver, "+", "+")
+        zoomed = driver.execute_script("return views[0].scale")
+        lung = next(n for n, p in enumerate(presets) if p["name"] == "lung (CT)")
+        menu.select_by_index(lung + 1)
+        assert img.get_attribute("src") == presets[lung]["src"]
+        assert driver.execute_script("return views[0].scale") == zoomed
+        _keys(driver, "w")  # the next window
+        assert img.get_attribute("src") == presets[lung + 1]["src"]
+        assert menu.first_selected_option.text.startswith(presets[lung + 1]["name"])
+        for _ in range(len(presets) - lung - 1):
+            _keys(driver, "w")
+        assert img.get_attribute("src") == case["images"][0]  # back to the image as sent
+    assert sorted(menus) == [0, 1]
+
+
+def test_a_per_rater_link_fixes_the_name_and_rates_as_that_rater(tmp_path: Path) -> None:
+    import threading
+
+    from selenium.webdriver.common.by import By
+
+    from inspect_medreason.cli.rating_page import build_page
+    from inspect_medreason.cli.rating_server import RatingServer
+
+    log = judged_log(tmp_path, 3)
+    page = build_page([log], 3, 0)
+    store = tmp_path / "round.sqlite"
+    server = RatingServer(page, store, {}, "127.0.0.1", 0, ["Alice", "Bob"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+    try:
+        links = server.links()
+        driver.get(links["Bob"])  # Bob first, on this browser
+        _past_the_guide(driver)
+        _keys(driver, "2", "2", "2")
+        _wait_for_text(driver, "server-state", "all ratings on the server")
+        driver.get(links["Alice"])  # then Alice's link on the same browser
+        field = driver.find_element(By.ID, "rater")
+        assert field.get_attribute("value") == "Alice" and field.get_attribute("readOnly")
+        assert not driver.find_element(By.ID, "new-rater").is_displayed()
+        _wait_for_text(driver, "progress", "0 of 3 done")  # Bob's ratings are not hers
+        driver.execute_script("switchRater('Bob')")  # the name cannot be changed
+        assert field.get_attribute("value") == "Alice"
+        assert "rates as Alice only" in driver.find_element(By.ID, "status").text
+        _keys(driver, "4", "3")
+        _wait_for_text(driver, "server-state", "all ratings on the server")
+        people = read_rating_round([store], [log])
+        assert sorted(people.scores) == ["Alice", "Bob"]
+        assert list(people.scores["Alice"].values()) == [{"gt": 4, "va": 3}]
+        assert list(people.scores["Bob"].values()) == [{"gt": 2, "va": 2, "rvf": 2}]
+    finally:
+        driver.quit()
+        server.shutdown()
+        server.server_close()

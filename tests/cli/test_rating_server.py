@@ -251,3 +251,189 @@ def test_rate_serve_prints_the_link_and_stops_on_ctrl_c(
     )
     assert server.token in out.out and "every rating given is in the store" in out.err
     assert sqlite3.connect(store).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def raw_request(server: RatingServer, host: str, path: str) -> tuple[int, bytes]:
+    """A request as a rebinding page would send it: the round's token, another Host."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        connection.putheader("Host", host)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def test_a_request_naming_another_host_is_refused_before_its_token(
+    served: tuple[RatingServer, WrittenPage],
+) -> None:
+    server, page = served
+    port = server.server_address[1]
+    link = f"/?token={server.token}"
+    for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1:{port + 1}", ""):
+        status, body = raw_request(server, host, link)
+        assert status == 421, host
+        assert page.page_id.encode() not in body and b"token" not in body
+    status, body = raw_request(server, f"evil.example:{port}", "/api/ratings?rater=alice")
+    assert status == 421 and b"ratings" not in body
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        status, body = raw_request(server, host, link)
+        assert status == 200 and page.page_id.encode() in body, host
+
+
+def test_an_allowed_host_name_is_answered(log: Path, tmp_path: Path) -> None:
+    page = build_page([log], 2, 0)
+    server = RatingServer(
+        page, tmp_path / "r.sqlite", {}, "127.0.0.1", 0, allowed_hosts=["rate.example.org"]
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        link = f"/?token={server.token}"
+        assert raw_request(server, "rate.example.org", link)[0] == 200
+        assert raw_request(server, "rate.example.org:443", link)[0] == 200
+        assert raw_request(server, "rate.example.org.evil.example", link)[0] == 421
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def linked(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, WrittenPage]]:
+    page = build_page([log], 4, 0, max_image_px=64)
+    server = RatingServer(page, tmp_path / "round.sqlite", {}, "127.0.0.1", 0, ["Alice", "bob"])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server, page
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_per_rater_link_rates_under_its_own_name_only(
+    linked: tuple[RatingServer, WrittenPage], log: Path
+) -> None:
+    import hashlib
+    import hmac
+
+    server, page = linked
+    links = server.links()
+    assert set(links) == {"Alice", "bob"}
+    alice = links["Alice"].partition("token=")[2]
+    bob = links["bob"].partition("token=")[2]
+    expected = hmac.new(
+        server.token.encode(), b"medreason-rate rater link:alice", hashlib.sha256
+    ).hexdigest()
+    assert alice == expected and alice != bob and server.token not in links["Alice"]
+    case = page.data["cases"][0]["case"]
+    # the round's own token no longer opens it, nor does a made-up one
+    for token in (server.token, "wrong", alice[:-1] + ("0" if alice[-1] != "0" else "1")):
+        assert request(server, "/api/ratings", rating(case, "gt", 1), token=token)[0] == 403
+    # alice's link claiming to be bob is refused, whatever the case of the name
+    status, body = request(server, "/api/ratings", rating(case, "gt", 2, "bob"), token=alice)
+    assert status == 403 and "this link is 'Alice'" in json.loads(body)["error"]
+    assert request(server, "/api/ratings", rating(case, "gt", 3, " alice"), token=alice)[0] == 200
+    no_name = {k: v for k, v in rating(case, "va", 4).items() if k != "rater"}
+    assert request(server, "/api/ratings", no_name, token=alice)[0] == 200
+    assert request(server, "/api/ratings", rating(case, "gt", 0, "bob"), token=bob)[0] == 200
+    rows = sqlite3.connect(server.store).execute(
+        "SELECT rater, component, value FROM ratings ORDER BY id"
+    )
+    assert rows.fetchall() == [("Alice", "gt", 3), ("Alice", "va", 4), ("bob", "gt", 0)]
+    # each link reads back only its own rater's ratings
+    assert request(server, "/api/ratings?rater=bob", token=alice)[0] == 403
+    status, body = request(server, "/api/ratings", token=alice)
+    assert status == 200
+    assert {r["component"]: r["value"] for r in json.loads(body)["ratings"]} == {"gt": 3, "va": 4}
+    # the page a link opens names its rater, escaped inside its script element
+    status, html = request(server, "/", token=alice)
+    assert status == 200
+    assert b'<script type="application/json" id="linked-rater">"Alice"</script>' in html
+    status, html = request(server, "/", token=bob)
+    assert b'id="linked-rater">"bob"</script>' in html
+    people = read_rating_round([server.store], [log])
+    assert people.scores == {"Alice": {case: {"gt": 3, "va": 4}}, "bob": {case: {"gt": 0}}}
+
+
+def test_a_restarted_server_gives_the_same_rater_links(log: Path, tmp_path: Path) -> None:
+    page = build_page([log], 2, 0)
+    store = tmp_path / "round.sqlite"
+    first = RatingServer(page, store, {}, "127.0.0.1", 0, ["alice"])
+    links = first.links()
+    first.server_close()
+    again = RatingServer(page, store, {}, "127.0.0.1", 0, ["alice"])
+    try:
+        assert again.links()["alice"].partition("?")[2] == links["alice"].partition("?")[2]
+    finally:
+        again.server_close()
+
+
+def test_rate_serve_prints_one_link_per_rater_and_warns_off_loopback(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspect_medreason.cli import main
+
+    served: list[RatingServer] = []
+
+    def interrupted(server: RatingServer, *_: Any) -> None:
+        served.append(server)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RatingServer, "serve_forever", interrupted)
+    store = tmp_path / "round.sqlite"
+    args = ["rate", str(log), "--cases", "3", "--serve", "--store", str(store), "--port", "0"]
+    assert main([*args, "--host", "0.0.0.0", "--raters", "alice, Bob"]) == 0
+    out = capsys.readouterr()
+    [server] = served
+    assert "warning: serving on 0.0.0.0, not this machine's loopback" in out.err
+    assert "no TLS" in out.err and "--allow-host" in out.err
+    assert server.token not in out.out
+    for name, link in server.links().items():
+        assert f"  {name}: {link}" in out.out
+    assert set(server.links()) == {"alice", "Bob"}
+    assert main([*args, "--raters", "alice,,ALICE"]) == 1
+    err = capsys.readouterr().err
+    assert "an empty name" in err and "'ALICE' and 'alice' are one rater" in err
+    assert len(served) == 1  # refused before serving
+
+
+def test_raters_from_a_file_and_a_url_as_a_host_are_named(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from inspect_medreason.cli import main
+
+    served: list[RatingServer] = []
+
+    def interrupted(server: RatingServer, *_: Any) -> None:
+        served.append(server)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RatingServer, "serve_forever", interrupted)
+    names = tmp_path / "raters.txt"
+    names.write_text("\ufeffDr Alice\n\n  bob  \ncarol, dan\n", encoding="utf-8")
+    store = tmp_path / "round.sqlite"
+    args = ["rate", str(log), "--cases", "3", "--serve", "--store", str(store), "--port", "0"]
+    assert main([*args, "--raters", f"@{names}"]) == 0
+    assert list(served[0].links()) == ["Dr Alice", "bob", "carol", "dan"]
+    capsys.readouterr()
+    assert main([*args, "--raters", f"@{tmp_path / 'missing.txt'}"]) == 1
+    assert "--raters:" in capsys.readouterr().err
+    assert main([*args, "--allow-host", "https://rate.example.org/", "--allow-host", "ok.org"]) == 1
+    err = capsys.readouterr().err
+    assert "--allow-host 'https://rate.example.org/': a host name" in err and "'ok.org'" not in err
+    assert len(served) == 1  # neither was served
+
+
+def test_served_options_without_serve_are_refused(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inspect_medreason.cli import main
+
+    page = tmp_path / "page.html"
+    args = ["rate", str(log), "--output", str(page), "--raters", "a,b", "--allow-host", "x.org"]
+    assert main(args) == 1
+    assert "--raters and --allow-host: only with --serve" in capsys.readouterr().err
+    assert not page.exists()

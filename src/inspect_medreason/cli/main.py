@@ -331,6 +331,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise ChallengeError(["give --output PAGE.html (a page to send), or --serve"])
     if args.serve and not args.store:
         raise ChallengeError(["--serve writes every rating to a SQLite file: give --store FILE"])
+    served_only = [f"--{n.replace('_', '-')}" for n in ("raters", "allow_host") if getattr(args, n)]
+    if served_only and not args.serve:
+        raise ChallengeError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
     outputs = OutputSet(args.force, [*args.logs, args.data])
     output = outputs.add(args.output) if args.output else None
     skipped: list[str] = []
@@ -732,6 +735,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="the address to serve on (127.0.0.1: this machine)"
     )
     rate.add_argument("--port", type=int, default=8765, help="the port to serve on (8765)")
+    rate.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a name raters reach the server by (its DNS name, a proxy's, NAME:PORT for one "
+        "port only); requests naming any other host are refused (repeatable)",
+    )
+    rate.add_argument(
+        "--raters",
+        metavar="NAME,NAME|@FILE",
+        help="one link per rater, whose token rates under that name only (else one link "
+        "for all, and raters type their names); @FILE reads the names from a file, one a line",
+    )
     rate.add_argument("--cases", type=_positive_int, default=60, help="cases on the page (60)")
     rate.add_argument(
         "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"

@@ -40,6 +40,13 @@ from inspect_medreason.cli.log_reading import (
     logged_samples,
     task_record,
 )
+from inspect_medreason.core.dicom import (
+    DISPLAY_KEY,
+    MAX_WINDOW_PRESETS,
+    display_record,
+    render_window,
+    window_presets,
+)
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.image_confinement import ConfinedImages, run_data_folder
 from inspect_medreason.core.images import ImagePathError
@@ -434,4 +441,66 @@ def case_images(
                 problems.append(f"{case}: its image cannot be shown ({error})")
     if problems:
         raise ChallengeError([*problems, "a rater must see the images the judges saw"])
+    return result
+
+
+@dataclass
+class WindowPresets:
+    """Per chosen case with a DICOM image, per image: the windows the page offers (the
+    file's own, then the named CT ones), each rendered from the file's raw values; None for
+    an image that is no DICOM. Notes say what could not be offered and why."""
+
+    by_case: dict[SampleRef, list[dict[str, Any] | None]]
+    notes: list[str] = field(default_factory=list)
+
+
+def case_window_presets(
+    candidates: list[Candidate], data_dir: Path | None, max_px: int | None = None
+) -> WindowPresets:
+    """The window presets of each case whose log recorded a DICOM display record (a log
+    written before that record has none: its page shows no preset menu). The DICOM file is
+    read by the confinement rule (``ConfinedImages.read_dicom``: the folder in force, the
+    file whose image has the digest of the one sent), and the windows are those the
+    verified file states, not those the log says. A file that cannot be read or checked
+    leaves the case without presets, noted; the page is still made."""
+    result = WindowPresets({})
+    confined = ConfinedImages(data_dir)
+    for candidate in candidates:
+        records = candidate.metadata.get(DISPLAY_KEY)
+        if not isinstance(records, list) or not any(records):
+            continue
+        case = f"{candidate.path}: case {candidate.sample_id!r}"
+        frame = (candidate.metadata.get("extra_metadata") or {}).get("frame")
+        images: list[dict[str, Any] | None] = []
+        try:
+            run_folder = run_data_folder(log_header(candidate.path))
+            frame_index = None if frame is None else int(str(frame))
+            for index, record in enumerate(records):
+                if not record:
+                    images.append(None)
+                    continue
+                data, path = confined.read_dicom(
+                    candidate.path, run_folder, candidate.metadata, index
+                )
+                stated = display_record(data, frame_index)
+                presets, left_out = window_presets(stated or {})
+                if left_out:
+                    result.notes.append(
+                        f"{case}: image {index + 1}: {left_out} window(s) beyond the first "
+                        f"{MAX_WINDOW_PRESETS} not offered"
+                    )
+                for preset in presets:
+                    png = render_window(data, path, frame_index, preset["center"], preset["width"])
+                    preset["src"], _ = _browser_image(png, f"{case}: {preset['name']}", max_px)
+                images.append(
+                    {"units": (stated or {}).get("units"), "presets": presets} if presets else None
+                )
+        except (ImagePathError, ValueError, OSError) as error:
+            result.notes.append(
+                f"{case}: its DICOM window presets are not offered ({error}); the image "
+                "as sent is shown"
+            )
+            continue
+        if any(images):
+            result.by_case[candidate.ref] = images
     return result

@@ -27,6 +27,7 @@ from inspect_medreason.cli.rating import (
     SampleRef,
     case_digest,
     case_images,
+    case_window_presets,
     collect_candidates,
     page_digest,
     stratified_sample,
@@ -247,7 +248,11 @@ def blinded_reply(candidate: Candidate) -> tuple[str, str]:
 
 
 def page_data(
-    chosen: list[Candidate], seed: int, images: dict[SampleRef, list[str]], rubric: Rubric
+    chosen: list[Candidate],
+    seed: int,
+    images: dict[SampleRef, list[str]],
+    rubric: Rubric,
+    windows: dict[SampleRef, list[dict[str, Any] | None]] | None = None,
 ) -> dict[str, Any]:
     """What the page embeds: the texts shown, images, the judges' rubric and its digest,
     opaque ids. Nothing else of the log (no score, rationale, model, role, file name, eval
@@ -272,6 +277,8 @@ def page_data(
                 "answer": answer,
                 "trace": trace,
                 "images": images.get(c.ref, []),
+                # per image, a DICOM's window presets rendered from its raw values (or null)
+                **({"windows": windows[c.ref]} if windows and c.ref in windows else {}),
             }
             for c, (answer, trace) in zip(chosen, replies, strict=True)
         ],
@@ -369,8 +376,9 @@ def build_page(
         notes.append(f"{len(chosen)} case(s) to rate: all the logs hold (asked for {cases})")
     assert candidates[0].rubric is not None
     images = case_images(chosen, data_dir, max_image_px)
-    data = page_data(chosen, seed, images.by_case, candidates[0].rubric)
-    warnings: list[str] = []
+    presets = case_window_presets(chosen, data_dir, max_image_px)
+    data = page_data(chosen, seed, images.by_case, candidates[0].rubric, presets.by_case)
+    warnings: list[str] = list(presets.notes)
     key: list[str] = [
         f"page {data['page_id']}: {len(chosen)} cases, rubric {data['rubric_sha256'][:12]}"
     ]

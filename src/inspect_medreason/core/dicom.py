@@ -6,6 +6,11 @@ and windowed with its own VOI LUT or window tags (a percentile window when it ha
 inverted for MONOCHROME1, and written once as PNG into a cache keyed by the file's bytes
 and the frame, so later runs reuse it. Multi-frame files give their middle frame unless
 the case names one.
+
+The loader also records, per DICOM image, what its file says about display
+(:func:`display_record`: modality, rescale, units, its own window presets with their names),
+so a rating page can offer those windows, rendered from the raw values again
+(:func:`render_window`), never from the 8-bit picture that was sent.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +100,153 @@ def check_pixel_budget(path: Path, dataset: Any) -> None:
             f"{path.name}: refused as a decompression bomb: {shape} is {total:,} samples, "
             f"more than the limit of {budget:,} (PIL.Image.MAX_IMAGE_PIXELS)"
         )
+
+
+# Named CT windows (centre, width in HU), as Radiopaedia's "Windowing (CT)" article lists them
+# (https://radiopaedia.org/articles/windowing-ct): brain W:80 L:40, soft tissues W:400 L:50
+# (its abdomen soft-tissue window), lungs W:1500 L:-600, bone W:1800 L:400.
+CT_PRESETS: tuple[tuple[str, float, float], ...] = (
+    ("brain (CT)", 40.0, 80.0),
+    ("soft tissue (CT)", 50.0, 400.0),
+    ("lung (CT)", -600.0, 1500.0),
+    ("bone (CT)", 400.0, 1800.0),
+)
+# The sample metadata key holding, for each of ``image_paths``, its DICOM display record (None
+# for an image that is no DICOM); absent when the case has no DICOM image.
+DISPLAY_KEY = "image_dicom"
+# A page embeds one rendering per preset: at most this many per image (the file's own first).
+MAX_WINDOW_PRESETS = 8
+
+
+def _numbers(value: Any) -> list[float]:
+    """A DICOM DS value, single or multi-valued, as floats (a value that is no number: none)."""
+    multiple = isinstance(value, Iterable) and not isinstance(value, str | bytes)
+    values = list(value) if multiple else [value]
+    numbers = []
+    for item in values:
+        try:
+            numbers.append(float(item))
+        except (TypeError, ValueError):
+            return []
+    return numbers
+
+
+def _texts(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(item) for item in value]
+
+
+def display_record(data: bytes, frame: int | None) -> dict[str, Any] | None:
+    """What a DICOM file says about showing it, from its header, as recorded (nothing
+    invented): ``modality``, ``photometric``, the rescale (``rescale_slope``,
+    ``rescale_intercept``, None when the file has none), ``units`` (its RescaleType; for CT
+    without one, HU, which the CT image module defines its rescaled values to be), its own
+    ``windows`` (centre, width and WindowCenterWidthExplanation name, each value of a
+    multi-valued pair) and the ``frame`` shown. None for a colour image (no window) or a
+    header that cannot be read (the conversion itself says why)."""
+    import pydicom
+
+    try:
+        dataset = pydicom.dcmread(io.BytesIO(data), stop_before_pixels=True)
+    except Exception:  # pydicom raises many types for one condition; the conversion names it
+        return None
+    if int(dataset.get("SamplesPerPixel", 1) or 1) != 1:
+        return None
+    modality = str(dataset.get("Modality") or "") or None
+    slope = _numbers(dataset.get("RescaleSlope")) if "RescaleSlope" in dataset else []
+    intercept = _numbers(dataset.get("RescaleIntercept")) if "RescaleIntercept" in dataset else []
+    units = str(dataset.get("RescaleType") or "") or ("HU" if modality == "CT" else None)
+    centers = _numbers(dataset.get("WindowCenter")) if "WindowCenter" in dataset else []
+    widths = _numbers(dataset.get("WindowWidth")) if "WindowWidth" in dataset else []
+    names = _texts(dataset.get("WindowCenterWidthExplanation"))
+    windows = [
+        {"center": center, "width": width, "name": names[n] if n < len(names) else None}
+        for n, (center, width) in enumerate(zip(centers, widths, strict=False))
+        # the standard's minimum width; anything less (or not a finite number) is no window
+        if math.isfinite(center) and math.isfinite(width) and width >= 1
+    ]
+    frames = int(dataset.get("NumberOfFrames", 1) or 1)
+    return {
+        "modality": modality,
+        "photometric": str(dataset.get("PhotometricInterpretation") or "") or None,
+        "rescale_slope": slope[0] if slope else None,
+        "rescale_intercept": intercept[0] if intercept else None,
+        "units": units,
+        "windows": windows,
+        "frame": (frames // 2 if frame is None else frame) if frames > 1 else None,
+    }
+
+
+def window_presets(record: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The windows a page offers for a DICOM image: the file's own (named by its
+    explanation, else by number), then for CT the named CT presets not already among them;
+    at most MAX_WINDOW_PRESETS, and how many more were left out."""
+    presets: list[dict[str, Any]] = []
+    for number, window in enumerate(record.get("windows") or [], 1):
+        name = window.get("name") or f"window {number}"
+        presets.append(
+            {"name": f"{name} (file)", "center": window["center"], "width": window["width"]}
+        )
+    if record.get("modality") == "CT" and record.get("units") == "HU":
+        given = {(p["center"], p["width"]) for p in presets}
+        presets += [
+            {"name": name, "center": center, "width": width}
+            for name, center, width in CT_PRESETS
+            if (center, width) not in given
+        ]
+    return presets[:MAX_WINDOW_PRESETS], max(len(presets) - MAX_WINDOW_PRESETS, 0)
+
+
+def linear_window(values: NDArray[np.float64], center: float, width: float) -> NDArray[np.uint8]:
+    """DICOM's linear VOI function (PS3.3 C.11.2.1.2.1) onto 0-255: values up to
+    ``center - 0.5 - (width - 1) / 2`` black, above ``center - 0.5 + (width - 1) / 2`` white,
+    linear between."""
+    if width <= 1:
+        return np.where(values <= center - 0.5, 0, 255).astype(np.uint8)
+    scaled = ((values - (center - 0.5)) / (width - 1) + 0.5) * 255.0
+    return np.round(np.clip(scaled, 0.0, 255.0)).astype(np.uint8)
+
+
+def render_window(data: bytes, name: Path, frame: int | None, center: float, width: float) -> bytes:
+    """The PNG of a DICOM file's frame windowed at ``center``/``width`` from its raw values
+    (after its modality LUT: HU for CT), inverted for MONOCHROME1 as the sent image is."""
+    values, dataset = _raw_values(name, data, frame)
+    image = linear_window(values, center, width)
+    if dataset.get("PhotometricInterpretation") == "MONOCHROME1":
+        image = 255 - image
+    buffer = io.BytesIO()
+    Image.fromarray(image, mode="L").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _raw_values(path: Path, data: bytes, frame: int | None) -> tuple[NDArray[np.float64], Any]:
+    """A greyscale frame's values after the modality LUT, and the dataset; ImagePathError
+    naming the file when it cannot be read or is in colour."""
+    import pydicom
+    from pydicom.pixels import apply_modality_lut
+
+    try:
+        dataset = pydicom.dcmread(io.BytesIO(data))
+        check_pixel_budget(path, dataset)
+        pixels = dataset.pixel_array
+    except ImagePathError:
+        raise
+    except Exception as error:  # pydicom raises many types for one condition: unreadable
+        raise ImagePathError(
+            f"{path.name}: unreadable DICOM ({type(error).__name__}: {error})"
+        ) from error
+    if int(dataset.get("SamplesPerPixel", 1) or 1) != 1:
+        raise ImagePathError(f"{path.name}: a colour image has no window")
+    frames = int(dataset.get("NumberOfFrames", 1) or 1)
+    if frames > 1:
+        index = frames // 2 if frame is None else frame
+        if not 0 <= index < frames:
+            raise ImagePathError(f"{path.name}: frame {index} requested, the file has {frames}")
+        pixels = pixels[index]
+    return apply_modality_lut(pixels, dataset).astype(np.float64), dataset
 
 
 def dicom_to_image(

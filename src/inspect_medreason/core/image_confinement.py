@@ -24,7 +24,7 @@ from typing import Any
 from inspect_ai.log import EvalLog
 
 from inspect_medreason.core.files import file_sha256
-from inspect_medreason.core.images import ImagePathError, ImageStore
+from inspect_medreason.core.images import ImagePathError, ImageStore, resolve_image_path
 from inspect_medreason.core.loaders import prepare_image_file
 from inspect_medreason.core.user_files import MAX_IMAGE_BYTES, UserFileError, read_user_bytes
 
@@ -69,10 +69,11 @@ class ConfinedImages:
     say: Callable[[str], None] = _say_on_stderr
     announced: set[str] = field(default_factory=set)
 
-    def read(self, log: Path, run_folder: str | None, metadata: Mapping[str, Any]) -> list[bytes]:
-        """The bytes of each of a sample's ``image_paths``, confined to the folder in force
-        and checked against the digests recorded at load. Raises ImagePathError naming what
-        was refused and why."""
+    def _folder(
+        self, log: Path, run_folder: str | None, metadata: Mapping[str, Any]
+    ) -> tuple[Path, str]:
+        """The folder in force for a sample's images and where it comes from, or
+        ImagePathError when the sample records another or none can be named."""
         recorded = metadata.get("data_dir")
         if recorded and run_folder is not None and not same_folder(str(recorded), run_folder):
             raise ImagePathError(
@@ -88,6 +89,58 @@ class ConfinedImages:
                 "the log holds no image and its run records no data folder: name the data "
                 "folder with --data"
             )
+        return folder, origin
+
+    def _announce(
+        self, folder: Path, origin: str, what: str = "case images not held in the logs"
+    ) -> None:
+        if f"{what}:{folder}" not in self.announced:
+            self.announced.add(f"{what}:{folder}")
+            self.say(
+                f"{what} are read from {folder} ({origin}), each "
+                "checked against the digest recorded when the run loaded it; a folder or "
+                "file written into a sample is never used"
+            )
+
+    def read_dicom(
+        self, log: Path, run_folder: str | None, metadata: Mapping[str, Any], index: int
+    ) -> tuple[bytes, Path]:
+        """The bytes of a sample's ``index``-th image file, a DICOM, and its path: confined
+        as ``read`` confines, and the file whose prepared image has the digest recorded at
+        load (the PNG that was sent), so its raw values are those of the image the judges
+        saw. ImagePathError naming what was refused and why."""
+        relatives = [str(p) for p in metadata.get("image_paths") or []]
+        digests = metadata.get(DIGESTS_KEY)
+        if not (isinstance(digests, list) and len(digests) == len(relatives)):
+            raise ImagePathError(
+                "the log records no digest of the images its run sent, so no file can be "
+                "checked to be the one it sent"
+            )
+        folder, origin = self._folder(log, run_folder, metadata)
+        self._announce(folder, origin, "DICOM files (their raw values, for other windows)")
+        frame = (metadata.get("extra_metadata") or {}).get("frame")
+        with ImageStore() as store:
+            prepared = prepare_image_file(folder, relatives[index], store, frame)
+        if prepared.sha256 != digests[index]:
+            raise ImagePathError(
+                f"{relatives[index]} in {folder} is not the file the run loaded (the image "
+                "made from it differs from the one sent): name the run's data folder with --data"
+            )
+        path = resolve_image_path(folder, relatives[index])
+        try:
+            data = read_user_bytes(path, MAX_IMAGE_BYTES, "image")
+        except UserFileError as error:
+            raise ImagePathError(str(error)) from None
+        # the bytes returned are the bytes the checked image was made from
+        if hashlib.sha256(data).hexdigest() != prepared.source_sha256:
+            raise ImagePathError(f"{relatives[index]} in {folder} changed while it was read")
+        return data, path
+
+    def read(self, log: Path, run_folder: str | None, metadata: Mapping[str, Any]) -> list[bytes]:
+        """The bytes of each of a sample's ``image_paths``, confined to the folder in force
+        and checked against the digests recorded at load. Raises ImagePathError naming what
+        was refused and why."""
+        folder, origin = self._folder(log, run_folder, metadata)
         relatives = [str(p) for p in metadata.get("image_paths") or []]
         digests = metadata.get(DIGESTS_KEY)
         if not (isinstance(digests, list) and len(digests) == len(relatives)):
@@ -97,13 +150,7 @@ class ConfinedImages:
                     f"{folder} cannot be checked to be those: name the data folder with --data"
                 )
             digests = [None] * len(relatives)
-        if str(folder) not in self.announced:
-            self.announced.add(str(folder))
-            self.say(
-                f"case images not held in the logs are read from {folder} ({origin}), each "
-                "checked against the digest recorded when the run loaded it; a folder or "
-                "file written into a sample is never used"
-            )
+        self._announce(folder, origin)
         frame = (metadata.get("extra_metadata") or {}).get("frame")
         images = []
         with ImageStore() as store:

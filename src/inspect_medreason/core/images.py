@@ -12,6 +12,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
@@ -208,6 +209,8 @@ class PreparedImage:
     conversion: str | None = None
     # The file it was read from (confined to its folder), when it came from one.
     source: str | None = None
+    # A DICOM's own display record (core.dicom.display_record): its windows, rescale, units.
+    dicom: dict[str, Any] | None = None
 
 
 def _png_bit_depth(data: bytes) -> int:

@@ -30,8 +30,10 @@ from pydantic import ValidationError
 from inspect_medreason.core.dicom import (
     DICOM_MAGIC_OFFSET,
     DICOM_SUFFIXES,
+    DISPLAY_KEY,
     dicom_as_png,
     dicom_bytes_as_png,
+    display_record,
     is_dicom,
     remember_conversion,
 )
@@ -637,7 +639,12 @@ def prepare_image_file(
         remember_conversion(prepared.path, path, frame_index)
         source = hashlib.sha256(data).hexdigest()
         return PreparedImage(
-            prepared.path, prepared.sha256, source, "DICOM windowed to 8-bit PNG", str(path)
+            prepared.path,
+            prepared.sha256,
+            source,
+            "DICOM windowed to 8-bit PNG",
+            str(path),
+            display_record(data, frame_index),
         )
     return dataclasses.replace(store.prepare(data, relative), source=str(path))
 
@@ -883,6 +890,8 @@ def build_sample(
             metadata["image_sources"] = [image.source for image in prepared]
         if any(image.conversion for image in prepared):
             metadata["image_conversions"] = [image.conversion for image in prepared]
+        if any(image.dicom for image in prepared):
+            metadata[DISPLAY_KEY] = [image.dicom for image in prepared]
     return Sample(
         id=sample_id,
         input=case_turn(files, question, show_images),

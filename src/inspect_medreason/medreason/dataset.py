@@ -10,6 +10,7 @@ from typing import Any
 
 from inspect_ai.dataset import Sample
 
+from inspect_medreason.core.dicom import DISPLAY_KEY
 from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.lazy_dataset import LazySampleDataset
 from inspect_medreason.core.loaders import (
@@ -98,6 +99,11 @@ def record_to_sample(
         "image_sha256": [image.sha256 for image in prepared] if prepared else None,
         "image_conversions": [image.conversion for image in prepared]
         if prepared and show_images and any(image.conversion for image in prepared)
+        else None,
+        # Each DICOM image's own windows, rescale and units (core.dicom.display_record),
+        # for a rating page's window presets.
+        DISPLAY_KEY: [image.dicom for image in prepared]
+        if prepared and any(image.dicom for image in prepared)
         else None,
         # Also what the bootstrap intervals resample together (intervals.case_cluster).
         "image_paths": case.image_paths,
