@@ -91,7 +91,8 @@ METADATA_ALIASES = {
     "body_system": "organ_system",
     "lang": "language",
 }
-METADATA_ALIAS_KEYS = frozenset(METADATA_ALIASES)
+# Every name a group field goes by in a record.
+GROUP_FIELD_SPELLINGS = frozenset(GROUP_FIELDS) | frozenset(METADATA_ALIASES)
 # Keys the loaders read (or fold into metadata as grouping fields) in either layout.
 KNOWN_RECORD_KEYS = frozenset(
     {
@@ -516,8 +517,13 @@ def _conflicting_spellings(record: dict[str, Any]) -> list[tuple[str, str]]:
     one would silently replace the other."""
     inner = record.get("metadata")
     nested: dict[str, Any] = inner if isinstance(inner, dict) else {}
-    if not nested and METADATA_ALIAS_KEYS.isdisjoint(record):
-        return []  # one spelling at most: the common case, decided without a loop
+    # Set operations decide the common case (no group field named twice) without a loop
+    # in Python: it ran for every case of a 100,000-case load.
+    top = record.keys() & GROUP_FIELD_SPELLINGS
+    inside = nested.keys() & GROUP_FIELD_SPELLINGS
+    names = [METADATA_ALIASES.get(key, key) for key in (*top, *inside)]
+    if len(set(names)) == len(names):
+        return []
     given: dict[str, list[tuple[str, Any]]] = {}
     for prefix, keys in (("metadata.", nested), ("", record)):
         for key, value in keys.items():
