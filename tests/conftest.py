@@ -293,6 +293,9 @@ SLOW_TESTS = {
         "451 questions scored by our vqa_rad and by inspect_evals' scorer"
     ),
     "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
+    "tests/robustness/test_malformed_fields.py::test_json_nested_100000_deep_is_refused_by_every_loader_without_a_crash": (
+        "every loader given JSON nested 100,000 deep, in a subprocess"
+    ),
 }
 
 
