@@ -160,6 +160,7 @@ def test_a_wrong_type_says_what_it_was_and_names_the_field_as_the_file_spells_it
         [
             {**RAW_CASE, "index": "r1", "organ system": 3, "D": ["x"], "question type": 5},
             {**OFFICIAL_CASE, "case_id": "o1", "body_system": {"a": 1}, "frame": "first"},
+            {**OFFICIAL_CASE, "case_id": "o2", "metadata": {"modality": "CT", "frame": 1.5}},
         ],
     )
     with pytest.raises(DatasetError) as raised:
@@ -170,6 +171,7 @@ def test_a_wrong_type_says_what_it_was_and_names_the_field_as_the_file_spells_it
     assert "unknown task type 5" in messages[("r1", "question type")]
     assert messages[("o1", "body_system")].endswith("(got an object: \"{'a': 1}\")")
     assert "expected a whole number" in messages[("o1", "frame")]
+    assert "got a number: '1.5'" in messages[("o2", "metadata.frame")]
 
 
 def test_visual_description_beside_reference_reasoning_is_kept_not_dropped(

@@ -496,18 +496,22 @@ def _untyped_fields(record: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     found.extend(_conflicting_spellings(record))
-    frame = record.get("frame")
-    if frame is not None and not (
-        (isinstance(frame, int) and not isinstance(frame, bool))
-        or (isinstance(frame, str) and frame.strip().isdigit())
+    inner = record.get("metadata")
+    for name, frame in (
+        ("frame", record.get("frame")),
+        ("metadata.frame", inner.get("frame") if isinstance(inner, dict) else None),
     ):
-        found.append(
-            (
-                "frame",
-                f"expected a whole number (the DICOM frame to show), got "
-                f"{json_type_name(frame)}: {str(frame)[:40]!r}",
+        if frame is not None and not (
+            (isinstance(frame, int) and not isinstance(frame, bool))
+            or (isinstance(frame, str) and frame.strip().isdigit())
+        ):
+            found.append(
+                (
+                    name,
+                    f"expected a whole number (the DICOM frame to show), got "
+                    f"{json_type_name(frame)}: {str(frame)[:40]!r}",
+                )
             )
-        )
     return found
 
 
