@@ -308,6 +308,9 @@ SLOW_TESTS = {
     "tests/cli/test_calibration.py::test_the_calibrated_interval_covers_the_peoples_mean_at_its_level": (
         "100 simulated rounds, each a calibrated bootstrap"
     ),
+    "tests/robustness/test_malformed_fields.py::test_json_nested_100000_deep_is_refused_by_every_loader_without_a_crash": (
+        "every loader given JSON nested 100,000 deep, in a subprocess"
+    ),
 }
 
 

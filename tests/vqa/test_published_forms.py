@@ -5,6 +5,7 @@ blind control that opens no image."""
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -168,3 +169,49 @@ def test_the_blind_control_opens_no_image_and_the_log_says_so(
     (root / "imgs.zip").unlink()
     blind = slake(data=str(root), images=False)
     assert [(s.metadata or {})["images_withheld"] for s in blind.dataset] == [True]
+
+
+# Six rows of the official release as published (VQA-RAD is CC0 1.0), copied unchanged from
+# "data_RAD/VQA_RAD Dataset Public.json" in github.com/Harsh-Toshniwal/MUMC at commit
+# 4051b901ead3dee984a751fbc95ee06e6bc5abe9: five test questions (three CLOSED whose answer is
+# not yes or no) and a training row whose answer is a JSON number.
+REAL_RELEASE_ROWS = Path(__file__).with_name("vqa_rad_release_rows.json")
+
+
+def test_real_release_rows_are_closed_or_open_as_their_answer_type_says(tmp_path: Path) -> None:
+    rows = json.loads(REAL_RELEASE_ROWS.read_text(encoding="utf-8"))
+    write_json(tmp_path / RELEASE_FILE, rows)
+    for row in rows:
+        write_png(tmp_path / RELEASE_IMAGES / row["image_name"])
+    task = vqa_rad(data=str(tmp_path / RELEASE_FILE))
+    # "Are there multiple or just 1 metastatic focus?" (one), "right or left side?" (Left),
+    # "supratentorial or infratentorial?": CLOSED in the release, open by the yes/no rule.
+    assert answer_types(task) == {
+        "10": "closed",
+        "19": "open",
+        "243": "closed",
+        "454": "closed",
+        "555": "closed",
+    }
+    assert (task.metadata or {})["data"]["answer_type_from"].startswith("the rows' answer_type")
+    [train] = list(vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train").dataset)
+    assert train.id == "1511" and train.target == "4"  # the release's answer 4, a number
+
+
+# Four rows of MEVF's VQA-RAD test file as published (the same questions as the release's,
+# renumbered, phrase_type without the test_ mark), copied unchanged from
+# "data_RAD/testset.json" in github.com/longle0702/med-v2qa at commit
+# 727f26a3b05affd9e0e0cea56443a7efce956984 (451 rows: 272 CLOSED, 179 OPEN).
+MEVF_TEST_ROWS = Path(__file__).with_name("vqa_rad_mevf_testset_rows.json")
+
+
+def test_mevf_testset_json_is_the_test_split_with_its_answer_type(tmp_path: Path) -> None:
+    rows = json.loads(MEVF_TEST_ROWS.read_text(encoding="utf-8"))
+    write_json(tmp_path / "testset.json", rows)
+    task = vqa_rad(data=str(tmp_path / "testset.json"), images=False)
+    assert answer_types(task) == {"401": "closed", "733": "closed", "11": "closed", "20": "open"}
+    data = (task.metadata or {})["data"]
+    assert data["split_from"] == "the file given (its name agrees)"
+    write_json(tmp_path / "trainset.json", rows)
+    with pytest.raises(DatasetError, match="by its name this file holds the train split"):
+        vqa_rad(data=str(tmp_path / "trainset.json"), images=False)

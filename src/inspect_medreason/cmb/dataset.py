@@ -11,7 +11,6 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
-from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.hub import (
     HubSource,
@@ -23,7 +22,7 @@ from inspect_medreason.core.hub import (
     missing_fields,
     wrong_types,
 )
-from inspect_medreason.core.loaders import DatasetError, Problem
+from inspect_medreason.core.loaders import DatasetError, Problem, parse_json_text, read_text_file
 
 CMB_HUB_ID = "FreedomIntelligence/CMB"
 # The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
@@ -95,15 +94,18 @@ CLIN_REFERENCE_KEYS = ("answer", "solution")
 def read_answer_key(path: Path) -> tuple[dict[str, str], list[Problem]]:
     """The published test answer key as id -> answer letters."""
     problems: list[Problem] = []
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+    # Read as every data file is: bounded, and refused before parsing when nested deeper
+    # than any data file.
+    text, unreadable = read_text_file(path)
+    rows, error = parse_json_text(text) if text is not None else (None, None)
+    reason = unreadable.message if unreadable is not None else error
+    if reason is not None:
         return {}, [
             Problem(
                 str(path),
                 "-",
                 "answers",
-                (f"cannot be read ({describe_error(error, 200)}): expected {ANSWER_KEY_WHERE}"),
+                f"cannot be read ({reason[:200]}): expected {ANSWER_KEY_WHERE}",
             )
         ]
     if not isinstance(rows, list):

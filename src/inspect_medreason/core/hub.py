@@ -37,6 +37,7 @@ from inspect_medreason.core.images import ImagePathError, ImageStore, PreparedIm
 from inspect_medreason.core.loaders import (
     DatasetError,
     Problem,
+    json_type_name,
     prepare_image_file,
     refuse_non_utf8_path,
 )
@@ -993,17 +994,6 @@ def unexpected_values(
     return problems
 
 
-def _type_name(value: Any) -> str:
-    return {
-        "str": "text",
-        "int": "a number",
-        "float": "a number",
-        "bool": "true/false",
-        "list": "a list",
-        "dict": "an object",
-    }.get(type(value).__name__, type(value).__name__)
-
-
 def wrong_types(
     loaded: LoadedRows,
     expected: dict[str, tuple[tuple[type, ...], str]],
@@ -1027,7 +1017,7 @@ def wrong_types(
                     file,
                     f"{where} ({id_of(row, index)})",
                     name,
-                    f"expected {described}, got {_type_name(value)} ({str(value)[:40]!r})",
+                    f"expected {described}, got {json_type_name(value)} ({str(value)[:40]!r})",
                 )
             )
     return problems

@@ -53,7 +53,12 @@ from inspect_medreason.core.schema import (
     normalised_case_id,
 )
 from inspect_medreason.core.splits import split_named_by
-from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
+from inspect_medreason.core.user_files import (
+    MAX_DATA_BYTES,
+    UserFileError,
+    deep_json_problem,
+    read_user_bytes,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +70,7 @@ UNKNOWN_GROUP = "unknown"
 GROUP_FIELDS = ("modality", "organ_system", "task", "subtype", "category", "language", "source")
 
 RAW_OPTION_KEYS = ("A", "B", "C", "D", "E")
+RAW_OPTION_KEY_SET = frozenset(RAW_OPTION_KEYS)
 # "A) text", "A. text", "(A) text", "A: text": the raw layout repeats the label in the value.
 RAW_OPTION_PREFIX = re.compile(r"^\s*\(?([A-Za-z])\s*[).:：]\s*")
 OFFICIAL_KEYS = {
@@ -87,6 +93,8 @@ METADATA_ALIASES = {
     "body_system": "organ_system",
     "lang": "language",
 }
+# Every name a group field goes by in a record.
+GROUP_FIELD_SPELLINGS = frozenset(GROUP_FIELDS) | frozenset(METADATA_ALIASES)
 # Keys the loaders read (or fold into metadata as grouping fields) in either layout.
 KNOWN_RECORD_KEYS = frozenset(
     {
@@ -338,8 +346,12 @@ def read_text_file(path: Path) -> tuple[str | None, Problem | None]:
 
 
 def parse_json_text(text: str) -> tuple[Any, str | None]:
-    """``json.loads`` with its failures as a message (deep nesting included: Python's parser
-    bounds its own recursion)."""
+    """``json.loads`` with its failures as a message. JSON nested deeper than any data file
+    is refused before it is parsed, by a bounded scan (Python's parser would stop at its
+    recursion limit, a parser without one would exhaust the stack)."""
+    too_deep = deep_json_problem(text)
+    if too_deep is not None:
+        return None, too_deep
     try:
         return json.loads(text), None
     except json.JSONDecodeError as error:
@@ -399,7 +411,7 @@ def _with_index_as_case_id(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def _is_raw_layout(record: dict[str, Any]) -> bool:
-    return "question type" in record or any(key in record for key in RAW_OPTION_KEYS)
+    return "question type" in record or not RAW_OPTION_KEY_SET.isdisjoint(record)
 
 
 def _normalise_metadata(values: dict[str, Any]) -> dict[str, Any]:
@@ -431,7 +443,7 @@ def normalise_raw_record(record: dict[str, Any]) -> dict[str, Any]:
     for key, value in record.items():
         if key in RAW_OPTION_KEYS:
             continue
-        if key == "question type":
+        if key == "question type" or (key == "task_type" and "question type" not in record):
             canonical["task_type"] = value
         elif key == "visual_description":
             canonical["reference_reasoning"] = value
@@ -458,9 +470,81 @@ def normalise_official_record(record: dict[str, Any]) -> dict[str, Any]:
         if key not in OFFICIAL_KEYS:
             metadata[key] = value
     if "visual_description" in canonical:
-        canonical.setdefault("reference_reasoning", canonical.pop("visual_description"))
+        described = canonical.pop("visual_description")
+        if "reference_reasoning" in canonical:
+            metadata["visual_description"] = described  # kept, not dropped
+        else:
+            canonical["reference_reasoning"] = described
     canonical["metadata"] = _normalise_metadata(metadata)
     return canonical
+
+
+def _untyped_fields(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for what the case model does not itself check: the official
+    layout's ``visual_description`` beside a ``reference_reasoning`` (text, kept in the
+    metadata), an ``options`` list beside option keys A-E (one would be dropped unread) and
+    the DICOM ``frame`` (a whole number)."""
+    found: list[tuple[str, str]] = []
+    described = record.get("visual_description")
+    beside = "reference_reasoning" in record and not _is_raw_layout(record)
+    if beside and described is not None and not isinstance(described, str):
+        found.append(("visual_description", f"expected text, got {json_type_name(described)}"))
+    if _is_raw_layout(record) and "options" in record:
+        found.append(
+            (
+                "options",
+                "given beside option keys (A-E): a case gives its options one way, as a list "
+                "in 'options' or as keys A-E",
+            )
+        )
+    found.extend(_conflicting_spellings(record))
+    inner = record.get("metadata")
+    for name, frame in (
+        ("frame", record.get("frame")),
+        ("metadata.frame", inner.get("frame") if isinstance(inner, dict) else None),
+    ):
+        if frame is not None and not (
+            (isinstance(frame, int) and not isinstance(frame, bool))
+            or (isinstance(frame, str) and frame.strip().isdigit())
+        ):
+            found.append(
+                (
+                    name,
+                    f"expected a whole number (the DICOM frame to show), got "
+                    f"{json_type_name(frame)}: {str(frame)[:40]!r}",
+                )
+            )
+    return found
+
+
+def _conflicting_spellings(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for each spelling of a group field given with another value under
+    another spelling (``modality`` and ``primary_modality``, or ``metadata.modality``):
+    one would silently replace the other."""
+    inner = record.get("metadata")
+    nested: dict[str, Any] = inner if isinstance(inner, dict) else {}
+    # Set operations decide the common case (no group field named twice) without a loop
+    # in Python: it ran for every case of a 100,000-case load.
+    top = record.keys() & GROUP_FIELD_SPELLINGS
+    inside = nested.keys() & GROUP_FIELD_SPELLINGS
+    names = [METADATA_ALIASES.get(key, key) for key in (*top, *inside)]
+    if len(set(names)) == len(names):
+        return []
+    given: dict[str, list[tuple[str, Any]]] = {}
+    for prefix, keys in (("metadata.", nested), ("", record)):
+        for key, value in keys.items():
+            name = METADATA_ALIASES.get(key, key)
+            if name in GROUP_FIELDS:
+                given.setdefault(name, []).append((f"{prefix}{key}", value))
+    found: list[tuple[str, str]] = []
+    for spellings in given.values():
+        if len(spellings) > 1 and any(value != spellings[0][1] for _, value in spellings):
+            listed = ", ".join(f"{key}={value!r}"[:60] for key, value in spellings)
+            found.extend(
+                (key, f"given with different values under several names ({listed}); keep one")
+                for key, _ in spellings
+            )
+    return found
 
 
 def _collect_image_paths(record: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -482,19 +566,74 @@ def _collect_image_paths(record: dict[str, Any]) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(paths)), errors
 
 
+def json_type_name(value: Any) -> str:
+    """What a JSON value is, in the words a data file's author uses."""
+    return {
+        "str": "text",
+        "int": "a number",
+        "float": "a number",
+        "bool": "true/false",
+        "list": "a list",
+        "dict": "an object",
+        "NoneType": "null",
+    }.get(type(value).__name__, type(value).__name__)
+
+
 def _format_validation_error(error: ValidationError) -> list[tuple[str, str]]:
-    """(field, message) pairs from pydantic, splitting our combined track-rule messages."""
+    """(field, message) pairs from pydantic, splitting our combined track-rule messages; a
+    value of the wrong type says what it was."""
     located: list[tuple[str, str]] = []
     for detail in error.errors():
         location = ".".join(str(part) for part in detail["loc"]) or "case"
         message = str(detail["msg"]).removeprefix("Value error, ")
-        if location == "case" and ": " in message:
+        if str(detail["type"]).endswith("_type") and "input" in detail:
+            got = detail["input"]
+            located.append((location, f"{message} (got {json_type_name(got)}: {str(got)[:40]!r})"))
+        elif location == "case" and ": " in message:
             for part in message.split("; "):
                 field_name, _, text = part.partition(": ")
                 located.append((field_name, text))
         else:
             located.append((location, message))
     return located
+
+
+def field_in_file(location: str, record: dict[str, Any]) -> str:
+    """The name in the record of the field a validation ``location`` names: the key as
+    the file spells it (``organ system``, ``question type``, ``visual_description``,
+    ``index``, an option key ``D``), so the user can find it."""
+    head, _, rest = location.partition(".")
+    if head == "metadata" and rest:
+        name, _, deeper = rest.partition(".")
+        inner = record.get("metadata")
+        nested: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        # The record's own keys are folded in after its metadata's: the last one wins.
+        spellings = [f"metadata.{key}" for key in nested] + [
+            key for key in record if key != "metadata"
+        ]
+        found = [
+            key
+            for key in spellings
+            if METADATA_ALIASES.get(key.removeprefix("metadata."), key.removeprefix("metadata."))
+            == name
+        ]
+        return found[-1] + (f".{deeper}" if deeper else "") if found else location
+    if _is_raw_layout(record) and head == "options" and rest:
+        position, _, deeper = rest.partition(".")
+        option_keys = [k for k in RAW_OPTION_KEYS if record.get(k) not in (None, "")]
+        if position.isdigit() and int(position) < len(option_keys):
+            return option_keys[int(position)]
+        return location
+    spelled = {
+        "task_type": ("question type",),
+        "reference_reasoning": ("visual_description",),
+        "case_id": ("index",),
+    }
+    if head in spelled and head not in record:
+        for key in spelled[head]:
+            if key in record:
+                return key + location[len(head) :]
+    return location
 
 
 def _misspelled_keys(
@@ -702,9 +841,15 @@ def _load_cases(
         truth, truth_problems = _read_ground_truth(ground_truth_file, truth_unknown)
         problems.extend(truth_problems)
 
-    # Duplicates as the official validator sees them: after its trimming (" c1" is "c1").
+    # Each record's id, read once; duplicates as the official validator sees them: after
+    # its trimming (" c1" is "c1").
+    record_ids = [
+        record_case_id(record) if isinstance(record, dict) else None for record in records
+    ]
     ids = Counter(
-        normalised_case_id(record_case_id(record)) for record in records if isinstance(record, dict)
+        normalised_case_id(case_id)
+        for case_id, record in zip(record_ids, records, strict=True)
+        if isinstance(record, dict)
     )
     # Unknown ground-truth keys are reported beside the cases' own, under their file's name.
     unknown: Counter[str] = Counter({f"ground_truth.{k}": n for k, n in truth_unknown.items()})
@@ -719,7 +864,7 @@ def _load_cases(
         # The raw record is dropped once read, so its memory holds the next cases.
         records[index] = None
         file_name = record_file[index]
-        where = (record_case_id(record) or f"#{index}") if isinstance(record, dict) else f"#{index}"
+        where = record_ids[index] or f"#{index}"
         if not isinstance(record, dict):
             problems.append(Problem(file_name, where, "case", "expected a JSON object"))
             continue
@@ -765,11 +910,16 @@ def _load_cases(
                     )
                 )
             canonical["answer"] = entry.answer
+        problems.extend(
+            Problem(file_name, where, name, message) for name, message in _untyped_fields(record)
+        )
         try:
             case = Case.model_validate(canonical)
         except ValidationError as error:
             for field_name, message in _format_validation_error(error):
-                problems.append(Problem(file_name, where, field_name, message))
+                problems.append(
+                    Problem(file_name, where, field_in_file(field_name, record), message)
+                )
             continue
         if entry is not None and entry.task_type != case.task_type:
             problems.append(

@@ -12,8 +12,13 @@ _NAME_WORDS = re.compile(r"[A-Za-z]+")
 
 
 # Publishers' own names that ``datasets`` does not know: SLAKE's authors ship its
-# validation split as ``validate.json``.
-EXTRA_KEYWORDS = {"validation": frozenset({"validate"})}
+# validation split as ``validate.json``; MEVF's VQA-RAD files (which many later papers
+# use) are ``trainset.json`` and ``testset.json``.
+EXTRA_KEYWORDS = {
+    "validation": frozenset({"validate"}),
+    "train": frozenset({"trainset"}),
+    "test": frozenset({"testset"}),
+}
 
 
 @functools.cache

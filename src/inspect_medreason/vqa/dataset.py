@@ -269,7 +269,12 @@ def load_vqa_dataset(
         return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
 
     keep: list[int] = list(range(len(loaded.rows)))
-    if benchmark.split_field and any(benchmark.split_field in row for row in loaded.rows):
+    # The release's one file marks its test rows (test_freeform, test_para); MEVF's
+    # trainset.json and testset.json keep the field without the mark: one split a file.
+    if benchmark.split_field and any(
+        str(row.get(benchmark.split_field) or "").strip().lower().startswith("test")
+        for row in loaded.rows
+    ):
         wanted_split = canonical_split(split or benchmark.hub.split)
         keep = [
             i for i in keep if _row_split(loaded.rows[i], benchmark.split_field) == wanted_split
