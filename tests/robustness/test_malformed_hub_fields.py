@@ -27,7 +27,7 @@ from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.core.loaders import SHOWN_PROBLEMS, DatasetError, Problem
 from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa.vqa import slake, vqa_rad
+from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
 
 # One of each JSON type a field can wrongly hold.
 WRONG: dict[str, Any] = {
@@ -389,3 +389,19 @@ def test_medxpertqa_every_field_of_every_wrong_type_is_named(tmp_path: Path) -> 
         medxpertqa_mm(data=str(root))
     assert_each_named(raised.value.problems, placed, hub_row, file)
     assert_capped(raised.value)
+
+
+def test_a_saved_copy_whose_json_text_does_not_parse_names_its_row(tmp_path: Path) -> None:
+    """A ``datasets.save_to_disk`` copy keeps a mixed-type column as JSON text: text that
+    is no JSON (edited by hand) is that row's problem, never a traceback."""
+    import datasets
+    import pyarrow as pa
+
+    answers = pa.ExtensionArray.from_storage(pa.json_(), pa.array(['"yes"', "{bad"]))
+    table = pa.table({"question": pa.array(["is it?", "is it not?"]), "answer": answers})
+    datasets.Dataset(table).save_to_disk(str(tmp_path / "saved"))
+    with pytest.raises(DatasetError) as raised:
+        path_vqa(data=str(tmp_path / "saved"), images=False)
+    [problem] = raised.value.problems
+    assert (problem.case_id, problem.field) == ("row 1", "row")
+    assert problem.message.startswith("cannot be read (")

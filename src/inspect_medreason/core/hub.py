@@ -625,7 +625,18 @@ def _rows_of(
             _store_batch(batch, images, store, Path(file).name)
         for number, row in batch:
             if mixed is not None:
-                row.update(mixed.decode_example({name: row.get(name) for name in mixed}))
+                try:
+                    row.update(mixed.decode_example({name: row.get(name) for name in mixed}))
+                except Exception as error:  # a saved copy's JSON text edited by hand
+                    problems.append(
+                        Problem(
+                            file,
+                            f"row {number}",
+                            "row",
+                            f"cannot be read ({describe_error(error, 200)})",
+                        )
+                    )
+                    continue
             for column, is_list in images.items():
                 where = f"row {number} of {Path(file).name} ({column})"
                 if is_list and isinstance(row.get(column), list):
