@@ -17,12 +17,20 @@ from inspect_medreason.core.hub import (
     LoadedRows,
     duplicate_ids,
     first_present,
+    id_text,
     is_empty,
     load_rows,
     missing_fields,
+    wrong_ids,
     wrong_types,
 )
-from inspect_medreason.core.loaders import DatasetError, Problem, parse_json_text, read_text_file
+from inspect_medreason.core.loaders import (
+    DatasetError,
+    Problem,
+    json_type_name,
+    parse_json_text,
+    read_text_file,
+)
 
 CMB_HUB_ID = "FreedomIntelligence/CMB"
 # The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
@@ -119,7 +127,27 @@ def read_answer_key(path: Path) -> tuple[dict[str, str], list[Problem]]:
                 Problem(str(path), f"row {number}", "answer", "needs an id and an answer")
             )
             continue
-        row_id = str(row["id"])
+        row_id = id_text(row["id"])
+        wrong = [
+            (name, described)
+            for name, ok, described in (
+                ("id", row_id is not None, "a whole number or text"),
+                ("answer", isinstance(row["answer"], str), "text (the option letters)"),
+            )
+            if not ok
+        ]
+        for name, described in wrong:
+            value = row[name]
+            problems.append(
+                Problem(
+                    str(path),
+                    f"row {number}",
+                    name,
+                    f"expected {described}, got {json_type_name(value)} ({str(value)[:40]!r})",
+                )
+            )
+        if row_id is None or wrong:
+            continue
         if row_id in key:
             problems.append(Problem(str(path), f"row {number} ({row_id})", "id", "duplicate id"))
         key[row_id] = str(row["answer"]).strip()
@@ -167,7 +195,7 @@ def join_answer_key(
     seen: set[str] = set()
     for index in unanswered:
         row = loaded.rows[index]
-        row_id = str(row.get("id", ""))
+        row_id = id_text(row.get("id")) or ""
         if row_id not in key:
             file, where = loaded.where(index)
             problems.append(
@@ -181,7 +209,7 @@ def join_answer_key(
             continue
         row["answer"] = key[row_id]
         seen.add(row_id)
-    unused = len(set(key) - seen - {str(row.get("id", "")) for row in loaded.rows})
+    unused = len(set(key) - seen - {id_text(row.get("id")) or "" for row in loaded.rows})
     record = {
         "path": str(key_path),
         "sha256": file_sha256(key_path),
@@ -216,7 +244,7 @@ def exam_record_to_sample(row: dict[str, Any], index: int, source: str) -> Sampl
     """One CMB-Exam question as a sample: the question as input, the option texts as
     ``choices``, the answer letters as target; the exam facts the upstream prompt names
     (type, class, question type) and the options in metadata, for ``cmb_exam_prompt``."""
-    case_id = str(row.get("id", f"cmb_exam_{index:05d}"))
+    case_id = exam_id(row, index)
     options = exam_options(row)
     answer = str(row.get("answer", "")).strip()
     if not options or not answer or not set(answer) <= {label for label, _ in options}:
@@ -243,7 +271,7 @@ def clin_record_to_sample(
     """One CMB-Clin case as a sample: the description and first question as input, every
     question and reference answer in metadata (``clinical_conversation`` asks the rest);
     and which key held the references (``answer`` as published, or ``solution``)."""
-    case_id = str(row.get("id", index))
+    case_id = clin_id(row, index)
     pairs = row.get("QA_pairs")
     problems: list[Problem] = []
     found: set[str] = set()
@@ -257,6 +285,22 @@ def clin_record_to_sample(
             problems.append(Problem(source, case_id, where, "expected an object"))
             continue
         key, reference = first_present(pair, CLIN_REFERENCE_KEYS)
+        wrong = [
+            (name, pair[name])
+            for name in ("question", *CLIN_REFERENCE_KEYS)
+            if pair.get(name) is not None and not isinstance(pair[name], str)
+        ]
+        for name, value in wrong:
+            problems.append(
+                Problem(
+                    source,
+                    case_id,
+                    f"{where}.{name}",
+                    f"expected text, got {json_type_name(value)} ({str(value)[:40]!r})",
+                )
+            )
+        if wrong:
+            continue
         if is_empty(pair.get("question")):
             problems.append(Problem(source, case_id, f"{where}.question", "missing or empty"))
         if key is None:
@@ -298,12 +342,8 @@ def load_exam_dataset(
     loaded = load_rows(data, CMB_EXAM_HUB, revision, split)
     source = str(data or CMB_EXAM_HUB.path)
 
-    def id_of(row: dict[str, Any], index: int) -> str:
-        return str(row.get("id", f"cmb_exam_{index:05d}"))
-
-    problems = wrong_types(loaded, EXAM_TYPES, id_of)
-    problems += missing_fields(loaded, EXAM_FIELDS, id_of)
-    problems += duplicate_ids(loaded, id_of)
+    problems = exam_row_problems(loaded, require_answer=False)
+    problems += duplicate_ids(loaded, exam_id)
     key_record, key_problems = join_answer_key(loaded, answers, data)
     problems += key_problems
     if problems:
@@ -329,8 +369,72 @@ CLIN_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
 }
 
 
+EXPLANATION_TYPE: dict[str, tuple[tuple[type, ...], str]] = {"explanation": ((str,), "text")}
+
+
+def exam_id(row: dict[str, Any], index: int) -> str:
+    return id_text(row.get("id")) or f"cmb_exam_{index:05d}"
+
+
 def clin_id(row: dict[str, Any], index: int) -> str:
-    return str(row.get("id", index))
+    return id_text(row.get("id")) or str(index)
+
+
+def option_problems(loaded: LoadedRows) -> list[Problem]:
+    """A problem for each ``option`` whose options are not text: an object's value
+    (``option.B``) or an item of the hub's list that is not {"key": text, "value": text}
+    (``option[1]``). A value another row's keys add as null is no option, as before."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        raw = row.get("option")
+        found: tuple[str, Any, str] | None = None
+        if isinstance(raw, dict):
+            found = next(
+                (
+                    (f"option.{key}", value, "text")
+                    for key, value in raw.items()
+                    if value is not None and not isinstance(value, str)
+                ),
+                None,
+            )
+        elif isinstance(raw, list):
+            found = next(
+                (
+                    (f"option[{position}]", item, '{"key": text, "value": text}')
+                    for position, item in enumerate(raw)
+                    if not (
+                        isinstance(item, dict)
+                        and isinstance(item.get("key"), str)
+                        and isinstance(item.get("value"), str | None)
+                    )
+                ),
+                None,
+            )
+        if found is not None:
+            name, value, described = found
+            file, where = loaded.where(index)
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({exam_id(row, index)})",
+                    name,
+                    f"expected {described}, got {json_type_name(value)} ({str(value)[:40]!r})",
+                )
+            )
+    return problems
+
+
+def exam_row_problems(loaded: LoadedRows, require_answer: bool) -> list[Problem]:
+    """Every field of the wrong type and every required field missing in CMB-Exam rows
+    (the questions, or the validation pool the few-shot examples come from, which must
+    carry their answers)."""
+    required = EXAM_FIELDS + (("answer",) if require_answer else ())
+    return (
+        wrong_types(loaded, {**EXAM_TYPES, **EXPLANATION_TYPE}, exam_id)
+        + wrong_ids(loaded, ("id",), exam_id)
+        + option_problems(loaded)
+        + missing_fields(loaded, required, exam_id)
+    )
 
 
 def load_clin_dataset(
@@ -341,13 +445,14 @@ def load_clin_dataset(
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
     source = str(data or CMB_CLIN_HUB.path)
     problems = wrong_types(loaded, CLIN_TYPES, clin_id)
+    problems += wrong_ids(loaded, ("id",), clin_id)
     problems += missing_fields(loaded, CLIN_FIELDS, clin_id)
     problems += duplicate_ids(loaded, clin_id)
-    if problems:
-        raise DatasetError(problems)
     samples: list[Sample] = []
     reference_keys: Counter[str] = Counter()
     for index, row in enumerate(loaded.rows):
+        if not isinstance(row.get("QA_pairs"), list) or not row["QA_pairs"]:
+            continue  # named above; each pair of every other case is checked, all at once
         file, where = loaded.where(index)
         sample, key = clin_record_to_sample(row, index, f"{file} {where}")
         if isinstance(sample, list):

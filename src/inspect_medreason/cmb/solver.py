@@ -14,9 +14,10 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from inspect_medreason.cmb.dataset import CMB_VAL_HUB, exam_options
+from inspect_medreason.cmb.dataset import CMB_VAL_HUB, exam_options, exam_row_problems
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.hub import load_rows
+from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.core.params import coerce_int
 from inspect_medreason.core.prompts import load_template
 
@@ -55,6 +56,17 @@ def fewshot_messages(
     return messages
 
 
+def fewshot_pool(fewshot_data: str | None, revision: str | None) -> list[dict[str, Any]]:
+    """The validation rows the worked examples are drawn from, checked as the questions
+    are (every field of its published type, each with its answer): an example is shown to
+    the model, so a wrong one changes every answer after it."""
+    loaded = load_rows(fewshot_data, CMB_VAL_HUB, revision)
+    problems = exam_row_problems(loaded, require_answer=True)
+    if problems:
+        raise DatasetError(problems)
+    return loaded.rows
+
+
 def metadata_row(metadata: dict[str, Any]) -> dict[str, Any]:
     """A sample's metadata in the row form the upstream prompt is rendered from."""
     return {**metadata, "option": {label: text for label, text in metadata.get("options", [])}}
@@ -73,7 +85,7 @@ def cmb_exam_prompt(
     if prompt not in {"answer_only", "cot"}:
         raise TaskArgumentError(f"-T prompt={prompt!r}: choose answer_only or cot")
     shots, fewshot_seed = coerce_int(fewshot, "fewshot"), coerce_int(seed, "seed")
-    pool = load_rows(fewshot_data, CMB_VAL_HUB, revision).rows if shots else []
+    pool = fewshot_pool(fewshot_data, revision) if shots else []
     template = load_template(f"cmb_{prompt}_user", family="cmb")
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -511,6 +511,33 @@ def _image_columns(features: Any) -> dict[str, bool]:
     return found
 
 
+def _mixed_type_columns(features: Any) -> Any:
+    """The columns ``datasets`` keeps as JSON text because the file gives them values of
+    more than one type (its ``Json`` feature, ``datasets`` 4 and later), as ``Features`` to
+    decode them with; None when there are none. Read as stored, such a column is JSON text
+    in every row (an answer ``yes`` becomes ``"yes"`` with its quotes, a list of the
+    wrong type a string of the right one), so each row is given back the value its file
+    holds and its type is checked like any other."""
+    import datasets
+
+    json_feature = getattr(datasets, "Json", None)
+    if json_feature is None:
+        return None
+
+    def holds_json(feature: Any) -> bool:
+        if isinstance(feature, json_feature):
+            return True
+        if isinstance(feature, dict):
+            return any(holds_json(inner) for inner in feature.values())
+        if isinstance(feature, list | tuple):
+            return any(holds_json(inner) for inner in feature)
+        inner = getattr(feature, "feature", None)
+        return inner is not None and holds_json(inner)
+
+    found = {name: f for name, f in (features or {}).items() if holds_json(f)}
+    return datasets.Features(found) if found else None
+
+
 def _stored_image(
     cell: Any, store: ImageStore | None, where: str
 ) -> PreparedImage | ImagePathError | UnreadImage | Any:
@@ -573,6 +600,7 @@ def _rows_of(
     that is sent (``store``) as its row is read, so memory holds one batch's images, not
     the split's. A batch that cannot be read is read again row by row to name the row."""
     images = _image_columns(getattr(dataset, "features", None))
+    mixed = _mixed_type_columns(getattr(dataset, "features", None))
     table = dataset.with_format("arrow")
     for start in range(0, len(dataset), ROW_BATCH):
         try:
@@ -596,6 +624,19 @@ def _rows_of(
         if store is not None and images:
             _store_batch(batch, images, store, Path(file).name)
         for number, row in batch:
+            if mixed is not None:
+                try:
+                    row.update(mixed.decode_example({name: row.get(name) for name in mixed}))
+                except Exception as error:  # a saved copy's JSON text edited by hand
+                    problems.append(
+                        Problem(
+                            file,
+                            f"row {number}",
+                            "row",
+                            f"cannot be read ({describe_error(error, 200)})",
+                        )
+                    )
+                    continue
             for column, is_list in images.items():
                 where = f"row {number} of {Path(file).name} ({column})"
                 if is_list and isinstance(row.get(column), list):
@@ -1021,6 +1062,79 @@ def wrong_types(
                 )
             )
     return problems
+
+
+def id_text(value: Any) -> str | None:
+    """A row's id as text: text, or a whole number (a column of numbers is widened to
+    floats by pyarrow when one row holds a fraction; the others keep their whole-number
+    names); None for any other value."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return value if isinstance(value, str) else None
+
+
+def wrong_ids(
+    loaded: LoadedRows, names: Sequence[str], id_of: Callable[[dict[str, Any], int], str]
+) -> list[Problem]:
+    """A problem for each id field holding neither text nor a whole number (a list, an
+    object, true/false, a fraction), with file, row and field: such a value would name
+    the sample by its printed form."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        for name in names:
+            value = row.get(name)
+            if value is None or id_text(value) is not None:
+                continue
+            file, where = loaded.where(index)
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({id_of(row, index)})",
+                    name,
+                    f"expected a whole number or text, got {json_type_name(value)} "
+                    f"({str(value)[:40]!r})",
+                )
+            )
+    return problems
+
+
+def wrong_items(
+    loaded: LoadedRows,
+    expected: dict[str, tuple[Callable[[Any], bool], str]],
+    id_of: Callable[[dict[str, Any], int], str],
+) -> list[Problem]:
+    """A problem for each list field with an item not of the published form (field ->
+    (test of an item, what the schema says)), naming the first such item as
+    ``field[i]``: a list of numbers where the schema has text would otherwise be printed
+    into the prompt, a box of three numbers silently dropped."""
+    problems: list[Problem] = []
+    for index, row in enumerate(loaded.rows):
+        for name, (fits, described) in expected.items():
+            value = row.get(name)
+            if not isinstance(value, list):
+                continue
+            for position, item in enumerate(value):
+                if fits(item):
+                    continue
+                file, where = loaded.where(index)
+                problems.append(
+                    Problem(
+                        file,
+                        f"{where} ({id_of(row, index)})",
+                        f"{name}[{position}]",
+                        f"expected {described}, got {json_type_name(item)} ({str(item)[:40]!r})",
+                    )
+                )
+                break
+    return problems
+
+
+def is_text(value: Any) -> bool:
+    return isinstance(value, str)
 
 
 def first_present(row: dict[str, Any], names: Sequence[str]) -> tuple[str | None, Any]:

@@ -6,7 +6,7 @@ import ast
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -18,8 +18,12 @@ from inspect_medreason.core.hub import (
     LoadedRows,
     collect_images,
     duplicate_ids,
+    id_text,
+    is_text,
     load_rows,
     missing_fields,
+    wrong_ids,
+    wrong_items,
     wrong_types,
 )
 from inspect_medreason.core.images import PreparedImage
@@ -73,12 +77,11 @@ def gemex_source(kind: str) -> HubSource:
     )
 
 
-# Fields of the published schema that every row of a type carries non-empty.
 # The published types (a value of another type is refused with file, row and field:
-# a string of choices would otherwise be read letter by letter).
+# a string of choices would otherwise be read letter by letter, a list as a closed answer
+# printed into the reference).
 ROW_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "question": ((str,), "text"),
-    "answer": ((str, list), "text, or a list of letters"),
     "reason": ((str,), "text"),
     "choices": ((list,), "a list of options"),
     "image_path": ((str,), "an image file path"),
@@ -86,6 +89,34 @@ ROW_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "visual_regions": ((list,), "a list of region names"),
     "type": ((str,), "text"),
 }
+# ``answer`` by question type: closed "Yes.", single "C", open text; multi ["A", "C"]
+# (or the training target's text form "['A', 'C']").
+ANSWER_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "closed": ((str,), 'text ("Yes." or "No.")'),
+    "single": ((str,), 'text (the letter, "C")'),
+    "multi": ((list, str), 'a list of letters (["A", "C"])'),
+    "open": ((str,), "text"),
+}
+ID_FIELDS = ("q_id", "row_id")
+
+
+def is_box(value: Any) -> bool:
+    """One published box: [x1, y1, x2, y2], four numbers."""
+    return (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    )
+
+
+# What each item of a list field is.
+ITEM_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "choices": (is_text, 'text ("A: ...")'),
+    "visual_regions": (is_text, "text (a region name)"),
+    "visual_locations": (is_box, "a box [x1, y1, x2, y2] of four numbers"),
+}
+MULTI_ANSWER_ITEMS = (is_text, 'text (a letter, "A")')
+# Fields of the published schema that every row of a type carries non-empty.
 REQUIRED_FIELDS = {
     "closed": ("question", "answer", "reason"),
     "single": ("question", "answer", "choices", "reason"),
@@ -294,11 +325,22 @@ def load_gemex_dataset(
         root = Path(image_root) if image_root else loaded.image_root
 
         def id_of(row: dict[str, Any], index: int, kind: str = kind) -> str:
-            return f"{kind}_{row.get('q_id', row.get('row_id', index))}"
+            named = [id_text(row.get(name)) for name in ID_FIELDS if row.get(name) is not None]
+            if not named:
+                return f"{kind}_{index}"
+            # an id of the wrong type (refused) is named by its position, never by its
+            # printed form, nor as a duplicate of another row's
+            return f"{kind}_{named[0] if named[0] is not None else f'#{index}'}"
 
         required = REQUIRED_FIELDS[kind] + (("image_path",) if show_images else ())
         empty = (
-            wrong_types(loaded, ROW_TYPES, id_of)
+            wrong_types(loaded, {**ROW_TYPES, "answer": ANSWER_TYPES[kind]}, id_of)
+            + wrong_ids(loaded, ID_FIELDS, id_of)
+            + wrong_items(
+                loaded,
+                {**ITEM_TYPES, "answer": MULTI_ANSWER_ITEMS} if kind == "multi" else ITEM_TYPES,
+                id_of,
+            )
             + missing_fields(loaded, required, id_of)
             + duplicate_ids(loaded, id_of)
         )

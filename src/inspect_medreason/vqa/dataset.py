@@ -16,10 +16,12 @@ from inspect_medreason.core.hub import (
     default_image_root,
     duplicate_ids,
     hub_image_root,
+    id_text,
     is_empty,
     load_rows,
     missing_fields,
     unexpected_values,
+    wrong_ids,
     wrong_types,
 )
 from inspect_medreason.core.images import PreparedImage
@@ -186,7 +188,13 @@ ROW_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "q_lang": ((str,), "text (en or zh)"),
     "img_name": ((str,), "an image file name"),
     "image_name": ((str,), "an image file name"),
+    # The release's split mark (test_freeform), SLAKE's groups.
+    "phrase_type": ((str,), "text"),
+    "modality": ((str,), "text"),
+    "content_type": ((str,), "text"),
+    "location": ((str,), "text"),
 }
+ID_FIELDS = ("qid", "id")
 
 
 def _row_split(row: dict[str, Any], field_name: str) -> str:
@@ -266,8 +274,13 @@ def load_vqa_dataset(
     source = str(data or benchmark.hub.path)
 
     def id_of(row: dict[str, Any], index: int) -> str:
-        return str(row.get("qid", row.get("id", f"{benchmark.name}_{index:05d}")))
+        named = [row[name] for name in ID_FIELDS if row.get(name) is not None]
+        return (id_text(named[0]) if named else None) or f"{benchmark.name}_{index:05d}"
 
+    # The split mark is checked in every row before the rows are split by it: a mark of
+    # the wrong type would otherwise put its row in the other split unsaid.
+    split_types = {name: ROW_TYPES[name] for name in (benchmark.split_field,) if name in ROW_TYPES}
+    missing = wrong_types(loaded, split_types, id_of)
     keep: list[int] = list(range(len(loaded.rows)))
     # The release's one file marks its test rows (test_freeform, test_para); MEVF's
     # trainset.json and testset.json keep the field without the mark: one split a file.
@@ -283,7 +296,10 @@ def load_vqa_dataset(
         loaded.origin["split_from"] = f"the rows' {benchmark.split_field} (test_*: test)"
         loaded.origin["rows"] = len(keep)
         keep = list(range(len(loaded.rows)))
-    missing = wrong_types(loaded, ROW_TYPES, id_of)
+    missing += wrong_types(
+        loaded, {k: v for k, v in ROW_TYPES.items() if k not in split_types}, id_of
+    )
+    missing += wrong_ids(loaded, ID_FIELDS, id_of)
     missing += missing_fields(loaded, benchmark.required_fields, id_of)
     missing += _missing_images(loaded, benchmark, id_of)
     missing += duplicate_ids(loaded, id_of)
