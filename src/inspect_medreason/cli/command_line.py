@@ -23,7 +23,8 @@ from inspect_medreason.core.user_files import (
 # What ``add_subparsers`` returns: each subcommand's module adds its parsers to it.
 Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# (a usage error exits with 2 from argparse itself)
+EXIT_OK, EXIT_FAILED = 0, 1
 
 # End the help of every option that reads a file: the limits of core.user_files (a regular
 # file, never a FIFO or a device, of at most this size), stated in docs/medreason_command.md.
