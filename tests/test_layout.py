@@ -1,9 +1,11 @@
 """The package's layout is its architecture: the families and ``core`` never import the
-``medreason`` command (``cli``), and ``core`` imports no family."""
+``medreason`` command (``cli``), ``core`` imports no family, and the command's modules
+import one way, never its table of subcommands (``cli/main.py``)."""
 
 from __future__ import annotations
 
 import ast
+import graphlib
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,18 @@ def imported_modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def module_level_imports(path: Path) -> set[str]:
+    """What a module imports when it is imported (not inside its functions)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
@@ -44,3 +58,26 @@ def test_core_imports_no_family() -> None:
 def test_the_package_root_holds_only_the_registry_and_its_packages() -> None:
     modules = sorted(path.name for path in PACKAGE.glob("*.py"))
     assert modules == ["__init__.py", "_registry.py"], modules
+
+
+def test_the_medreason_command_modules_never_import_its_table_and_have_no_cycle() -> None:
+    """Each subcommand declares its arguments in its own module (``add_parsers``) and
+    ``cli/main.py`` imports them all: none of them imports ``main``, even in a function,
+    and their module-level imports form no cycle."""
+    cli = {
+        path.stem: path
+        for path in (PACKAGE / "cli").glob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    }
+    table = "inspect_medreason.cli.main"
+    for name, path in cli.items():
+        if name != "main":
+            assert table not in imported_modules(path), path
+    prefix = "inspect_medreason.cli."
+    graph = {
+        name: {m.removeprefix(prefix) for m in module_level_imports(path)} & cli.keys() - {name}
+        for name, path in cli.items()
+    }
+    assert "command_line" in graph["challenge"] and "leaderboard" in graph["main"]
+    # raises graphlib.CycleError naming the modules of a cycle
+    assert len(list(graphlib.TopologicalSorter(graph).static_order())) == len(cli)

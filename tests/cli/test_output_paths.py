@@ -5,6 +5,7 @@ not given and refused elsewhere, and created folders follow the umask."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import stat
@@ -14,6 +15,7 @@ import pytest
 from conftest import write_json
 
 from inspect_medreason.cli import main
+from inspect_medreason.cli.main import build_parser
 
 
 def score_arguments(tmp_path: Path) -> list[str]:
@@ -63,6 +65,37 @@ def test_a_dash_is_stdout_where_the_command_prints_and_refused_elsewhere(
         capsys.readouterr().err
     )
     assert not Path("-").exists()
+
+
+# The outputs printed to standard output when left out, where "-" is standard output too
+# (docs/medreason_command.md#output-paths); shift's --output keeps refusing "-" as it did.
+DASH_IS_STDOUT = {
+    ("score", "output"),
+    ("leaderboard", "output"),
+    ("compare", "output"),
+    ("agreement", "output"),
+    ("check-data", "output"),
+    ("calibrate", "report"),
+}
+
+
+def test_each_subcommand_declares_which_of_its_outputs_take_a_dash_as_stdout() -> None:
+    """Every output option of every subcommand, parsed with "-": left out (printed) exactly
+    for the documented ones; every other keeps "-", which the output check refuses."""
+    parser = build_parser()
+    [subcommands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    seen: set[tuple[str, str]] = set()
+    for name, sub in subcommands.choices.items():
+        for action in sub._actions:
+            if action.dest not in ("output", "zip", "plot", "report"):
+                continue
+            seen.add((name, action.dest))
+            value = action.type("-") if callable(action.type) else "-"
+            assert value == (None if (name, action.dest) in DASH_IS_STDOUT else "-"), (
+                name,
+                action.dest,
+            )
+    assert DASH_IS_STDOUT.issubset(seen) and len(seen) == 16
 
 
 def test_created_folders_follow_the_umask(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ import pytest
 from conftest import write_json
 from utils.rated_logs import judged_log, page_cases, ratings_document
 
-from inspect_medreason.cli import main
+from inspect_medreason.cli import main, official, sample_data
 from inspect_medreason.core.files import OutputPathError, OutputSet
 
 # The module (the package's ``main`` attribute is the function).
@@ -304,8 +304,18 @@ def test_a_bad_output_path_is_refused_before_any_work(
     def no_work(*_: Any, **__: Any) -> Any:
         raise AssertionError("the command did work before refusing its output")
 
-    monkeypatch.setattr(main_module, "log_files", no_work)
-    monkeypatch.setattr(main_module.official, "read_json", no_work)
+    # each subcommand's module reads its logs itself
+    for module in (
+        "challenge",
+        "leaderboard",
+        "comparison",
+        "shift",
+        "agreement",
+        "rating_page",
+        "calibration",
+    ):
+        monkeypatch.setattr(f"inspect_medreason.cli.{module}.log_files", no_work)
+    monkeypatch.setattr(official, "read_json", no_work)
     monkeypatch.setattr("inspect_medreason.cli.audit.audit_data", no_work)
     for index in range(len(command.outputs)):
         fine = [tmp_path / f"fine{n}" for n in range(len(command.outputs))]
@@ -381,7 +391,7 @@ def test_sample_data_checks_its_folder_first_and_leaves_nothing_when_it_fails(
     assert main(["sample-data", str(a_file / "demo")]) == 1
     assert "is a file, not a folder" in capsys.readouterr().err
     # a full disk midway through the copy: neither the copy nor the folders made for it stay
-    real_copy = main_module.shutil.copy2
+    real_copy = sample_data.shutil.copy2
     copied: list[str] = []
 
     def copy_then_fill_the_disk(source: Any, destination: Any, **kwargs: Any) -> Any:
@@ -390,7 +400,7 @@ def test_sample_data_checks_its_folder_first_and_leaves_nothing_when_it_fails(
         copied.append(str(destination))
         return real_copy(source, destination, **kwargs)
 
-    monkeypatch.setattr(main_module.shutil, "copy2", copy_then_fill_the_disk)
+    monkeypatch.setattr(sample_data.shutil, "copy2", copy_then_fill_the_disk)
     assert main(["sample-data", str(target)]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"medreason sample-data: cannot write {target}: No space left")
@@ -495,7 +505,7 @@ def test_a_file_system_error_left_unhandled_is_one_line_but_a_bug_is_loud(
     def failing_disk(*_: Any) -> int:
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/cases.json")
 
-    monkeypatch.setattr(main_module, "cmd_validate", failing_disk)
+    monkeypatch.setattr(official, "cmd_validate", failing_disk)
     assert main(["validate", "x.json"]) == 1
     assert capsys.readouterr().err == (
         "medreason validate: cannot use /data/cases.json: Input/output error; check the path "
@@ -505,6 +515,6 @@ def test_a_file_system_error_left_unhandled_is_one_line_but_a_bug_is_loud(
     def bug(*_: Any) -> int:
         raise KeyError("a programming error")
 
-    monkeypatch.setattr(main_module, "cmd_validate", bug)
+    monkeypatch.setattr(official, "cmd_validate", bug)
     with pytest.raises(KeyError):
         main(["validate", "x.json"])

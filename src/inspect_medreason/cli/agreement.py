@@ -20,10 +20,13 @@ absolute error and the ICC(2,1) of the two are added; the ICC of the people alon
 reported beside the ICC of all. A pair's bias is second minus first, and a person comes
 first: a positive bias is a judge scoring higher than the person. A person's VA_final is
 their own VA gated by their own RVF, as a judge's.
+
+``medreason agreement``, its arguments and what it prints, is at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import functools
 import html
@@ -31,6 +34,7 @@ import io
 import itertools
 import json
 import math
+import sys
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -41,7 +45,16 @@ from typing import Any, Literal
 import numpy as np
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.challenge import ChallengeError, log_files
+from inspect_medreason.cli.command_line import (
+    DATA_FILE,
+    EXIT_OK,
+    RATINGS_FILE,
+    Subcommands,
+    add_report_arguments,
+    check_outputs,
+    emit,
+)
 from inspect_medreason.cli.judgings import OPEN_SCORER, member_models, score_names
 from inspect_medreason.cli.log_reading import (
     LoggedSample,
@@ -52,7 +65,7 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
-from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
+from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.gate import gate_visual_accuracy
@@ -791,3 +804,70 @@ def plot_png(results: list[ComponentAgreement]) -> bytes:
     figure.savefig(buffer, format="png", dpi=100)
     plt.close(figure)
     return buffer.getvalue()
+
+
+# --- the command line: medreason agreement ------------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``agreement``: its arguments and the function that runs it."""
+    agree = commands.add_parser(
+        "agreement",
+        help="how far the judges agree with each other, with reference scores and with "
+        "people's ratings",
+        description="Per component: weighted kappa, exact and within-one agreement, Spearman, "
+        "mean absolute error, ICC(2,1), bias and confusion for each pair of raters (judges, a "
+        "--reference, and with --ratings each person as rater:<name>: judges against each "
+        "person, people with each other); Krippendorff's alpha and ICC for all and for the "
+        "people alone; score distributions; 95% bootstrap intervals over cases.",
+    )
+    agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
+    agree.add_argument(
+        "--reference", help="reference scores in the judge_scores.json format" + DATA_FILE
+    )
+    agree.add_argument(
+        "--ratings",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="people's ratings saved from a 'medreason rate' page (one file per rater), or "
+        "the --store of a served round, of these logs: each person becomes a rater, "
+        "rater:<name>" + RATINGS_FILE,
+    )
+    add_report_arguments(
+        agree,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
+        "write a PNG of confusion heat maps and distributions",
+    )
+    agree.set_defaults(handler=cmd_agreement)
+
+
+def cmd_agreement(args: argparse.Namespace) -> int:
+    outputs = check_outputs(args, [*args.logs, args.reference, *args.ratings])
+    if args.reference and args.ratings:
+        raise ChallengeError(
+            [
+                "--reference and --ratings key cases differently (case ids, a page's blinded "
+                "ids): give one of them"
+            ]
+        )
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    # with the logs: a rated case that is not on the page is named with its file's problems
+    people = read_rating_round([Path(p) for p in args.ratings], logs) if args.ratings else None
+    ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None, people)
+    notes[:0] = skipped
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not any(len(raters) >= 2 for raters in ratings.values()):
+        raise ChallengeError(
+            [
+                "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
+                "several logs judging the same cases, or --reference scores"
+            ]
+        )
+    results = agreement(ratings)
+    output = render(results, notes, args.format)
+    emit(args, outputs, output, lambda: plot_png(results))
+    return EXIT_OK

@@ -13,12 +13,16 @@ Findings:
   draw over each case's own options would give (chi-square test);
 - **coverage**: cases per track, modality and organ system;
 - **images** that are missing, leave the data folder, do not decode, or are tiny.
+
+The command's arguments and what it prints are at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,9 +30,18 @@ from typing import Any
 
 from PIL import Image
 
+from inspect_medreason.cli.command_line import (
+    EXIT_FAILED,
+    EXIT_OK,
+    TOGETHER,
+    Subcommands,
+    positive_int,
+    print_notes,
+    printed_output,
+)
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.core.extraction import normalise_text
-from inspect_medreason.core.files import file_sha256
+from inspect_medreason.core.files import OutputSet, file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
 from inspect_medreason.core.loaders import (
     UNKNOWN_GROUP,
@@ -303,3 +316,56 @@ def render(report: Audit, output_format: str) -> str:
         lines += ["", f"## Cases per {title}", "", "| value | cases |", "|---|---|"]
         lines += [markdown_row([value, str(n)]) for value, n in counts.items()]
     return "\n".join(lines) + "\n"
+
+
+# --- the command line: medreason check-data -----------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``check-data``: its arguments and the function that runs it."""
+    check = commands.add_parser(
+        "check-data",
+        help="audit a data set: answer leakage, conflicts, duplicates, balance, images",
+        description="Before training or evaluating on DATA (a cases file, a folder or an unzipped "
+        "release): reference reasoning that contains the answer, the same image and question "
+        "with conflicting answers, duplicate questions, MCQ answer-label balance, cases per "
+        "modality and organ system, images that are missing, undecodable or tiny.",
+    )
+    check.add_argument("data", metavar="DATA")
+    check.add_argument("--format", choices=["md", "json"], default="md")
+    check.add_argument(
+        "--output",
+        type=printed_output,
+        help="write the report here instead of printing it" + TOGETHER,
+    )
+    check.add_argument("--force", action="store_true", help="overwrite the output file")
+    check.add_argument(
+        "--strict", action="store_true", help="exit 1 when any case leaks its answer"
+    )
+    check.add_argument(
+        "--min-side",
+        type=positive_int,
+        default=DEFAULT_MIN_SIDE,
+        help=f"images smaller than this many pixels on a side are tiny ({DEFAULT_MIN_SIDE})",
+    )
+    check.set_defaults(handler=cmd_check_data)
+
+
+def cmd_check_data(args: argparse.Namespace) -> int:
+    outputs = OutputSet(args.force, [args.data])
+    if args.output:
+        outputs.add(args.output)
+    report = audit_data(args.data, min_side=args.min_side)
+    text = render(report, args.format)
+    if args.output:
+        print_notes(outputs.write({Path(args.output): text}))
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    print(
+        f"check-data: {report.cases} cases; answer leakage in {len(report.leakage)}, "
+        f"{len(report.conflicts)} conflicting and {len(report.duplicates)} duplicate question "
+        f"group(s), {len(report.images)} image problem(s)",
+        file=sys.stderr,
+    )
+    return EXIT_FAILED if args.strict and report.leakage else EXIT_OK

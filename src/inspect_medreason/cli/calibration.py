@@ -29,13 +29,17 @@ of their prompt templates, the panel reduction), the raters, the counts, the fit
 figures and the map (its thresholds). Applying it (leaderboard and compare
 ``--calibration``) refuses a log judged by other judges or prompts, naming both; a score a
 rule gave (an empty answer is 0) is not a judge's opinion and is kept as it is.
+
+The command's arguments and what it prints are at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -52,7 +56,16 @@ from inspect_medreason.cli.agreement import (
     quadratic_kappa,
     spearman,
 )
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.cli.challenge import ChallengeError, log_files
+from inspect_medreason.cli.command_line import (
+    EXIT_OK,
+    RATINGS_FILE,
+    TOGETHER,
+    Subcommands,
+    positive_int,
+    print_notes,
+    printed_output,
+)
 from inspect_medreason.cli.log_reading import (
     UnreadableSample,
     log_header,
@@ -61,8 +74,9 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.cli.markdown import markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
-from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs
+from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import (
     LEVEL,
@@ -900,3 +914,62 @@ def add_calibrated_cases(run: Any, calibration: Calibration) -> None:
     for name, component in CALIBRATED_METRICS.items():
         if scores.get(component):
             run.values[calibrated_label(name)] = scores[component]
+
+
+# --- the command line: medreason calibrate ------------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``calibrate``: its arguments and the function that runs it."""
+    command = commands.add_parser(
+        "calibrate",
+        help="fit a monotone map from judge scores to people's ratings (isotonic regression)",
+        description="Per component (GT, VA, RVF, VA_final), on the cases people rated on a "
+        "'medreason rate' page, fit the judge score -> the people's mean rating by isotonic "
+        "regression; report cross-validated MAE, Spearman and weighted kappa before and after "
+        "with 95% intervals; write a calibration file for 'leaderboard' and 'compare "
+        "--calibration'. Refuses fewer than 30 rated cases per component.",
+    )
+    command.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="the page's logs")
+    command.add_argument(
+        "--ratings",
+        nargs="+",
+        required=True,
+        metavar="FILE",
+        help="one ratings file per rater, or the --store of a served round" + RATINGS_FILE,
+    )
+    command.add_argument("--output", required=True, help="the calibration file (.json)" + TOGETHER)
+    command.add_argument("--format", choices=["md", "json"], default="md")
+    command.add_argument(
+        "--report",
+        type=printed_output,
+        help="write the report here instead of printing it" + TOGETHER,
+    )
+    command.add_argument("--folds", type=positive_int, default=5, help="cross-validation folds (5)")
+    command.add_argument("--seed", type=int, default=0, help="the folds' seed (0)")
+    command.add_argument("--force", action="store_true", help="overwrite output files")
+    command.set_defaults(handler=cmd_calibrate)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    outputs = OutputSet(args.force, [*args.logs, *args.ratings])
+    output = outputs.add(args.output)
+    if args.report:
+        outputs.add(args.report)
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    people = read_rating_round([Path(p) for p in args.ratings], logs)
+    document, results, notes = calibrate(logs, people, args.folds, args.seed)
+    for note in skipped + notes:
+        print(f"note: {note}", file=sys.stderr)
+    report = render_report(document, results, args.format)
+    files: dict[Path, bytes | str] = {output: json.dumps(document, indent=2) + "\n"}
+    if args.report:
+        files[Path(args.report)] = report
+    print_notes(outputs.write(files))
+    if args.report:
+        print(f"wrote {args.report}", file=sys.stderr)
+    else:
+        print(report, end="")
+    print(f"wrote {output} ({people.page_id}: {len(people.scores)} rater(s))", file=sys.stderr)
+    return EXIT_OK

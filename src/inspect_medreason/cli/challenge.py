@@ -5,13 +5,16 @@ decision, are in ``cli/official.py`` (``medreason score``, ``medreason validate`
 export's check is that same validator, strict.
 
 Every function here returns data or raises :class:`ChallengeError` listing all problems;
-printing and exit codes belong to the command-line layer.
+printing and exit codes are the two commands' own, at the end of the module (``add_parsers``
+declares their arguments; ``cli/command_line.py`` holds what all subcommands share).
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
+import sys
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,6 +29,15 @@ from inspect_ai.log import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
+from inspect_medreason.cli.command_line import (
+    DATA_FILE,
+    EXIT_FAILED,
+    EXIT_OK,
+    TOGETHER,
+    Subcommands,
+    print_notes,
+    print_problems,
+)
 from inspect_medreason.cli.log_reading import (
     Judgings,
     LoggedSample,
@@ -566,3 +578,100 @@ def case_specs(cases_path: Path) -> list[CaseSpec]:
 
     loaded = load_cases(cases_path, check_images=False)
     return [CaseSpec(c.case_id, c.task_type, tuple(c.labels)) for c in loaded.cases]
+
+
+# --- the command line: medreason export, medreason judge-scores ---------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``export`` and ``judge-scores``: their arguments and the functions that run them."""
+    export = commands.add_parser(
+        "export",
+        help="write the official results.json (and zip) from eval logs",
+        description="Write the official results.json v1.0 from logs of the mcq, open_ended or "
+        "medreason tasks (several logs are merged). Refuses to write an invalid file unless "
+        "--force.",
+    )
+    export.add_argument("logs", nargs="+", metavar="LOG", help="eval log files or folders")
+    export.add_argument("--output", required=True, help="results.json to write" + TOGETHER)
+    export.add_argument(
+        "--zip", help="also write a submission zip holding only results.json" + TOGETHER
+    )
+    export.add_argument("--name", help="submission name (default: the model names)")
+    export.add_argument(
+        "--model", help="the model whose runs to export, when the logs hold several's"
+    )
+    export.add_argument(
+        "--cases", help="validate completeness and labels against this cases.json" + DATA_FILE
+    )
+    export.add_argument(
+        "--force", action="store_true", help="write even if invalid; overwrite files"
+    )
+    export.set_defaults(handler=cmd_export)
+
+    judge = commands.add_parser(
+        "judge-scores",
+        help="write the official judge_scores.json from judged logs",
+        description="Write {'scores': [{case_id, gt_final, va_answer, rvf_trace}]} for every "
+        "open case whose three components were scored; unscored ones are reported and left "
+        "out, never written as zeros.",
+    )
+    judge.add_argument("logs", nargs="+", metavar="LOG")
+    judge.add_argument("--output", required=True, help="judge_scores.json to write" + TOGETHER)
+    judge.add_argument(
+        "--model", help="the model whose judged runs to write, when the logs hold several's"
+    )
+    judge.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="of a log judged several times (inspect score --action append), the score to "
+        "write (open_ended_scorer, open_ended_scorer1, ...); refused without it",
+    )
+    judge.add_argument("--force", action="store_true", help="overwrite the output file")
+    judge.set_defaults(handler=cmd_judge_scores)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    outputs = OutputSet(args.force, [*args.logs, args.cases])
+    output = outputs.add(args.output)
+    zip_path = outputs.add(args.zip) if args.zip else None
+    skipped: list[str] = []
+    logs = log_files(args.logs, skipped)
+    report = export_results(logs, args.name, args.model)
+    report.notes[:0] = skipped
+    cases = case_specs(Path(args.cases)) if args.cases else None
+    problems = report.problems + submission_problems(
+        report.submission.model_dump(exclude_none=True), cases
+    )
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if problems and not args.force:
+        print_problems(
+            f"refusing to write {args.output}: the submission would be invalid", problems
+        )
+        return EXIT_FAILED
+    if problems:
+        print_problems("writing an INVALID submission because of --force", problems)
+    print_notes(write_results(report.submission, outputs, output, zip_path))
+    counts = {t: sum(a.task_type == t for a in report.submission.answers) for t in ("mcq", "open")}
+    print(
+        f"wrote {args.output} ({len(report.submission.answers)} answers: {counts['mcq']} mcq, "
+        f"{counts['open']} open)" + (f" and {args.zip}" if args.zip else "")
+    )
+    return EXIT_OK
+
+
+def cmd_judge_scores(args: argparse.Namespace) -> int:
+    outputs = OutputSet(args.force, args.logs)
+    output = outputs.add(args.output)
+    skipped: list[str] = []
+    document, unscored, notes = judge_scores_from_logs(
+        log_files(args.logs, skipped), args.model, args.scorer
+    )
+    for note in [*skipped, *notes]:
+        print(f"note: {note}", file=sys.stderr)
+    print_notes(outputs.write({output: json.dumps(document, indent=2) + "\n"}))
+    print(f"wrote {args.output} ({len(document['scores'])} open cases)")
+    if unscored:
+        print_problems("left out (not written as zeros)", unscored)
+    return EXIT_OK

@@ -8,14 +8,18 @@ components, and for MCQ when runs have several epochs, whose per-case means are 
 and the smallest difference the shared case count could detect (alpha 0.05, power 0.8,
 given the observed spread of the paired differences). Then the same difference per
 modality and organ system.
+
+``medreason compare``, its arguments and what it prints, is at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
 import io
 import json
+import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -23,7 +27,16 @@ from typing import Any
 
 import numpy as np
 
+from inspect_medreason.cli.calibration import add_calibrated_cases, read_calibration
 from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
+from inspect_medreason.cli.command_line import (
+    CALIBRATION_FILE,
+    EXIT_OK,
+    Subcommands,
+    add_report_arguments,
+    check_outputs,
+    emit,
+)
 from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
@@ -457,3 +470,48 @@ def plot_png(comparison: Comparison) -> bytes:
     figure.savefig(buffer, format="png", dpi=120)
     plt.close(figure)
     return buffer.getvalue()
+
+
+# --- the command line: medreason compare --------------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``compare``: its arguments and the function that runs it."""
+    compare = commands.add_parser(
+        "compare",
+        help="is run B really better than run A? a paired comparison of two logs",
+        description="On the cases both logs scored: each metric's difference (B - A) with a "
+        "paired bootstrap 95% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
+        "test (judge components), the smallest detectable difference, and the differences per "
+        "modality and organ system.",
+    )
+    compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
+    compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
+    compare.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="also compare the judge metrics calibrated to people's ratings (a 'medreason "
+        "calibrate' file), labelled (calibrated), beside the raw ones" + CALIBRATION_FILE,
+    )
+    add_report_arguments(
+        compare,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
+        "write a PNG of the differences with their intervals",
+    )
+    compare.set_defaults(handler=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    outputs = check_outputs(args, [args.log_a, args.log_b, args.calibration])
+    runs = read_run(Path(args.log_a)), read_run(Path(args.log_b))
+    if args.calibration:
+        calibration = read_calibration(Path(args.calibration))
+        for run in runs:
+            add_calibrated_cases(run, calibration)
+    comparison = compare_runs(*runs)
+    for warning in comparison.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    output = render(comparison, args.format)
+    emit(args, outputs, output, lambda: plot_png(comparison))
+    return EXIT_OK

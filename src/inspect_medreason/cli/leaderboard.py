@@ -14,10 +14,13 @@ Rows are ranked only against rows over the same data files. A run over part of t
 (``--limit``, ``--sample-id``, or one that did not finish) is left out with a note, or,
 with ``include_partial``, shown as its own unranked row marked partial. When several runs
 of one configuration exist, the newest is used and the note names the others.
+
+``medreason leaderboard``, its arguments and what it prints, is at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import csv
 import hashlib
@@ -25,16 +28,34 @@ import html
 import inspect
 import io
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from inspect_ai.log import EvalLog
-from scipy.stats import rankdata
 
-from inspect_medreason.cli.calibration import calibrated_cell
-from inspect_medreason.cli.challenge import METRIC_NAMES, ChallengeError, medreason_headers
+from inspect_medreason.cli.calibration import (
+    add_calibrated_means,
+    calibrated_cell,
+    read_calibration,
+)
+from inspect_medreason.cli.challenge import (
+    METRIC_NAMES,
+    ChallengeError,
+    log_files,
+    medreason_headers,
+)
+from inspect_medreason.cli.command_line import (
+    CALIBRATION_FILE,
+    EXIT_OK,
+    Subcommands,
+    add_report_arguments,
+    check_outputs,
+    emit,
+    positive_int,
+)
 from inspect_medreason.cli.judgings import (
     MCQ_SCORER,
     OPEN_SCORER,
@@ -650,6 +671,9 @@ def _sort_key(value: float | None) -> float:
 def rank_rows(rows: list[ModelRow]) -> list[ModelRow]:
     """Per-metric average ranks (missing = after all present), mean rank, overall position;
     within each dataset; partial rows are shown but not ranked."""
+    # imported here: scipy.stats costs a second at every start of the medreason command
+    from scipy.stats import rankdata
+
     ranked: list[ModelRow] = []
     for dataset in dict.fromkeys(row.dataset for row in rows):
         complete = [row for row in rows if row.dataset == dataset and not row.partial]
@@ -675,6 +699,8 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
     """Resample the cases (whole image clusters, with replacement, the same draw for every
     model of a dataset), re-rank by the challenge's rule each time, and record per row how
     often it holds each position and the 95% range of its position. Returns notes."""
+    from scipy.stats import rankdata
+
     from inspect_medreason.cli.comparison import read_run
 
     notes: list[str] = []
@@ -1117,3 +1143,106 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
+
+
+# --- the command line: medreason leaderboard ----------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``leaderboard``: its arguments and the function that runs it."""
+    board = commands.add_parser(
+        "leaderboard",
+        help="rank models from eval logs as the challenge does",
+        description="One row per model: MCQ Accuracy, Open-ended GT, Open-ended VA, the rank on "
+        "each (ties share the average rank), the mean rank and the overall position.",
+    )
+    board.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
+    add_report_arguments(
+        board,
+        ["md", "csv", "json", "html"],
+        "write the table here instead of printing it",
+        "write a PNG with the three metrics side by side per model",
+    )
+    board.add_argument(
+        "--breakdown", action="store_true", help="add per-category results (in the same format)"
+    )
+    board.add_argument(
+        "--include-partial",
+        action="store_true",
+        help="show runs over part of the cases (--limit, --sample-id, unfinished) as their own "
+        "unranked rows instead of leaving them out",
+    )
+    board.add_argument(
+        "--label-arg",
+        action="append",
+        default=[],
+        metavar="ARG",
+        help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",
+    )
+    board.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="of a log judged several times (inspect score --action append), only this score "
+        "(open_ended_scorer, open_ended_scorer1, ...); by default a row for each",
+    )
+    board.add_argument(
+        "--reducer",
+        metavar="NAME",
+        help="of a run reduced several ways over its epochs (--epochs-reducer mean,max), only "
+        "this reducer's numbers; by default a row for each",
+    )
+    board.add_argument(
+        "--bootstrap",
+        type=positive_int,
+        default=0,
+        metavar="N",
+        help="resample the cases N times and report how often each model holds each overall "
+        "position, and its 95%% range of positions (reads every log's samples)",
+    )
+    board.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="add the judge metrics calibrated to people's ratings (a 'medreason calibrate' "
+        "file) beside the raw ones, labelled (calibrated), with intervals" + CALIBRATION_FILE,
+    )
+    board.set_defaults(handler=cmd_leaderboard)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    outputs = check_outputs(args, [*args.logs, args.calibration])
+    skipped: list[str] = []
+    board = collect_rows(
+        log_files(args.logs, skipped),
+        args.label_arg,
+        args.include_partial,
+        scorer=args.scorer,
+        reducer=args.reducer,
+    )
+    board.notes[:0] = skipped
+    for note in board.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not board.rows:
+        raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
+    board.rows = rank_rows(board.rows)
+    if args.calibration:
+        calibration = read_calibration(Path(args.calibration))
+        # calibration reads each case's first judging: a re-judging's row is not calibrated
+        rejudged = [row for row in board.rows if row.scores]
+        add_calibrated_means([row for row in board.rows if not row.scores], calibration)
+        board.notes.extend(
+            f"{row.model}: not calibrated, its numbers are a re-judging's "
+            f"({', '.join(sorted(set(row.scores.values())))})"
+            for row in rejudged
+        )
+        board.notes.append(
+            f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
+            f"rater(s)' ratings by {args.calibration}; ranks use the raw metrics"
+        )
+    if args.bootstrap:
+        stability_notes = rank_stability(board.rows, args.bootstrap)
+        for note in stability_notes:
+            print(f"note: {note}", file=sys.stderr)
+        board.notes += stability_notes
+    output = render(board, args.format, breakdown=args.breakdown)
+    emit(args, outputs, output, lambda: plot_png(board.rows))
+    return EXIT_OK

@@ -12,14 +12,19 @@ score of NaN, 7 or "3", a judge row for an unknown case, a null answer read as t
 as they accept it, and every such value is named in a warning; ``strict`` turns the
 warnings into refusals. One deliberate difference: a metrics file never holds NaN or
 Infinity (they are not JSON); such a value is written as ``null`` and warned about.
+
+The ``medreason score`` and ``medreason validate`` commands, their arguments and what they
+print, are at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import math
 import statistics
+import sys
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -27,7 +32,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspect_medreason.cli.command_line import (
+    DATA_FILE,
+    EXIT_FAILED,
+    EXIT_OK,
+    TOGETHER,
+    Subcommands,
+    print_notes,
+    print_problems,
+    printed_output,
+)
 from inspect_medreason.cli.progress import track
+from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.loaders import near_miss
 from inspect_medreason.core.user_files import (
@@ -511,3 +527,122 @@ def _validate_against_cases(answers: list[dict[str, Any]], payload: Any, verdict
                     f"{where}: answer {answer!r} is not one of the implied labels {implied} "
                     "(the official validator checks labels only for {label, text} options)"
                 )
+
+
+# --- the command line: medreason score, medreason validate --------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``score`` and ``validate``: their arguments and the functions that run them."""
+    score = commands.add_parser(
+        "score",
+        help="score like the official scoring.py",
+        description="The official scoring.py, decision for decision and byte for byte: MCQ "
+        "exact match on answer.strip(), the VA gate on judge scores, statistics.mean (null "
+        "for an absent track). Refuses what it refuses (missing, extra, duplicate or "
+        "mismatched cases, a blank answer or open reasoning_trace, a judge row without a "
+        "score) and lists every problem. Values it accepts outside the rubric (NaN, 7, "
+        "'3', rows for unknown cases) are accepted with a warning; --strict refuses them.",
+    )
+    score.add_argument(
+        "--predictions", required=True, help="results.json (or a bare list)" + DATA_FILE
+    )
+    score.add_argument("--ground-truth", required=True, help="ground_truth.json" + DATA_FILE)
+    score.add_argument(
+        "--judge-scores", help="judge_scores.json (needed when there are open cases)" + DATA_FILE
+    )
+    score.add_argument(
+        "--output",
+        type=printed_output,
+        help="write the metrics JSON here (prints only the metrics)" + TOGETHER,
+    )
+    score.add_argument(
+        "--pretty", action="store_true", help="indent the JSON, as the official --pretty"
+    )
+    score.add_argument("--strict", action="store_true", help="refuse values outside the rubric")
+    score.add_argument("--force", action="store_true", help="overwrite the output file")
+    score.set_defaults(handler=cmd_score)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check a submission (.json or .zip) as validate_submission.py does",
+        description="Refuse exactly what the official validate_submission.py refuses, listing "
+        "every problem; warn (exit 0) where the official documentation is stricter than its "
+        "validator (extra zip members, a missing version); --strict refuses those too.",
+    )
+    validate.add_argument("submission", help="results.json or a submission .zip" + DATA_FILE)
+    validate.add_argument(
+        "--cases",
+        "--cases-json",
+        dest="cases",
+        help="the cases.json it answers (checks labels and completeness)" + DATA_FILE,
+    )
+    validate.add_argument("--strict", action="store_true", help="refuse on warnings too")
+    validate.set_defaults(handler=cmd_validate)
+
+
+def _print_warnings(warnings: list[str], strict: bool) -> None:
+    if not warnings:
+        return
+    title = (
+        "refused because of --strict"
+        if strict
+        else "warnings (accepted as the official script accepts them; --strict refuses)"
+    )
+    print(f"{title} ({len(warnings)}):", file=sys.stderr)
+    for warning in warnings:
+        print(f"  - {warning}", file=sys.stderr)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    # imported here: cli/challenge.py imports this module
+    from inspect_medreason.cli.challenge import ChallengeError
+
+    outputs = OutputSet(args.force, [args.predictions, args.ground_truth, args.judge_scores])
+    if args.output:
+        outputs.add(args.output)
+    outcome = ScoreOutcome()
+    predictions = read_json(Path(args.predictions), "predictions", outcome)
+    truth = read_json(Path(args.ground_truth), "ground truth", outcome)
+    judged = (
+        read_json(Path(args.judge_scores), "judge scores", outcome) if args.judge_scores else None
+    )
+    if outcome.problems:
+        raise ChallengeError(outcome.problems)
+    scored = score_like_official(predictions, truth, judged)
+    text = metrics_text(scored.result, args.pretty, scored) if scored.result else None
+    _print_warnings(scored.warnings, args.strict)
+    if scored.refused(args.strict) or text is None:
+        raise ChallengeError(scored.problems or ["refused: see the warnings above"])
+    if args.output:
+        print_notes(outputs.write({Path(args.output): text + "\n"}))
+        result = scored.result or {}
+        print(
+            json.dumps(
+                {"metrics": result["metrics"], "counts": result["counts"]}, ensure_ascii=False
+            )
+        )
+        print(f"wrote {args.output} ({result['counts']['num_cases']} cases)", file=sys.stderr)
+    else:
+        print(text)
+    return EXIT_OK
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    verdict = Verdict()
+    document = read_submission(Path(args.submission), verdict)
+    cases = read_json(Path(args.cases), "cases", verdict) if args.cases else None
+    count = 0
+    if not verdict.problems:
+        count = validate_like_official(document, cases, verdict)
+    _print_warnings(verdict.warnings, args.strict)
+    if verdict.refused(args.strict):
+        print_problems(f"{args.submission} is NOT a valid submission", verdict.problems)
+        return EXIT_FAILED
+    scope = (
+        "against the cases file"
+        if cases is not None
+        else "(no --cases: labels and completeness not checked)"
+    )
+    print(f"{args.submission} is valid {scope}: {count} answers")
+    return EXIT_OK

@@ -8,16 +8,19 @@ VA_final): both means and the change (shifted - clean) with a paired bootstrap 9
 that resamples cases sharing an image together (``core.intervals.paired_difference``), the
 same per modality, then answer consistency (the same extracted answer clean and shifted)
 and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
+The command's arguments and what it prints are at the end of the module.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import html
 import io
 import json
 import math
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +29,13 @@ from typing import Any
 import numpy as np
 
 from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
+from inspect_medreason.cli.command_line import (
+    EXIT_OK,
+    Subcommands,
+    add_report_arguments,
+    check_outputs,
+    emit,
+)
 from inspect_medreason.cli.comparison import (
     LEADERBOARD_METRICS,
     _add_case_values,
@@ -673,3 +683,39 @@ def plot_png(report: ShiftReport) -> bytes:
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
+
+
+# --- the command line: medreason shift ----------------------------------------------------
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``shift``: its arguments and the function that runs it."""
+    shift = commands.add_parser(
+        "shift",
+        help="how much each model loses under image-quality shifts, against its clean run",
+        description="Pairs each shifted run (-T shift=... -T severity=1..3) with the clean run "
+        "of the same model and task on the same cases (refusing, by name, runs that cannot be "
+        "paired) and reports per metric and modality the change with a paired bootstrap 95% "
+        "interval, answer consistency and how often replies call the image poor "
+        "(docs/shift.md).",
+    )
+    shift.add_argument("logs", nargs="+", metavar="LOGS", help="eval logs or folders of them")
+    add_report_arguments(
+        shift,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
+        "write a PNG of each metric against severity, one panel per shift and metric",
+        # as the command has always done: '-' is refused here, not standard output
+        # (docs/medreason_command.md names shift's --output in neither of its lists)
+        dash_is_stdout=False,
+    )
+    shift.set_defaults(handler=cmd_shift)
+
+
+def cmd_shift(args: argparse.Namespace) -> int:
+    outputs = check_outputs(args, args.logs)
+    report = build_report(args.logs)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
+    emit(args, outputs, render(report, args.format), lambda: plot_png(report))
+    return EXIT_OK

@@ -215,9 +215,9 @@ def resolve_output(path: Path) -> Path:
 
 def output_path(raw: str | Path) -> Path:
     """An output option's value as a path, refusing what names no file: ``-`` (the commands
-    that can print to standard output take ``-`` before this, see ``cli.main``) and a path
-    ending in ``/`` (a folder, even one that does not exist yet: ``Path`` would drop the
-    slash and write a file of that name)."""
+    that can print to standard output take ``-`` before this, in their argument's type
+    ``cli.command_line.printed_output``) and a path ending in ``/`` (a folder, even one that
+    does not exist yet: ``Path`` would drop the slash and write a file of that name)."""
     text = os.fspath(raw)
     if text == "-":
         raise OutputPathError(
