@@ -311,6 +311,24 @@ SLOW_TESTS = {
     "tests/robustness/test_malformed_fields.py::test_json_nested_100000_deep_is_refused_by_every_loader_without_a_crash": (
         "every loader given JSON nested 100,000 deep, in a subprocess"
     ),
+    "tests/judge_meta/test_judge_meta.py::test_a_judge_that_always_says_four_resists_no_injection": (
+        "the judge meta-evaluation's 110 probes, judged twice"
+    ),
+    "tests/judge_meta/test_judge_meta.py::test_an_inconsistent_judge_is_caught": (
+        "the judge meta-evaluation's 110 probes, judged twice"
+    ),
+    "tests/cli/test_audit.py::test_check_data_refuses_unreadable_data_with_a_message": (
+        "medreason check-data in a subprocess"
+    ),
+    "tests/cli/test_atomic_writes.py::test_a_kill_mid_write_leaves_the_old_file_intact": (
+        "a subprocess killed mid-write"
+    ),
+    "tests/cli/test_outputs.py::test_a_file_size_limit_is_a_message_and_leaves_the_old_file": (
+        "a command in a subprocess under a file-size limit"
+    ),
+    "tests/perf/test_report.py::test_the_perf_readme_tables_match_the_committed_results": (
+        "the report script in a subprocess"
+    ),
 }
 
 

@@ -14,10 +14,18 @@ from conftest import write_json
 from utils.rated_logs import judged_log, page_cases, ratings_document
 
 from inspect_medreason.cli import main
+from inspect_medreason.cli.agreement import (
+    Estimate,
+    bootstrap_estimate,
+    quadratic_kappa,
+    spearman,
+)
 from inspect_medreason.cli.calibration import (
     MIN_CASES,
     FitData,
     LoggedScores,
+    _figures,
+    _half_up,
     apply_map,
     calibrated_mean,
     calibrated_means,
@@ -28,6 +36,9 @@ from inspect_medreason.cli.calibration import (
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import bootstrap_interval
+
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_calibration")
 
 CASES = 48
 RATED = 36
@@ -460,3 +471,34 @@ def test_a_map_that_is_not_its_cases_fit_is_refused_even_with_fresh_digests(
         "components.rvf_trace.map is not the map its fit_cases give" in p
         for p in caught.value.problems
     )
+
+
+def test_the_figures_on_all_resamples_at_once_equal_the_bootstrap_one_at_a_time() -> None:
+    """calibrate's before/after figures, computed on every resample at once, against the
+    loop over bootstrap_estimate's draws they replace: calibrated scores and mean ratings
+    are fractions (ranked by value, ties averaged), with ties, constant runs and few cases."""
+    rng = np.random.default_rng(3)
+    for size, levels in ((30, 3), (45, 1), (61, 12)):
+        predicted = rng.choice(np.linspace(0, 4, levels), size)
+        target = np.round(rng.uniform(0, 4, size) * 3) / 3  # three raters' mean ratings
+        found = _figures(predicted, target)
+
+        def loop(statistic: Any, p: np.ndarray = predicted, t: np.ndarray = target) -> Estimate:
+            return bootstrap_estimate(lambda i: statistic(p[i], t[i]), len(t))
+
+        expected = {
+            "mae": loop(lambda p, t: float(np.mean(np.abs(p - t)))),
+            "spearman": loop(spearman),
+            "weighted_kappa": loop(lambda p, t: quadratic_kappa(_half_up(p), _half_up(t))),
+            "bias": loop(lambda p, t: float(np.mean(p - t))),
+        }
+        for name, estimate in expected.items():
+            ours = found[name]
+            for mine, theirs in (
+                (ours.value, estimate.value),
+                (ours.interval.lower, estimate.interval.lower),
+                (ours.interval.upper, estimate.interval.upper),
+            ):
+                assert (np.isnan(mine) and np.isnan(theirs)) or mine == pytest.approx(
+                    theirs, abs=1e-12
+                ), (name, size, levels)

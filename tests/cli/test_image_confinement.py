@@ -24,6 +24,9 @@ from inspect_medreason.core.image_confinement import DIGESTS_KEY
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.medreason.image_folder import NAMED, ImageFolder
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_image_confinement")
+
 
 @pytest.fixture(scope="module")
 def unlogged(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -24,6 +24,9 @@ from utils.rated_logs import judged_log, page_cases, ratings_document
 from inspect_medreason.cli import main, official, sample_data
 from inspect_medreason.core.files import OutputPathError, OutputSet
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_outputs")
+
 # The module (the package's ``main`` attribute is the function).
 main_module = importlib.import_module("inspect_medreason.cli.main")
 

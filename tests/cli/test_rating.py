@@ -33,6 +33,9 @@ from inspect_medreason.cli.rating_page import Blinding, build_page, words_of
 from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 from inspect_medreason.core.prompts import load_template
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_rating")
+
 
 @pytest.fixture(scope="module")
 def two_logs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:

@@ -15,6 +15,9 @@ from utils.rated_logs import default_truth, judged_log, page_cases, ratings_docu
 from inspect_medreason.cli import main
 from inspect_medreason.cli.agreement import icc_two_way, quadratic_kappa
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_rating_agreement")
+
 
 def one_up(component: str, score: int) -> int:
     """The judges score one higher than the truth (4 stays 4)."""

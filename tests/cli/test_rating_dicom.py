@@ -23,6 +23,9 @@ from utils.dicom_fixtures import FILE_WINDOWS, HU, RAW, dicom_case_log, write_di
 from inspect_medreason.cli.rating_page import build_page
 from inspect_medreason.core.dicom import CT_PRESETS, DISPLAY_KEY, MAX_WINDOW_PRESETS
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_rating_dicom")
+
 
 def decoded(uri: str) -> NDArray[np.uint8]:
     data = base64.b64decode(uri.partition(",")[2])

@@ -30,6 +30,9 @@ from inspect_medreason.cli.rating_server import (
 from inspect_medreason.cli.rating_store import StoreError
 from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_rating_server")
+
 GIVEN_AT = "2026-12-01T10:00:00.000Z"
 
 

@@ -23,6 +23,9 @@ from inspect_medreason.cli.main import main
 from inspect_medreason.cli.shift import build_report, says_poor_quality
 from inspect_medreason.medreason.medreason import mcq
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_shift_report")
+
 CASES = 60
 WRONG_PER_SEVERITY = 10  # a known drop of 10/60 in MCQ accuracy per severity
 

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 from utils.rated_logs import judged_log
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_signals")
+
 # Prints "writing" when the command reaches the hook, then waits (at most 60 s) for the
 # signal: the handler the command installs raises out of the sleep.
 HELD_WRITER = """

@@ -20,6 +20,9 @@ from inspect_medreason.cli import main
 from inspect_medreason.cli.main import build_parser
 from inspect_medreason.core import user_files
 
+# one worker runs the module: its module-scoped fixture is built once, not on each
+pytestmark = pytest.mark.xdist_group("test_user_inputs")
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev/zero are POSIX")
 
 

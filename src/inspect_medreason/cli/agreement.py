@@ -560,17 +560,38 @@ def _kappas(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """Each row's average ranks (scipy's ``rankdata``, ties averaged) of scores 0-4, from
-    the row's score counts: no sort of a thousand rows of thousands of cases."""
-    rows = x.shape[0]
+    """Each row's average ranks (scipy's ``rankdata``, ties averaged), from the row's
+    counts of each level: no sort of a thousand rows of thousands of cases. Scores 0-4 are
+    their own levels; any other values (a calibrated score, a mean rating) are first coded
+    by their order among all the matrix's values, which keeps every row's order and ties."""
+    if np.issubdtype(x.dtype, np.integer) and x.min() >= 0 and x.max() < len(SCALE):
+        codes, levels = x, len(SCALE)
+    else:
+        distinct, inverse = np.unique(x, return_inverse=True)
+        codes, levels = inverse.reshape(x.shape), len(distinct)
+    rows = codes.shape[0]
     counts = np.bincount(
-        (x + (np.arange(rows) * len(SCALE))[:, None]).ravel(), minlength=rows * len(SCALE)
-    ).reshape(rows, len(SCALE))
+        (codes + (np.arange(rows) * levels)[:, None]).ravel(), minlength=rows * levels
+    ).reshape(rows, levels)
     below = np.cumsum(counts, axis=1) - counts
-    return np.take_along_axis(below + (counts + 1) / 2.0, x, axis=1)
+    return np.take_along_axis(below + (counts + 1) / 2.0, codes, axis=1)
 
 
-def _spearmans(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def resampled_estimate(
+    value: float, statistic_of_rows: Callable[[np.ndarray], np.ndarray], count: int
+) -> Estimate:
+    """What :func:`bootstrap_estimate` gives (the same draws), from a statistic computed on
+    all resamples at once: ``statistic_of_rows`` takes the resamples x ``count`` matrix of
+    case indices and returns one value per resample."""
+    return _estimate_of_draws(value, statistic_of_rows(_resample_rows(count)))
+
+
+def kappas(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """:func:`quadratic_kappa` of each row pair of two resample x case matrices of 0-4."""
+    return _kappas(x, y)
+
+
+def spearmans(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """:func:`spearman` of each row pair: Pearson's r of the average ranks, NaN where a
     row holds one value only."""
     rx, ry = _average_ranks(x), _average_ranks(y)
@@ -604,7 +625,7 @@ def _pair(
         within_one=on(
             lambda p, q: float(np.mean(np.abs(p - q) <= 1)), np.mean(np.abs(x - y) <= 1, axis=1)
         ),
-        spearman=on(spearman, _spearmans(x, y)),
+        spearman=on(spearman, spearmans(x, y)),
         bias=on(lambda p, q: float(np.mean(q - p)), np.mean(y - x, axis=1)),
         confusion=score_confusion(a, b).tolist(),
         mae=on(lambda p, q: float(np.mean(np.abs(q - p))), np.mean(np.abs(y - x), axis=1)),

@@ -41,7 +41,7 @@ import json
 import math
 import sys
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,9 +52,11 @@ from inspect_ai.log import EvalLog
 
 from inspect_medreason.cli.agreement import (
     Estimate,
-    bootstrap_estimate,
+    kappas,
     quadratic_kappa,
+    resampled_estimate,
     spearman,
+    spearmans,
 )
 from inspect_medreason.cli.challenge import ChallengeError, log_files
 from inspect_medreason.cli.command_line import (
@@ -197,14 +199,29 @@ def _half_up(values: np.ndarray) -> np.ndarray:
 
 
 def _figures(predicted: np.ndarray, target: np.ndarray) -> dict[str, Estimate]:
-    def on(statistic: Any) -> Estimate:
-        return bootstrap_estimate(lambda i: statistic(predicted[i], target[i]), len(target))
+    # Each statistic on all bootstrap resamples at once (bootstrap_estimate's draws): one
+    # resample at a time, calibrate spent seconds per component in scipy's spearmanr.
+    def on(
+        statistic: Callable[[np.ndarray, np.ndarray], float],
+        of_resamples: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    ) -> Estimate:
+        return resampled_estimate(
+            statistic(predicted, target),
+            lambda rows: of_resamples(predicted[rows], target[rows]),
+            len(target),
+        )
 
     return {
-        "mae": on(lambda p, t: float(np.mean(np.abs(p - t)))),
-        "spearman": on(spearman),
-        "weighted_kappa": on(lambda p, t: quadratic_kappa(_half_up(p), _half_up(t))),
-        "bias": on(lambda p, t: float(np.mean(p - t))),
+        "mae": on(
+            lambda p, t: float(np.mean(np.abs(p - t))),
+            lambda p, t: np.mean(np.abs(p - t), axis=1),
+        ),
+        "spearman": on(spearman, spearmans),
+        "weighted_kappa": on(
+            lambda p, t: quadratic_kappa(_half_up(p), _half_up(t)),
+            lambda p, t: kappas(_half_up(p), _half_up(t)),
+        ),
+        "bias": on(lambda p, t: float(np.mean(p - t)), lambda p, t: np.mean(p - t, axis=1)),
     }
 
 
@@ -276,8 +293,10 @@ def fit_component(component: str, fit: FitData, folds: int, seed: int) -> FitFig
         calibrated=[float(y) for y in fitted],
         before=_figures(judge, people),
         after=_figures(predicted, people),
-        mae_change=bootstrap_estimate(
-            lambda i: float(np.mean(fitted_error[i] - raw_error[i])), len(judge)
+        mae_change=resampled_estimate(
+            float(np.mean(fitted_error - raw_error)),
+            lambda rows: np.mean(fitted_error[rows] - raw_error[rows], axis=1),
+            len(judge),
         ),
         folds=per_fold,
         people_mean=float(np.mean(people)),
