@@ -68,9 +68,10 @@ def test_a_dash_is_stdout_where_the_command_prints_and_refused_elsewhere(
 
 
 # The outputs printed to standard output when left out, where "-" is standard output too
-# (docs/medreason_command.md#output-paths); shift's --output keeps refusing "-" as it did.
+# (docs/medreason_command.md#output-paths).
 DASH_IS_STDOUT = {
     ("score", "output"),
+    ("shift", "output"),
     ("leaderboard", "output"),
     ("compare", "output"),
     ("agreement", "output"),

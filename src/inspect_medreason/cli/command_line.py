@@ -68,21 +68,12 @@ def non_negative_int(text: str) -> int:
 
 
 def add_report_arguments(
-    parser: argparse.ArgumentParser,
-    formats: list[str],
-    output: str,
-    plot: str,
-    *,
-    dash_is_stdout: bool = True,
+    parser: argparse.ArgumentParser, formats: list[str], output: str, plot: str
 ) -> None:
     """``--format`` (the first of ``formats`` by default), ``--output`` (the report, printed
-    when left out; ``-`` prints it too unless ``dash_is_stdout`` is false), ``--plot`` and
-    ``--force``: written by :func:`emit`."""
+    when left out or given as ``-``), ``--plot`` and ``--force``: written by :func:`emit`."""
     parser.add_argument("--format", choices=formats, default=formats[0])
-    if dash_is_stdout:
-        parser.add_argument("--output", type=printed_output, help=output + TOGETHER)
-    else:
-        parser.add_argument("--output", help=output + TOGETHER)
+    parser.add_argument("--output", type=printed_output, help=output + TOGETHER)
     parser.add_argument("--plot", help=plot + TOGETHER)
     parser.add_argument("--force", action="store_true", help="overwrite output files")
 

@@ -705,9 +705,6 @@ def add_parsers(commands: Subcommands) -> None:
         ["md", "json", "html"],
         "write the report here instead of printing it",
         "write a PNG of each metric against severity, one panel per shift and metric",
-        # as the command has always done: '-' is refused here, not standard output
-        # (docs/medreason_command.md names shift's --output in neither of its lists)
-        dash_is_stdout=False,
     )
     shift.set_defaults(handler=cmd_shift)
 
