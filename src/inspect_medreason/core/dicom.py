@@ -19,8 +19,6 @@ import contextlib
 import hashlib
 import io
 import math
-import os
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
 
-from inspect_medreason.core.files import OutputPathError, write_outputs_together
+from inspect_medreason.core.files import OutputPathError, write_cache_file, write_outputs_together
 from inspect_medreason.core.images import CACHE_ENV, ImagePathError, cache_root
 
 DICOM_SUFFIXES = {".dcm", ".dicom"}
@@ -338,8 +336,5 @@ def dicom_bytes_as_png(data: bytes, name: Path, frame: int | None = None) -> byt
     dicom_to_image(name, frame, data=data).save(buffer, format="PNG")
     png = buffer.getvalue()
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as handle:
-            handle.write(png)
-        os.replace(handle.name, target)
+        write_cache_file(target, png)
     return png

@@ -504,6 +504,28 @@ def write_bytes_atomically(path: Path, data: bytes, force: bool) -> None:
     outputs.write({path: data})
 
 
+def write_cache_file(target: Path, data: bytes) -> Path:
+    """``data`` as ``target`` in a cache that runs share (converted DICOM, prepared and
+    shifted images): written to a temporary file beside it, then renamed, so that another
+    run, or a run killed half-way, never reads half a file; a failed write leaves no
+    temporary file behind."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".part-", delete=False) as handle:
+        try:
+            handle.write(data)
+        except BaseException:
+            handle.close()
+            os.unlink(handle.name)
+            raise
+    try:
+        os.replace(handle.name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+    return target
+
+
 def _mode_for(path: Path) -> int:
     """The permissions the written file gets: those of the file it replaces, or what a plain
     ``open(path, "w")`` would give a new file under the process's umask."""

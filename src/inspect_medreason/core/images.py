@@ -8,7 +8,6 @@ import hashlib
 import io
 import os
 import sqlite3
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -16,6 +15,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
+from inspect_medreason.core.files import write_cache_file
 from inspect_medreason.core.user_files import MAX_IMAGE_BYTES, UserFileError, read_user_bytes
 
 # Longer than any file system allows: refused before the operating system sees it.
@@ -310,16 +310,7 @@ def _write_once(folder: Path, name: str, data: bytes) -> Path:
     target = folder / name
     if target.is_file() and target.stat().st_size == len(data):
         return target
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".part-", delete=False) as handle:
-        try:
-            handle.write(data)
-        except BaseException:
-            handle.close()
-            os.unlink(handle.name)
-            raise
-    os.replace(handle.name, target)
-    return target
+    return write_cache_file(target, data)
 
 
 class ImageStore:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from PIL import Image
 
 from inspect_medreason.core.dicom import converted_from, dicom_to_image
+from inspect_medreason.core.files import write_cache_file
 from inspect_medreason.core.images import cache_root
 from inspect_medreason.core.shift import display, mr_artefacts, noise, resolution
 from inspect_medreason.core.shift.catalog import ACQUISITION_MODELS, MODEL_PARAMETERS
@@ -222,9 +223,6 @@ def degraded_path(
         with Image.open(path) as opened:
             opened.load()
             image = degrade_image(opened, model, parameters, rng)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write then rename: a concurrent or interrupted run never sees half a file.
-    with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as handle:
-        image.save(handle, format="PNG")
-    os.replace(handle.name, target)
-    return target
+    encoded = io.BytesIO()
+    image.save(encoded, format="PNG")
+    return write_cache_file(target, encoded.getvalue())
