@@ -545,7 +545,7 @@ def _estimate_of_draws(value: float, draws: np.ndarray) -> Estimate:
     )
 
 
-def _kappas(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def kappas(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """:func:`quadratic_kappa` of each row pair of two resample x case matrices."""
     rows, size = x.shape
     codes = (x * len(SCALE) + y) + (np.arange(rows) * len(SCALE) ** 2)[:, None]
@@ -586,11 +586,6 @@ def resampled_estimate(
     return _estimate_of_draws(value, statistic_of_rows(_resample_rows(count)))
 
 
-def kappas(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """:func:`quadratic_kappa` of each row pair of two resample x case matrices of 0-4."""
-    return _kappas(x, y)
-
-
 def spearmans(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """:func:`spearman` of each row pair: Pearson's r of the average ranks, NaN where a
     row holds one value only."""
@@ -620,7 +615,7 @@ def _pair(
         first,
         second,
         len(shared),
-        kappa=on(quadratic_kappa, _kappas(x, y)),
+        kappa=on(quadratic_kappa, kappas(x, y)),
         exact=on(lambda p, q: float(np.mean(p == q)), np.mean(x == y, axis=1)),
         within_one=on(
             lambda p, q: float(np.mean(np.abs(p - q) <= 1)), np.mean(np.abs(x - y) <= 1, axis=1)
