@@ -4,7 +4,6 @@ ratings; the calibration must recover the ratings, within its reported interval.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -91,17 +90,8 @@ def round_(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": root, "log": log, "alice": alice, "bob": bob, "cases": cases}
 
 
-def calibrate(
-    round_: dict[str, Any], raters: list[str], name: str, fresh: bool = False
-) -> dict[str, Any]:
-    """Calibrate on the raters' files into ``name``. The command runs once per set of raters
-    in a module (its cross-validation and bootstraps take seconds); later calls copy that
-    output, unless ``fresh`` (for a test that reads what the command prints)."""
-    output = round_["root"] / name
-    done: dict[tuple[str, ...], Path] = round_.setdefault("calibrated", {})
-    if not fresh and tuple(raters) in done:
-        shutil.copyfile(done[tuple(raters)], output)
-        return dict(json.loads(output.read_text(encoding="utf-8")))
+def calibrate(round_: dict[str, Any], raters: list[str], output: Path) -> dict[str, Any]:
+    """Run ``medreason calibrate`` on the raters' files into ``output``."""
     code = main(
         [
             "calibrate",
@@ -114,16 +104,31 @@ def calibrate(
         ]
     )
     assert code == 0
-    done.setdefault(tuple(raters), output)
     document: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
     return document
 
 
+@pytest.fixture(scope="module")
+def alice_calibration(round_: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The bytes of alice's calibration, computed once for the module (its cross-validation
+    and bootstraps take seconds); each test writes its own copy into its own folder, so no
+    test sees another's edits."""
+    output = tmp_path_factory.mktemp("alice_calibration") / "calibration.json"
+    calibrate(round_, ["alice"], output)
+    return output.read_bytes()
+
+
+def copy_of(calibration: bytes, folder: Path) -> Path:
+    """A test's own copy of a calibration file."""
+    path = folder / "calibration.json"
+    path.write_bytes(calibration)
+    return path
+
+
 def test_one_raters_ratings_are_recovered_exactly_from_the_distorted_judge(
-    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    alice_calibration: bytes,
 ) -> None:
-    document = calibrate(round_, ["alice"], "alice_calibration.json")
-    capsys.readouterr()
+    document = json.loads(alice_calibration)
     assert document["format"] == "medreason-calibration" and document["rater_count"] == 1
     assert document["judges"]["models"] == {
         "grader": "mockllm/model",
@@ -143,15 +148,16 @@ def test_one_raters_ratings_are_recovered_exactly_from_the_distorted_judge(
 
 
 def test_two_raters_mean_is_recovered_within_the_calibrated_interval(
-    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Fitted on 36 rated cases, applied to all 48: the calibrated mean's interval holds the
     people's mean over all 48 (known here), and the raw judge's mean is far from it."""
-    document = calibrate(round_, ["alice", "bob"], "calibration.json", fresh=True)
+    capsys.readouterr()
+    document = calibrate(round_, ["alice", "bob"], tmp_path / "calibration.json")
     report = capsys.readouterr().out
     assert "| gt_final | 36 |" in report
     assert document["rater_count"] == 2 and document["raters"] == ["alice", "bob"]
-    calibration = read_calibration(round_["root"] / "calibration.json")
+    calibration = read_calibration(tmp_path / "calibration.json")
     means = calibrated_means(round_["log"], calibration)
     numbers = range(CASES)
 
@@ -245,11 +251,10 @@ def test_too_few_ratings_of_a_larger_page_ask_for_more_of_it(
 
 
 def test_a_calibration_is_refused_for_a_log_of_other_judges(
-    round_: dict[str, Any], tmp_path: Path
+    alice_calibration: bytes, tmp_path: Path
 ) -> None:
-    calibrate(round_, ["alice"], "for_mismatch.json")
     other = judged_log(tmp_path, 3, truth=truth, distort=distort, judge_model="mockllm/other-judge")
-    calibration = read_calibration(round_["root"] / "for_mismatch.json")
+    calibration = read_calibration(copy_of(alice_calibration, tmp_path))
     with pytest.raises(ChallengeError) as caught:
         calibrated_means(other, calibration)
     text = "\n".join(caught.value.problems)
@@ -274,10 +279,9 @@ def test_a_calibration_is_refused_for_a_log_of_other_judges(
     ],
 )
 def test_a_damaged_calibration_file_is_a_message(
-    round_: dict[str, Any], tmp_path: Path, edit: Any, expected: str
+    alice_calibration: bytes, tmp_path: Path, edit: Any, expected: str
 ) -> None:
-    calibrate(round_, ["alice"], "to_damage.json")
-    document = json.loads((round_["root"] / "to_damage.json").read_text(encoding="utf-8"))
+    document = json.loads(alice_calibration)
     edit(document)
     path = write_json(tmp_path / "damaged.json", document)
     with pytest.raises(ChallengeError) as caught:
@@ -371,10 +375,10 @@ def test_a_rule_given_score_is_kept_and_epochs_are_averaged() -> None:
 
 
 def test_leaderboard_and_compare_show_calibrated_means_beside_the_raw_ones(
-    round_: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calibrate(round_, ["alice", "bob"], "board_calibration.json")
-    path = round_["root"] / "board_calibration.json"
+    path = tmp_path / "calibration.json"
+    calibrate(round_, ["alice", "bob"], path)
     expected = calibrated_means(round_["log"], read_calibration(path))
     capsys.readouterr()
     log = str(round_["log"])
@@ -404,12 +408,11 @@ def test_leaderboard_and_compare_show_calibrated_means_beside_the_raw_ones(
 
 
 def test_leaderboard_refuses_a_calibration_of_other_judges(
-    round_: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    alice_calibration: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calibrate(round_, ["alice"], "other_judges.json")
     other = judged_log(tmp_path, 3, truth=truth, distort=distort, judge_model="mockllm/judge-b")
     capsys.readouterr()
-    path = str(round_["root"] / "other_judges.json")
+    path = str(copy_of(alice_calibration, tmp_path))
     assert main(["leaderboard", str(other), "--calibration", path]) == 1
     err = capsys.readouterr().err
     assert "mockllm/judge-b" in err and "calibrated for" in err and "Traceback" not in err
@@ -440,11 +443,10 @@ def test_leaderboard_refuses_a_calibration_of_other_judges(
     ],
 )
 def test_an_edited_calibration_file_is_refused_naming_what_changed(
-    round_: dict[str, Any], tmp_path: Path, edit: Any, changed: str
+    round_: dict[str, Any], alice_calibration: bytes, tmp_path: Path, edit: Any, changed: str
 ) -> None:
-    calibrate(round_, ["alice"], "to_edit.json")
-    document = json.loads((round_["root"] / "to_edit.json").read_text(encoding="utf-8"))
-    read_calibration(round_["root"] / "to_edit.json")  # as written: accepted
+    document = json.loads(alice_calibration)
+    read_calibration(copy_of(alice_calibration, tmp_path))  # as written: accepted
     edit(document)
     path = write_json(tmp_path / "edited.json", document)
     with pytest.raises(ChallengeError) as caught:
@@ -455,12 +457,11 @@ def test_an_edited_calibration_file_is_refused_naming_what_changed(
 
 
 def test_a_map_that_is_not_its_cases_fit_is_refused_even_with_fresh_digests(
-    round_: dict[str, Any], tmp_path: Path
+    alice_calibration: bytes, tmp_path: Path
 ) -> None:
     from inspect_medreason.cli.calibration import INTEGRITY_KEY, integrity
 
-    calibrate(round_, ["alice"], "to_refit.json")
-    document = json.loads((round_["root"] / "to_refit.json").read_text(encoding="utf-8"))
+    document = json.loads(alice_calibration)
     mapped = document["components"]["rvf_trace"]["map"]
     mapped["calibrated"] = [4.0] * len(mapped["calibrated"])
     document[INTEGRITY_KEY] = integrity(document)  # digests recomputed by the editor

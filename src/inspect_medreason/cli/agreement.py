@@ -67,6 +67,7 @@ from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 from inspect_medreason.cli.score_values import duplicated, left_out, read_score
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
@@ -678,7 +679,7 @@ def _pair_rows(result: ComponentAgreement, kind: str | None = None) -> list[list
 
 def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(
+        return strict_json.dumps(
             {"components": [_document(r) for r in results], "notes": notes, "method": __doc__},
             indent=2,
         )

@@ -20,7 +20,6 @@ The command's arguments and what it prints are at the end of the module.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections import Counter, defaultdict
@@ -40,6 +39,7 @@ from inspect_medreason.cli.command_line import (
     printed_output,
 )
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.extraction import normalise_text
 from inspect_medreason.core.files import OutputSet, file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
@@ -242,7 +242,7 @@ def render(report: Audit, output_format: str) -> str:
     if output_format == "json":
         document = asdict(report)
         document["clean"] = report.clean
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return strict_json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     lines = [
         f"# Data audit: {markdown_text(report.data)}",
         "",

@@ -77,6 +77,7 @@ from inspect_medreason.cli.log_reading import (
 from inspect_medreason.cli.markdown import markdown_text
 from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
 from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.gate import gate_visual_accuracy
@@ -543,7 +544,7 @@ def _cell(estimate: Estimate) -> str:
 
 def render_report(document: dict[str, Any], results: list[FitFigures], fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(document, indent=2) + "\n"
+        return strict_json.dumps(document, indent=2) + "\n"
     lines = [
         "# Judge calibration",
         "",
@@ -982,7 +983,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for note in skipped + notes:
         print(f"note: {note}", file=sys.stderr)
     report = render_report(document, results, args.format)
-    files: dict[Path, bytes | str] = {output: json.dumps(document, indent=2) + "\n"}
+    files: dict[Path, bytes | str] = {output: strict_json.dumps(document, indent=2) + "\n"}
     if args.report:
         files[Path(args.report)] = report
     print_notes(outputs.write(files))

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 import zipfile
 from collections.abc import Iterable
@@ -58,6 +57,7 @@ from inspect_medreason.cli.official import (
 )
 from inspect_medreason.cli.progress import track
 from inspect_medreason.cli.score_values import left_out, read_score
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
 from inspect_medreason.core.files import OutputSet
@@ -392,7 +392,7 @@ def write_results(
     """Write results.json and the zip holding only it (if asked) together: both or neither,
     so the pair always matches (``outputs`` checked both paths before any work). Returns
     notes about leftovers the write could not remove."""
-    text = json.dumps(submission.model_dump(exclude_none=True), indent=2, ensure_ascii=False)
+    text = strict_json.dumps(submission.model_dump(exclude_none=True), indent=2, ensure_ascii=False)
     files: dict[Path, bytes | str] = {output: text + "\n"}
     if zip_path is not None:
         buffer = io.BytesIO()
@@ -670,7 +670,7 @@ def cmd_judge_scores(args: argparse.Namespace) -> int:
     )
     for note in [*skipped, *notes]:
         print(f"note: {note}", file=sys.stderr)
-    print_notes(outputs.write({output: json.dumps(document, indent=2) + "\n"}))
+    print_notes(outputs.write({output: strict_json.dumps(document, indent=2) + "\n"}))
     print(f"wrote {args.output} ({len(document['scores'])} open cases)")
     if unscored:
         print_problems("left out (not written as zeros)", unscored)

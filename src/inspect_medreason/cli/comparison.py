@@ -18,7 +18,6 @@ import argparse
 import base64
 import html
 import io
-import json
 import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -46,6 +45,7 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.score_values import left_out, read_score
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
 
@@ -352,7 +352,7 @@ def _summary(comparison: Comparison) -> str:
 def render(comparison: Comparison, fmt: str) -> str:
     """The comparison as Markdown, JSON or a standalone HTML page."""
     if fmt == "json":
-        return json.dumps(_document(comparison), indent=2, default=str)
+        return strict_json.dumps(_document(comparison), indent=2, default=str)
     if fmt == "html":
         return _html(comparison)
     title = markdown_text(f"{comparison.b.model} vs {comparison.a.model}")

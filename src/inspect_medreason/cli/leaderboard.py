@@ -67,6 +67,7 @@ from inspect_medreason.cli.judgings import (
 from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.score_values import left_out, read_score
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.intervals import SEED, cluster_indices
 from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
@@ -860,7 +861,7 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     the same format (a JSON document stays one document, a CSV one table)."""
     rows = board.rows
     if fmt == "json":
-        return json.dumps(
+        return strict_json.dumps(
             {
                 "rows": [_json_row(row, breakdown) for row in rows],
                 "notes": board.notes,

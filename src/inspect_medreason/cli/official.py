@@ -46,6 +46,7 @@ from inspect_medreason.cli.progress import track
 from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.loaders import near_miss
+from inspect_medreason.core.strict_json import finite_or_null
 from inspect_medreason.core.user_files import (
     MAX_DATA_BYTES,
     UserFileError,
@@ -302,25 +303,12 @@ def score_like_official(
     return outcome
 
 
-def _finite_or_null(value: Any, path: str, replaced: list[str]) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        replaced.append(f"{path} is {value!r}")
-        return None
-    if isinstance(value, dict):
-        return {
-            k: _finite_or_null(v, f"{path}.{k}" if path else k, replaced) for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_finite_or_null(v, f"{path}[{i}]", replaced) for i, v in enumerate(value)]
-    return value
-
-
 def metrics_text(result: dict[str, Any], pretty: bool, outcome: Verdict) -> str | None:
     """The official output text (without its final newline), NaN and Infinity as null
     (warned); None, with a problem, when the text cannot be written as UTF-8 (the official
     scorer crashes writing it)."""
     replaced: list[str] = []
-    safe = _finite_or_null(result, "", replaced)
+    safe = finite_or_null(result, "", replaced)
     for where in replaced:
         outcome.warnings.append(
             f"{where}: written as null (the official scorer writes it as non-standard JSON)"

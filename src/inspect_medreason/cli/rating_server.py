@@ -57,6 +57,7 @@ from inspect_medreason.cli.ratings_file import (
     is_timestamp,
     rater_key,
 )
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.user_files import UserFileError, read_user_bytes
 
 DEFAULT_HOST = "127.0.0.1"
@@ -360,7 +361,7 @@ class RatingHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _json(self, status: HTTPStatus, value: Any) -> None:
-        self._send(status, json.dumps(value).encode("utf-8"), "application/json")
+        self._send(status, strict_json.dumps(value).encode("utf-8"), "application/json")
 
     def _authorized(self, query: dict[str, list[str]]) -> tuple[bool, str | None]:
         """Whether the request may go on, and the rater of its per-rater link. A request

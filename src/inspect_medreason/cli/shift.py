@@ -17,7 +17,6 @@ import argparse
 import base64
 import html
 import io
-import json
 import math
 import re
 import sys
@@ -41,6 +40,7 @@ from inspect_medreason.cli.comparison import (
     _add_case_values,
 )
 from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
+from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, paired_difference
 from inspect_medreason.core.shift import SEVERITIES, SHIFTS
@@ -540,7 +540,7 @@ def _warnings(report: ShiftReport) -> list[str]:
 def render(report: ShiftReport, fmt: str) -> str:
     """The report as Markdown, JSON or a standalone HTML page."""
     if fmt == "json":
-        return json.dumps(document(report), indent=2, default=str)
+        return strict_json.dumps(document(report), indent=2, default=str)
     if fmt == "html":
         return _html(report)
     lines = ["# Image-quality shifts", ""]
