@@ -337,3 +337,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         node = item.nodeid
         if any(node == slow or node.startswith(slow) for slow in SLOW_TESTS):
             item.add_marker(pytest.mark.slow)
+
+
+def _order_line(config: pytest.Config) -> str:
+    """How this run ordered the tests, and the command that replays that order."""
+    if not config.pluginmanager.has_plugin("randomly"):
+        return "test order: as written (pytest-randomly is not active)"
+    seed = config.getoption("randomly_seed")
+    return (
+        f"test order: shuffled by pytest-randomly, seed {seed}; replay it with "
+        f"--randomly-seed={seed} (CONTRIBUTING.md, 'Test order')"
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # pytest -q hides the report header, where pytest-randomly prints its seed; a run that
+    # hangs or is killed still shows it here, at the start
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not hasattr(session.config, "workerinput"):
+        reporter.write_line(_order_line(session.config))
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    # and again at the end, beside the failures it may replay
+    terminalreporter.write_line(_order_line(config))
