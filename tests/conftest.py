@@ -329,6 +329,7 @@ SLOW_TESTS = {
     "tests/perf/test_report.py::test_the_perf_readme_tables_match_the_committed_results": (
         "the report script in a subprocess"
     ),
+    "tests/docs/test_test_order.py": "pytest itself in subprocesses, shuffled and replayed",
 }
 
 

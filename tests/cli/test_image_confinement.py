@@ -30,8 +30,11 @@ pytestmark = pytest.mark.xdist_group("test_image_confinement")
 
 @pytest.fixture(scope="module")
 def unlogged(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A judged run of 3 cases written with --no-log-images: rate must read files."""
-    return judged_log(tmp_path_factory.mktemp("confined"), 3, log_images=False)
+    """A judged run of 3 cases written with --no-log-images: rate must read files; beside
+    its data folder, an image no case names (``outside.png``), which tests only read."""
+    root = tmp_path_factory.mktemp("confined")
+    write_png(root / "outside.png", colour=7)
+    return judged_log(root, 3, log_images=False)
 
 
 def embedded_images(page: Path) -> list[bytes]:
@@ -99,7 +102,7 @@ def test_the_runs_folder_is_said_before_use_and_its_files_checked(
 def test_an_edited_log_never_puts_an_outside_file_on_the_page(
     unlogged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict[str, Any]
 ) -> None:
-    outside = write_png(unlogged.parent.parent / "outside.png", colour=7)
+    outside = unlogged.parent.parent / "outside.png"
     outside_digest = hashlib.sha256(outside.read_bytes()).hexdigest()
 
     def hostile(metadata: dict[str, Any]) -> None:
