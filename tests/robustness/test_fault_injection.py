@@ -11,7 +11,7 @@ from typing import Any, cast
 from conftest import scripted_output, user_text, write_json, write_png
 from inspect_ai import eval
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
-from utils.fault_server import FaultPlan, fault_server
+from utils.fault_server import FAULTS, FaultPlan, fault_server
 
 from inspect_medreason.medreason.medreason import open_ended
 
@@ -61,7 +61,10 @@ def test_faulty_judges_and_hostile_replies_never_error_a_sample(tmp_path: Path) 
         index = int(user_text(messages).split("[f")[1].split("]")[0])
         return scripted_output(HOSTILE_REPLIES[index % len(HOSTILE_REPLIES)])
 
-    plan = FaultPlan(rate=0.35, seed=7, max_hang=20.0)
+    # the kinds the assertions below need first: they are injected in this order
+    kinds = ("error", "hang", "echo", "garbage", "nested", "bad_score", "huge", "control")
+    assert sorted(kinds) == sorted(FAULTS)
+    plan = FaultPlan(rate=0.35, seed=7, kinds=kinds, max_hang=20.0)
     with fault_server(plan) as url:
         judge = get_model(
             "openai-api/faulty/judge",

@@ -84,7 +84,11 @@ def fault_server(plan: FaultPlan, good_score: int = 3) -> Iterator[str]:
             with lock:
                 plan.served += 1
                 over = plan.served > plan.max_requests
-                fault = rng.choice(plan.kinds) if rng.random() < plan.rate else None
+                # which requests fail is drawn; what they get goes through the kinds in turn,
+                # so a run with few requests (a loaded machine) still meets the first kinds
+                faulted = rng.random() < plan.rate
+                turn = sum(plan.injected.values()) % len(plan.kinds)
+                fault = plan.kinds[turn] if faulted else None
                 if fault:
                     plan.injected[fault] += 1
             if over:
