@@ -30,11 +30,19 @@ from inspect_medreason.new_benchmark.dataset import (
 
 from .published_layout import TEST_ROWS, published_snapshot
 
-# Replies to the test split's questions: read and right, read and wrong, and no answer.
+
+def wrong_answer(reference: str) -> str:
+    """An answer other than ``reference``: another row's, or a made-up one."""
+    others = [answer for _, answer in TEST_ROWS if answer.lower() != reference.lower()]
+    return others[0] if others else f"not {reference}"
+
+
+# Replies to the test split's questions, made from its rows (whatever cases you write there):
+# the first read and right, the second read and wrong, every other one no answer.
 REPLIES = {
-    TEST_ROWS[0][0]: "A clear break.\nANSWER: yes",
-    TEST_ROWS[1][0]: "ANSWER: yes",
-    TEST_ROWS[2][0]: "I cannot tell.\nThe image is too small.",
+    TEST_ROWS[0][0]: f"Looking at the image.\nANSWER: {TEST_ROWS[0][1]}",
+    TEST_ROWS[1][0]: f"ANSWER: {wrong_answer(TEST_ROWS[1][1])}",
+    **{question: "I cannot tell.\nThe image is too small." for question, _ in TEST_ROWS[2:]},
 }
 
 
@@ -116,11 +124,11 @@ def test_known_replies_score_as_they_should_end_to_end(tmp_path: Path) -> None:
     log = run({}, tmp_path)
     assert log.samples is not None and len(log.samples) == len(TEST_ROWS)  # the test split
     assert log.results is not None
-    assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(1 / 3)
+    assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(1 / len(TEST_ROWS))
     explanations = [
         str(score.explanation) for sample in log.samples for score in (sample.scores or {}).values()
     ]
-    assert sum(e.startswith("no answer:") for e in explanations) == 1  # never a guess
+    assert sum(e.startswith("no answer:") for e in explanations) == len(TEST_ROWS) - 2  # no guess
     assert images_sent(log) == len(TEST_ROWS)
     assert log.eval.metadata is not None and log.eval.metadata["split"] == "test"
 

@@ -108,6 +108,23 @@ def test_the_recipe_passes_every_check_as_written(tmp_path: Path) -> None:
         repo,
         env,
     )
+    # the family's tests hold for the contributor's own cases, whatever their answers: the
+    # first not "yes", two with the same answer, one more row
+    layout = repo / "tests" / FAMILY / "published_layout.py"
+    text = layout.read_text(encoding="utf-8")
+    start, end = text.index("TEST_ROWS = ["), text.index("]\n", text.index("TEST_ROWS = ["))
+    layout.write_text(
+        text[:start]
+        + "TEST_ROWS = [\n"
+        + '    ("What organ is shown?", "Liver"),\n'
+        + '    ("Is there a fracture?", "no"),\n'
+        + '    ("Is the heart enlarged?", "no"),\n'
+        + '    ("Which side is affected?", "left"),\n'
+        + text[end:],
+        encoding="utf-8",
+    )
+    run([*pytest, f"tests/{FAMILY}"], repo, env)
+
     # nothing outside the new family, its tests and the registry was edited
     changed = [
         name
