@@ -517,4 +517,13 @@ def test_the_demo_reaches_calibrate_with_three_epochs(
     capsys.readouterr()
     code = main(["calibrate", log.location, "--ratings", str(ratings), "--output", str(out)])
     assert code == 0, capsys.readouterr().err
-    assert json.loads(out.read_text())["components"]["gt_final"]["cases"] == MIN_CASES
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"calibration.json holds a bare {constant}: not JSON")
+
+    # strict JSON: the stand-in judge scores every case 2, so its agreement with the people
+    # (a kappa, a correlation) is undefined, and is written as null, never as NaN
+    text = out.read_text(encoding="utf-8")
+    document = json.loads(text, parse_constant=refuse)
+    assert document["components"]["gt_final"]["cases"] == MIN_CASES
+    assert "null" in text
