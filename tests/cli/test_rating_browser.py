@@ -431,6 +431,7 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
         _past_the_guide(alice)
         _name(alice, "alice")
         _wait_for_text(alice, "progress", "2 of 4 done")
+        _wait_for_text(alice, "position", "3 of 4")  # at her first unrated case, not case 1
         people = read_rating_round([store], [log])
         assert len(people.scores["Bob"]) == 2 and not people.partial("Bob")
         assert all(set(s) == {"gt", "va", "rvf"} for s in people.scores["Alice"].values())
