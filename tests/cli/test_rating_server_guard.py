@@ -32,7 +32,7 @@ from inspect_medreason.cli.rating_server import (
     server_proof,
     token_id,
 )
-from inspect_medreason.cli.rating_store import STORE_MODE
+from inspect_medreason.cli.rating_store import STORE_MODE, StoreError
 from inspect_medreason.cli.ratings_file import MAX_NOTE_CHARS, MAX_RATER_CHARS
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -138,6 +138,13 @@ def test_the_store_and_its_write_ahead_files_are_the_owners_only(
     again = RatingServer(page, served.store, {}, "127.0.0.1", 0)
     again.server_close()
     assert stat.S_IMODE(served.store.stat().st_mode) == 0o600
+    # a file given as --store by mistake is refused, its mode left as it was
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a store\n", encoding="utf-8")
+    notes.chmod(0o644)
+    with pytest.raises(StoreError):
+        RatingServer(page, notes, {}, "127.0.0.1", 0)
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o644
 
 
 def test_a_post_needs_its_token_in_the_header_json_and_the_pages_own_origin(

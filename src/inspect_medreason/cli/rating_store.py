@@ -102,6 +102,8 @@ def private_file(path: Path) -> None:
     version left readable by others is made private, and its write-ahead files with it."""
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, STORE_MODE)
     os.close(descriptor)
+    if not is_store(path):  # new (empty), or not a store: refused next, its mode left alone
+        return
     for one in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm"))):
         if one.exists() and stat.S_IMODE(one.stat().st_mode) & 0o077:
             one.chmod(STORE_MODE)
