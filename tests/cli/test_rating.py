@@ -467,6 +467,27 @@ def test_a_bad_qualified_rating_is_every_problem_named(tmp_path: Path) -> None:
     assert "case ce: skipped, yet marked cannot_assess" in text
 
 
+def test_a_broken_character_or_a_control_in_a_ratings_file_is_named(tmp_path: Path) -> None:
+    """What the server refuses, a file may not hold either: a lone surrogate (JSON's
+    ``\\ud800``) or a control character in a name, a reason or a comment is a problem named
+    with its place, never a crash when the text is printed or written."""
+    document = ratings_document("p1", "al\x00ice", {"ca": 1})
+    document["version"] = 2
+    document["ratings"] = [
+        {"case": "ca", "gt": 3, "comments": {"gt": "half \ud800 a character"}},
+        {"case": "cb", "skipped": "bell\x07"},
+        {"case": "cc", "va": 2, "cannot_assess": {"gt": "x" * 2001}},
+    ]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(document), encoding="ascii")  # the surrogate escaped, as JSON has it
+    text = "\n".join(problems_of([bad]))
+    assert "rater is" in text and "U+0000" in text
+    assert "case ca: comments.gt is" in text and "U+D800" in text
+    assert "case cb: skipped is" in text and "U+0007" in text
+    assert "case cc: cannot_assess.gt is" in text and "more than 2000" in text
+    text.encode("utf-8")  # printable: the surrogate is shown escaped
+
+
 def test_rate_says_what_a_served_round_needs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -517,4 +538,13 @@ def test_the_demo_reaches_calibrate_with_three_epochs(
     capsys.readouterr()
     code = main(["calibrate", log.location, "--ratings", str(ratings), "--output", str(out)])
     assert code == 0, capsys.readouterr().err
-    assert json.loads(out.read_text())["components"]["gt_final"]["cases"] == MIN_CASES
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"calibration.json holds a bare {constant}: not JSON")
+
+    # strict JSON: the stand-in judge scores every case 2, so its agreement with the people
+    # (a kappa, a correlation) is undefined, and is written as null, never as NaN
+    text = out.read_text(encoding="utf-8")
+    document = json.loads(text, parse_constant=refuse)
+    assert document["components"]["gt_final"]["cases"] == MIN_CASES
+    assert "null" in text

@@ -431,6 +431,7 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
         _past_the_guide(alice)
         _name(alice, "alice")
         _wait_for_text(alice, "progress", "2 of 4 done")
+        _wait_for_text(alice, "position", "3 of 4")  # at her first unrated case, not case 1
         people = read_rating_round([store], [log])
         assert len(people.scores["Bob"]) == 2 and not people.partial("Bob")
         assert all(set(s) == {"gt", "va", "rvf"} for s in people.scores["Alice"].values())
@@ -540,5 +541,364 @@ def test_a_per_rater_link_fixes_the_name_and_rates_as_that_rater(tmp_path: Path)
         assert list(people.scores["Bob"].values()) == [{"gt": 2, "va": 2, "rvf": 2}]
     finally:
         driver.quit()
+        server.shutdown()
+        server.server_close()
+
+
+# ---- issue 54: what the page says it keeps survives a killed browser; only the round's
+# server is sent a token; a refused rating stays queued; any text typed is taken ----
+
+
+def _process_tree(root: int) -> list[int]:
+    """A process and every descendant (read from /proc: no dependency for one test)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            parent = int(stat.rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += children.get(pid, [])
+    return tree
+
+
+def _kill_browser(driver: Any) -> None:
+    """Kill Chromium as a crash or a power cut would: every one of its processes at once
+    (SIGKILL), none told first, then its driver."""
+    import os
+    import signal
+
+    browser = [
+        p for p in _process_tree(driver.service.process.pid) if p != driver.service.process.pid
+    ]
+    assert browser, "no Chromium process under chromedriver"
+    for pid in browser:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while any(Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) for pid in browser):
+        assert time.monotonic() < deadline, "Chromium outlived SIGKILL"
+        time.sleep(0.05)
+    with contextlib.suppress(Exception):
+        driver.quit()
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def _open_page(driver: Any, url: str) -> None:
+    """The page, past the guide if it opens, with what the browser keeps on disk taken in."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(url)
+    deadline = time.monotonic() + 15
+    while not driver.execute_script("return dbReady"):
+        assert time.monotonic() < deadline, "the page never read what IndexedDB keeps"
+        time.sleep(0.05)
+    if driver.find_element(By.ID, "intro").is_displayed():
+        driver.execute_script("closeDialogs()")
+
+
+def _rate(driver: Any, position: int, component: str, value: int) -> None:
+    driver.execute_script(
+        "go(arguments[0]); rate(arguments[1], arguments[2]);", position, component, value
+    )
+
+
+def _wait_until(driver: Any, element: str, holds: Any, timeout: float = 15.0) -> str:
+    from selenium.webdriver.common.by import By
+
+    deadline = time.monotonic() + timeout
+    while True:
+        text = str(driver.find_element(By.ID, element).text)
+        if holds(text):
+            return text
+        if time.monotonic() > deadline:
+            status = driver.find_element(By.ID, "status").text
+            raise AssertionError(f"#{element} still reads {text!r} (status: {status!r})")
+        time.sleep(0.05)
+
+
+def _latest(store: Path, rater: str) -> dict[tuple[str, str], Any]:
+    from inspect_medreason.cli.rating_store import latest_ratings
+
+    return {(r.case, r.component): r.value for r in latest_ratings(store, rater)}
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_killed_browser_loses_no_rating_the_page_said_it_kept(tmp_path: Path) -> None:
+    """Four rounds, the server down in two of them: ratings given until the page says they
+    are kept (on the server, or waiting for it), then a few more, then Chromium killed at a
+    random moment. Reopened on the same profile each time, the page sends what it kept, and
+    the store holds every acknowledged rating exactly (a rating given after it, and killed
+    before it was kept, may or may not have replaced it)."""
+    import random
+    import threading
+
+    from inspect_medreason.cli.rating_page import build_page
+    from inspect_medreason.cli.rating_server import RatingServer
+
+    log = judged_log(tmp_path, 6)
+    page = build_page([log], 6, 0)
+    cases = [c["case"] for c in page.data["cases"]]
+    store, port = tmp_path / "round.sqlite", _free_port()
+
+    def serve() -> RatingServer:
+        server = RatingServer(page, store, {}, "127.0.0.1", port)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
+
+    first = serve()
+    url = first.url
+    server: RatingServer | None = first
+    rng = random.Random(54)
+    allowed: dict[tuple[str, str], set[int | None]] = {}
+    driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+    try:
+        _open_page(driver, url)
+        _name(driver, "Alice")
+        for up in (False, True, False, True):
+            if not up and server is not None:
+                server.shutdown()
+                server.server_close()
+                server = None
+            for _ in range(rng.randint(2, 5)):
+                position, component = rng.randrange(len(cases)), rng.choice(["gt", "va", "rvf"])
+                value = rng.randrange(5)
+                _rate(driver, position, component, value)
+                allowed.setdefault((cases[position], component), set()).add(value)
+            if up:
+                _wait_until(driver, "server-state", lambda t: t == "all ratings on the server")
+            else:
+                _wait_until(driver, "server-state", lambda t: "waiting" in t and "saving" not in t)
+            # acknowledged: from now on each of these holds its last value
+            acknowledged = driver.execute_script("return JSON.stringify(state.ratings)")
+            for case, entry in json.loads(acknowledged).items():
+                for component in ("gt", "va", "rvf"):
+                    if component in entry:
+                        allowed[(case, component)] = {entry[component]}
+            for _ in range(rng.randint(0, 3)):  # not waited for: kept or not
+                position, component = rng.randrange(len(cases)), rng.choice(["gt", "va", "rvf"])
+                value = rng.randrange(5)
+                _rate(driver, position, component, value)
+                allowed.setdefault((cases[position], component), {None}).add(value)
+            time.sleep(rng.uniform(0, 0.4))
+            _kill_browser(driver)
+            if server is None:  # the page is served: reopened once its server is back
+                server = serve()
+            driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+            _open_page(driver, url)
+        _wait_until(driver, "server-state", lambda t: t == "all ratings on the server", 30)
+        stored = _latest(store, "Alice")
+        for key, values in allowed.items():
+            assert stored.get(key) in values, (key, stored.get(key), values)
+        exact = [key for key, values in allowed.items() if len(values) == 1]
+        assert len(exact) >= 5  # most were acknowledged and never touched again
+    finally:
+        with contextlib.suppress(Exception):
+            driver.quit()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+
+def test_a_killed_browser_keeps_the_offline_pages_ratings(tmp_path: Path) -> None:
+    """The page opened from a file: three ratings, 'kept in this browser', Chromium killed
+    at once; reopened, the three are there (localStorage alone lost such ratings)."""
+    from inspect_medreason.cli import main
+
+    log = judged_log(tmp_path, 4)
+    html = tmp_path / "page.html"
+    assert main(["rate", str(log), "--output", str(html), "--cases", "4"]) == 0
+    driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+    try:
+        _open_page(driver, html.as_uri())
+        _name(driver, "Bob")
+        for position, value in ((0, 4), (1, 2), (2, 0)):
+            _rate(driver, position, "gt", value)
+        _wait_until(driver, "server-state", lambda t: t == "kept in this browser")
+        _kill_browser(driver)
+        driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+        _open_page(driver, html.as_uri())
+        kept = json.loads(driver.execute_script("return JSON.stringify(state)"))
+        assert kept["rater"] == "Bob"
+        assert sorted(entry["gt"] for entry in kept["ratings"].values()) == [0, 2, 4]
+    finally:
+        with contextlib.suppress(Exception):
+            driver.quit()
+
+
+def test_a_process_on_the_port_is_sent_no_token(tmp_path: Path) -> None:
+    """The server stops and another program takes its port, answering 200 to everything:
+    the page sends it no token and no rating, keeps both ratings waiting, and says why;
+    the round's server back, they reach it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from inspect_medreason.cli.rating_page import build_page
+    from inspect_medreason.cli.rating_server import RatingServer
+
+    log = judged_log(tmp_path, 3)
+    page = build_page([log], 3, 0)
+    store, port = tmp_path / "round.sqlite", _free_port()
+    server = RatingServer(page, store, {}, "127.0.0.1", port)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    seen: list[bytes] = []
+
+    class Squatter(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+        def _answer(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            seen.append(self.requestline.encode() + bytes(self.headers) + self.rfile.read(length))
+            body = json.dumps({"proof": "0" * 64, "id": 1, "ratings": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _answer
+
+    driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+    squatter = None
+    try:
+        _open_page(driver, server.url)
+        _name(driver, "Carol")
+        _rate(driver, 0, "gt", 4)
+        _wait_until(driver, "server-state", lambda t: t == "all ratings on the server")
+        server.shutdown()
+        server.server_close()
+        squatter = ThreadingHTTPServer(("127.0.0.1", port), Squatter)
+        threading.Thread(target=squatter.serve_forever, daemon=True).start()
+        _rate(driver, 1, "gt", 1)
+        _rate(driver, 1, "va", 2)
+        _wait_until(driver, "status", lambda t: "not this round's server" in t)
+        time.sleep(2.5)  # a retry or two
+        assert driver.find_element(By_ID(), "server-state").text.startswith(
+            "2 rating(s) waiting for the server"
+        )
+        assert seen and all(server.token.encode() not in request for request in seen)
+        assert all(b"POST" not in request.split(b" ")[0] for request in seen)
+        squatter.shutdown()
+        squatter.server_close()
+        squatter = None
+        server = RatingServer(page, store, {}, "127.0.0.1", port)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _wait_until(driver, "server-state", lambda t: t == "all ratings on the server", 20)
+        assert set(_latest(store, "Carol").values()) == {4, 1, 2}
+    finally:
+        with contextlib.suppress(Exception):
+            driver.quit()
+        for one in (server, squatter):
+            if one is not None:
+                one.shutdown()
+                one.server_close()
+
+
+def By_ID() -> str:
+    from selenium.webdriver.common.by import By
+
+    return str(By.ID)
+
+
+def test_a_refused_rating_stays_queued_and_any_text_typed_is_taken(tmp_path: Path) -> None:
+    """A rating the server refuses (an over-long comment, as an older page could queue) is
+    kept, said with the server's reason, still there after a reload, and replaced when the
+    rater changes that rating. Comments of random code units (lone surrogates, controls,
+    astral characters, up to 2,500 long) all reach the server, within its limits. The
+    fields count their length; E reaches the name field."""
+    import random
+    import threading
+
+    from selenium.webdriver.common.by import By
+
+    from inspect_medreason.cli.rating_page import build_page
+    from inspect_medreason.cli.rating_server import RatingServer
+    from inspect_medreason.cli.ratings_file import MAX_NOTE_CHARS, UNTYPED
+
+    log = judged_log(tmp_path, 4)
+    page = build_page([log], 4, 0)
+    store = tmp_path / "round.sqlite"
+    server = RatingServer(page, store, {}, "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    driver = _open_browser(tmp_path / "profile", tmp_path / "downloads")
+    try:
+        _open_page(driver, server.url)
+        _keys(driver, "e")
+        assert driver.switch_to.active_element.get_attribute("id") == "rater"
+        _name(driver, "Dana")
+        _rate(driver, 0, "gt", 3)
+        driver.execute_script(
+            "queue(Object.assign(rowFor(DATA.cases[0].case, 'va', {va: 2}, state.rater),"
+            " {comment: 'x'.repeat(3000)}))"
+        )
+        _wait_until(driver, "server-state", lambda t: t == "1 rating(s) refused by the server")
+        status = driver.find_element(By.ID, "status").text
+        assert "case 1's va" in status and "comment:" in status and "change that rating" in status
+        driver.refresh()
+        _open_page(driver, server.url)
+        _wait_until(driver, "server-state", lambda t: t == "1 rating(s) refused by the server")
+        _rate(driver, 0, "va", 2)  # changed: the refused row is replaced
+        _wait_until(driver, "server-state", lambda t: t == "all ratings on the server")
+        assert _latest(store, "Dana") == {
+            (page.data["cases"][0]["case"], c): v for c, v in (("gt", 3), ("va", 2))
+        }
+
+        field = driver.find_element(By.ID, "comment-gt")
+        assert field.get_attribute("maxLength") == str(MAX_NOTE_CHARS)
+        driver.execute_script(
+            "const f = $('comment-gt'); f.value = 'abc'; f.dispatchEvent(new Event('input'))"
+        )
+        assert "3/2000" in driver.find_element(By.ID, "rubric").text
+
+        rng = random.Random(54)
+        pools = [
+            (0, 0x20),
+            (0x20, 0x7F),
+            (0x7F, 0xA0),
+            (0xA0, 0xD800),
+            (0xD800, 0xE000),
+            (0xE000, 0x10000),
+        ]
+        for number in range(12):
+            size = rng.choice([1, 10, 300, MAX_NOTE_CHARS, 2500])
+            units = [rng.randrange(*rng.choice(pools)) for _ in range(size)]
+            driver.execute_script(
+                "go(arguments[0] % DATA.cases.length); rate('rvf', 1);"
+                " setComment('rvf', String.fromCharCode(...arguments[1]) + '.');",
+                number,
+                units,
+            )
+        _wait_until(driver, "server-state", lambda t: t == "all ratings on the server", 30)
+        from inspect_medreason.cli.rating_store import latest_ratings
+
+        comments = [r.comment for r in latest_ratings(store, "Dana") if r.component == "rvf"]
+        assert len(comments) == 4 and all(comments)
+        for comment in comments:
+            assert comment is not None and len(comment) <= MAX_NOTE_CHARS
+            assert not UNTYPED.search(comment)
+    finally:
+        with contextlib.suppress(Exception):
+            driver.quit()
         server.shutdown()
         server.server_close()

@@ -11,6 +11,7 @@ import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_ro
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_server")
 
-GIVEN_AT = "2026-12-01T10:00:00.000Z"
+# a rating given now: the server refuses a time far from its clock
+GIVEN_AT = datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +67,9 @@ def request(
     data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data)
     req.add_header(TOKEN_HEADER, server.token if token is None else token)
+    if data is not None:  # as the page posts: JSON, from its own origin
+        req.add_header("Content-Type", "application/json")
+        req.add_header("Origin", f"http://127.0.0.1:{port}")
     try:
         with urllib.request.urlopen(req, timeout=10) as response:
             return response.status, response.read()

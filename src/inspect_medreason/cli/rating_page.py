@@ -44,7 +44,12 @@ from inspect_medreason.cli.rating import (
     page_digest,
     stratified_sample,
 )
-from inspect_medreason.cli.ratings_file import RATINGS_FORMAT, RATINGS_VERSION
+from inspect_medreason.cli.ratings_file import (
+    MAX_NOTE_CHARS,
+    MAX_RATER_CHARS,
+    RATINGS_FORMAT,
+    RATINGS_VERSION,
+)
 from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
 
@@ -281,6 +286,9 @@ def page_data(
         "ratings_version": RATINGS_VERSION,
         "rubric": rubric.components,
         "rubric_sha256": rubric.sha256,
+        # the longest name and note the server and the ratings file take: the page's fields
+        # hold no more
+        "limits": {"rater": MAX_RATER_CHARS, "note": MAX_NOTE_CHARS},
         "cases": [
             {
                 "case": case_digest(page_id, c.ref),
@@ -517,6 +525,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
     served_only = [f"--{n.replace('_', '-')}" for n in ("raters", "allow_host") if getattr(args, n)]
     if served_only and not args.serve:
         raise ChallengeError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
+    options = None
+    if args.serve:
+        # imported here: rating_server imports this module, and only --serve needs a server
+        from inspect_medreason.cli.rating_server import check_serve_options
+
+        options = check_serve_options(args)
     outputs = OutputSet(args.force, [*args.logs, args.data])
     output = outputs.add(args.output) if args.output else None
     skipped: list[str] = []
@@ -540,9 +554,8 @@ def cmd_rate(args: argparse.Namespace) -> int:
         )
     for stratum, count in page.strata.items():
         print(f"  {count:4d}  {stratum}")
-    if args.serve:
-        # imported here: rating_server imports this module, and only --serve needs a server
+    if options is not None:
         from inspect_medreason.cli.rating_server import serve_round
 
-        serve_round(page, Path(args.store), Path(args.data) if args.data else None, args)
+        serve_round(page, Path(args.store), Path(args.data) if args.data else None, args, options)
     return EXIT_OK

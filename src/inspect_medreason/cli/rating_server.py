@@ -12,10 +12,20 @@ the request. The page's address holds the token, and the page sends it with ever
 Several raters rate at once; a rater who opens the page again (another browser, after a
 crash) gets back what the server holds for them.
 
-Routes: ``GET /?token=T`` the page; ``GET /api/ratings?rater=NAME`` the rater's latest
+Routes: ``GET /?token=T`` the page; ``GET /api/hello?id=I&nonce=N`` the server's proof that
+it is the round's (below; no token); ``GET /api/ratings?rater=NAME`` the rater's latest
 ratings (a per-rater link's own, without ``rater``); ``POST /api/ratings`` one rating (a
 JSON object, below); ``GET /image/CASE/N`` a case's image at its original resolution (the
 page embeds the scaled-down one).
+
+Only the round's raters reach it. The store is created 0600 (it holds the round's secret).
+Before the page sends its token anywhere it asks ``/api/hello`` for a proof only a holder of
+that token can make (an HMAC of a fresh nonce keyed by the token, the token named by a
+one-way digest of it), so a process that took the port while the server was down gets no
+token and no rating. A POST carries the token in its ``X-Round-Token`` header (never in the
+address), as ``application/json``, with an ``Origin`` that is the page's own: another site's
+page cannot post, and no form can. No response may be framed. Every request is answered
+(a rating refused says why), a slow client is cut at a deadline, and the workers are capped.
 """
 
 from __future__ import annotations
@@ -27,11 +37,12 @@ import ipaddress
 import json
 import re
 import secrets
+import socket
 import sqlite3
 import sys
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -54,8 +65,8 @@ from inspect_medreason.cli.ratings_file import (
     MAX_NOTE_CHARS,
     MAX_RATER_CHARS,
     MAX_SECONDS,
-    is_timestamp,
     rater_key,
+    text_problem,
 )
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.user_files import UserFileError, read_user_bytes
@@ -66,12 +77,45 @@ TOKEN_HEADER = "X-Round-Token"
 RATING_KEYS = {"rater", "case", "component", "value", "reason", "comment", "seconds", "given_at"}
 # One rating is a few hundred bytes; two notes at their limit fit well inside this.
 MAX_BODY_BYTES = 16 * 1024
-# A client that stops mid-request holds a thread no longer than this.
-REQUEST_TIMEOUT_S = 30.0
+# A client that stops mid-request holds a thread no longer than this between two reads...
+REQUEST_TIMEOUT_S = 10.0
+# ... nor longer than this in all (one byte every few seconds is not a request).
+REQUEST_DEADLINE_S = 20.0
+# Requests served at once; the next waits for a worker at most WORKER_WAIT_S, then is told
+# to come back (503). A round is a handful of raters: this is room for a burst, not a cap
+# they meet.
+MAX_WORKERS = 32
+WORKER_WAIT_S = 2.0
+# Connections the kernel holds while the workers are busy (Python's default, 5, reset 86 of
+# a burst of 5,000); the kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 1024
+# A rating's time as the page gives it: no earlier than this before the server's clock (a
+# rating queued through a long outage is still taken), no later than this after (clocks
+# differ; a day ahead is a wrong clock, said as one).
+GIVEN_AT_PAST = timedelta(days=90)
+GIVEN_AT_FUTURE = timedelta(days=1)
+# The page's proof that it talks to its round's server (/api/hello): what the token is named
+# by, and what is signed. One secret, one purpose each.
+TOKEN_ID_CONTEXT = "medreason-rate token id:"
+SERVER_PROOF_CONTEXT = "medreason-rate server proof:"
+NONCE = re.compile(r"[0-9a-f]{32,128}")
 # What a rater's token is derived for: one secret, one purpose.
 RATER_TOKEN_CONTEXT = b"medreason-rate rater link:"
 # The page names the rater of a per-rater link here (null: the rater types their name).
 LINKED_RATER_ELEMENT = '<script type="application/json" id="linked-rater">null</script>'
+
+
+def token_id(token: str) -> str:
+    """The name a page gives its token by in ``/api/hello``: a SHA-256 digest, which names it
+    without revealing it."""
+    return hashlib.sha256((TOKEN_ID_CONTEXT + token).encode("utf-8")).hexdigest()
+
+
+def server_proof(token: str, nonce: str) -> str:
+    """What only a holder of ``token`` answers to ``nonce``: HMAC-SHA256 keyed by the token
+    (the page computes the same, rating_page.html's serverProof)."""
+    message = (SERVER_PROOF_CONTEXT + nonce).encode("utf-8")
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
 
 def rater_token(round_token: str, rater: str) -> str:
@@ -187,7 +231,30 @@ class NotThisRater(RatingError):
     """A rating of a per-rater link given under another rater's name."""
 
 
-def check_rating(body: Any, cases: set[str], linked: str | None = None) -> StoredRating:
+def given_at_problem(value: Any, now: datetime) -> str | None:
+    """Why a rating's time is not one (None: it is): an ISO 8601 time with its offset, within
+    GIVEN_AT_PAST before the server's clock and GIVEN_AT_FUTURE after it."""
+    if not isinstance(value, str) or len(value) > 40:
+        return "an ISO 8601 time with its offset (the page's clock)"
+    try:
+        given = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return f"{value!r} is not an ISO 8601 time"
+    if given.tzinfo is None:
+        return f"{value!r} has no offset (Z or +HH:MM)"
+    if given > now + GIVEN_AT_FUTURE:
+        return (
+            f"{value!r} is more than a day ahead of the server's clock ({now.isoformat()}): "
+            "set this computer's clock"
+        )
+    if given < now - GIVEN_AT_PAST:
+        return f"{value!r} is more than {GIVEN_AT_PAST.days} days before the server's clock"
+    return None
+
+
+def check_rating(
+    body: Any, cases: set[str], linked: str | None = None, now: datetime | None = None
+) -> StoredRating:
     """A posted rating as stored, or RatingError naming every problem of it. ``linked`` is
     the rater of a per-rater link's token: the row is theirs, and a body that names another
     rater is refused (NotThisRater), never stored under either name."""
@@ -198,16 +265,19 @@ def check_rating(body: Any, cases: set[str], linked: str | None = None) -> Store
     if unknown:
         problems.append(f"unknown key(s) {', '.join(map(repr, unknown))}")
     rater = body.get("rater") if linked is None else body.get("rater", linked)
-    if not isinstance(rater, str) or not rater.strip() or len(rater) > MAX_RATER_CHARS:
-        problems.append(f"rater: a name of 1-{MAX_RATER_CHARS} characters")
+    wrong_name = text_problem(rater, MAX_RATER_CHARS)
+    if wrong_name or not isinstance(rater, str) or not rater.strip():
+        problems.append(
+            f"rater: a name of 1-{MAX_RATER_CHARS} characters ({wrong_name or 'empty'})"
+        )
     elif linked is not None and rater_key(rater) != rater_key(linked):
         raise NotThisRater(
             f"this link is {linked!r}'s: a rating under another name ({rater!r}) is refused"
         )
-    if body.get("case") not in cases:
-        problems.append("case: not a case of this page")
+    if not isinstance(body.get("case"), str) or body["case"] not in cases:
+        problems.append("case: not a case of this page (reload the page)")
     component = body.get("component")
-    if component not in COMPONENTS:
+    if not isinstance(component, str) or component not in COMPONENTS:
         problems.append(f"component: one of {', '.join(COMPONENTS)}")
     value = body.get("value")
     if value is not None and (type(value) is not int or not 0 <= value <= 4):
@@ -217,9 +287,12 @@ def check_rating(body: Any, cases: set[str], linked: str | None = None) -> Store
     texts = {}
     for key in ("reason", "comment"):
         text = body.get(key)
-        if text is not None and (not isinstance(text, str) or len(text) > MAX_NOTE_CHARS):
-            problems.append(f"{key}: a text of at most {MAX_NOTE_CHARS} characters, or null")
-        texts[key] = text.strip() or None if isinstance(text, str) else None
+        wrong = None if text is None else text_problem(text, MAX_NOTE_CHARS)
+        if wrong:
+            problems.append(
+                f"{key}: a text of at most {MAX_NOTE_CHARS} characters, or null ({wrong})"
+            )
+        texts[key] = text.strip() or None if isinstance(text, str) and not wrong else None
     if value is not None and texts["reason"]:
         problems.append("a score and a reason it cannot be assessed: one or the other")
     seconds = body.get("seconds")
@@ -229,8 +302,9 @@ def check_rating(body: Any, cases: set[str], linked: str | None = None) -> Store
         or not 0 <= seconds <= MAX_SECONDS
     ):
         problems.append(f"seconds: 0-{MAX_SECONDS}, or null")
-    if not is_timestamp(body.get("given_at")):
-        problems.append("given_at: an ISO 8601 time")
+    given_at = given_at_problem(body.get("given_at"), now or datetime.now(UTC))
+    if given_at:
+        problems.append(f"given_at: {given_at}")
     if problems:
         raise RatingError("; ".join(problems))
     return StoredRating(
@@ -247,6 +321,7 @@ def check_rating(body: Any, cases: set[str], linked: str | None = None) -> Store
 
 class RatingServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(
         self,
@@ -279,7 +354,14 @@ class RatingServer(ThreadingHTTPServer):
         # with --raters only the raters' own tokens open the round: the round's secret is
         # kept in the store, never printed, and a name typed on the page is not taken
         self.raters = {rater_token(self.token, name): name for name in raters or []}
-        self.policy = SERVED_POLICY + " style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+        self.policy = (
+            SERVED_POLICY + " style-src 'unsafe-inline'; script-src 'unsafe-inline';"
+            " frame-ancestors 'none'"
+        )
+        # what /api/hello answers: each token that opens the round, by its digest
+        opening = list(self.raters) if self.raters else [self.token]
+        self.token_ids = {token_id(token): token for token in opening}
+        self.workers = threading.BoundedSemaphore(MAX_WORKERS)
         # one writer at a time: SQLite would serialize them anyway, this keeps the waits
         # in this process instead of in busy retries
         self.write_lock = threading.Lock()
@@ -287,6 +369,31 @@ class RatingServer(ThreadingHTTPServer):
         address = self.server_address[0]
         bound = address.decode("ascii") if isinstance(address, bytes) else str(address)
         self.host_names = host_names(bound, int(self.server_address[1]), allowed_hosts or [])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A worker for the request, or, none free within WORKER_WAIT_S, a 503 (the page
+        keeps the rating and sends it again): a crowd of slow clients delays, never stops,
+        a round."""
+        if not self.workers.acquire(timeout=WORKER_WAIT_S):
+            with _suppressed_socket_errors():
+                request.settimeout(1.0)
+                request.sendall(
+                    b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: 1\r\n"
+                    b"Content-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.workers.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.workers.release()
 
     def page_for(self, rater: str | None) -> bytes:
         """The page, naming the rater of a per-rater link (JSON inside a script element:
@@ -323,6 +430,16 @@ class RatingServer(ThreadingHTTPServer):
         return f"http://{shown}:{port}/?token={self.token}"
 
 
+class _suppressed_socket_errors:
+    """A refusal to a client that is already gone is no error of the server's."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *_: Any) -> bool:
+        return kind is not None and issubclass(kind, OSError)
+
+
 def is_loopback(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -344,6 +461,41 @@ class RatingHandler(BaseHTTPRequestHandler):
     # that would go on taking ratings after shutdown()
     protocol_version = "HTTP/1.0"
 
+    def setup(self) -> None:
+        super().setup()
+        # the whole request, however slowly it trickles in, within the deadline: the socket
+        # is shut then, which ends any read or write in progress
+        self._deadline = threading.Timer(REQUEST_DEADLINE_S, self._cut)
+        self._deadline.daemon = True
+        self._deadline.start()
+
+    def _cut(self) -> None:
+        with _suppressed_socket_errors():
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+    def finish(self) -> None:
+        self._deadline.cancel()
+        with _suppressed_socket_errors():
+            super().finish()
+
+    def handle_one_request(self) -> None:
+        """Every request answered: a fault of the server's own is a 500 that says so (the
+        page keeps the rating and sends it again), never a dropped connection."""
+        try:
+            super().handle_one_request()
+        except OSError:
+            self.close_connection = True  # the client went, or its deadline passed
+        except Exception as error:  # a bug must not cost the rater their queue
+            self.close_connection = True
+            with _suppressed_socket_errors():
+                self._json(
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                    {
+                        "error": f"the server failed ({type(error).__name__}): the rating is "
+                        "not stored; tell the organizer"
+                    },
+                )
+
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are not logged: the token is in every page request's address."""
 
@@ -354,8 +506,14 @@ class RatingHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("X-Content-Type-Options", "nosniff")
-        # the page's own policy, as its meta element states it; anything else runs nothing
-        policy = self.server.policy if media_type.startswith("text/html") else "default-src 'none'"
+        self.send_header("X-Frame-Options", "DENY")
+        # the page's own policy, as its meta element states it (and no framing, which only a
+        # header can forbid); anything else runs nothing and is framed nowhere
+        policy = (
+            self.server.policy
+            if media_type.startswith("text/html")
+            else "default-src 'none'; frame-ancestors 'none'"
+        )
         self.send_header("Content-Security-Policy", policy)
         self.end_headers()
         self.wfile.write(body)
@@ -363,25 +521,60 @@ class RatingHandler(BaseHTTPRequestHandler):
     def _json(self, status: HTTPStatus, value: Any) -> None:
         self._send(status, strict_json.dumps(value).encode("utf-8"), "application/json")
 
-    def _authorized(self, query: dict[str, list[str]]) -> tuple[bool, str | None]:
-        """Whether the request may go on, and the rater of its per-rater link. A request
-        whose Host header does not name this server (DNS rebinding: another site's name
-        resolved to this address) is refused before its token is even looked at."""
+    def _host_allowed(self) -> bool:
+        """A request whose Host header does not name this server (DNS rebinding: another
+        site's name resolved to this address) is refused before its token is looked at."""
         if not host_allowed(self.headers.get("Host"), self.server.host_names):
             self._json(
                 HTTPStatus.MISDIRECTED_REQUEST,
                 {"error": "not a name this server answers to: open the link as it was sent"},
             )
+            return False
+        return True
+
+    def _authorized(
+        self, query: dict[str, list[str]], header_only: bool = False
+    ) -> tuple[bool, str | None]:
+        """Whether the request may go on, and the rater of its per-rater link."""
+        if not self._host_allowed():
             return False, None
-        given = self.headers.get(TOKEN_HEADER) or (query.get("token") or [""])[0]
+        given = self.headers.get(TOKEN_HEADER) or (
+            "" if header_only else (query.get("token") or [""])[0]
+        )
         opened, rater = self.server.link_token(given)
         if not opened:
             self._json(HTTPStatus.FORBIDDEN, {"error": "not this round's token: use its link"})
         return opened, rater
 
+    def _hello(self, query: dict[str, list[str]]) -> None:
+        """The server's proof that it holds the page's token, which the page never sent."""
+        nonce = (query.get("nonce") or [""])[0]
+        token = self.server.token_ids.get((query.get("id") or [""])[0])
+        if not NONCE.fullmatch(nonce) or token is None:
+            self._json(HTTPStatus.FORBIDDEN, {"error": "not a link of this round"})
+            return
+        self._json(HTTPStatus.OK, {"proof": server_proof(token, nonce)})
+
+    def _same_origin(self) -> bool:
+        """A POST is the page's own: its Origin names this server as the Host header does
+        (a page of another site, even one holding a token, cannot post)."""
+        origin = urlsplit(self.headers.get("Origin") or "")
+        host = (self.headers.get("Host") or "").strip().lower()
+        if origin.scheme in ("http", "https") and origin.netloc.lower() == host:
+            return True
+        self._json(
+            HTTPStatus.FORBIDDEN,
+            {"error": "a rating is posted by the round's own page (its Origin), not another"},
+        )
+        return False
+
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
+        if parts.path == "/api/hello":
+            if self._host_allowed():
+                self._hello(query)
+            return
         opened, linked = self._authorized(query)
         if not opened:
             return
@@ -389,7 +582,7 @@ class RatingHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, self.server.page_for(linked), "text/html; charset=utf-8")
         elif parts.path == "/api/ratings":
             rater = (query.get("rater") or [linked or ""])[0]
-            if not rater.strip() or len(rater) > MAX_RATER_CHARS:
+            if not rater.strip() or text_problem(rater, MAX_RATER_CHARS):
                 self._json(HTTPStatus.BAD_REQUEST, {"error": "rater: a name"})
                 return
             if linked is not None and rater_key(rater) != rater_key(linked):
@@ -410,14 +603,23 @@ class RatingHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         parts = urlsplit(self.path)
-        opened, linked = self._authorized(parse_qs(parts.query))
-        if not opened:
+        # the token from the header only: an address is logged by proxies and kept in
+        # histories, and a form (text/plain, no custom header) can set one
+        opened, linked = self._authorized(parse_qs(parts.query), header_only=True)
+        if not opened or not self._same_origin():
             return
         if parts.path != "/api/ratings":
             self._json(HTTPStatus.NOT_FOUND, {"error": "no such page"})
             return
+        media_type = (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
+        if media_type != "application/json":
+            self._json(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                {"error": "a rating is posted as application/json"},
+            )
+            return
         length = self.headers.get("Content-Length", "")
-        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+        if not re.fullmatch(r"[0-9]{1,9}", length) or int(length) > MAX_BODY_BYTES:
             self._json(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 {"error": f"a rating is one JSON object of at most {MAX_BODY_BYTES} bytes"},
@@ -427,14 +629,15 @@ class RatingHandler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(int(length)).decode("utf-8"))
             rating = check_rating(body, self.server.cases, linked)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            self._json(HTTPStatus.BAD_REQUEST, {"error": "not a JSON object"})
-            return
         except NotThisRater as error:
             self._json(HTTPStatus.FORBIDDEN, {"error": str(error)})
             return
         except RatingError as error:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
+            return
+        except (ValueError, RecursionError):
+            # not UTF-8, not JSON, nested too deep, an integer of thousands of digits
+            self._json(HTTPStatus.BAD_REQUEST, {"error": "not a JSON object"})
             return
         received = datetime.now(UTC).isoformat(timespec="milliseconds")
         try:
@@ -446,10 +649,38 @@ class RatingHandler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, {"id": row})
 
 
-def serve_round(page: WrittenPage, store: Path, data_dir: Path | None, args: Any) -> None:
+@dataclass(frozen=True)
+class ServeOptions:
+    """``--raters`` and ``--allow-host`` as checked, before the page is built (a mistyped
+    name is said at once, not after the images are read)."""
+
+    raters: list[str] | None
+    allowed_hosts: list[str]
+
+
+def check_serve_options(args: Any) -> ServeOptions:
+    """The served options' values, or one ChallengeError naming every problem of them."""
+    problems: list[str] = []
+    raters: list[str] | None = None
+    allowed: list[str] = []
+    try:
+        raters = parse_raters(args.raters) if args.raters else None
+    except ChallengeError as error:
+        problems += error.problems
+    try:
+        allowed = check_allowed_hosts(args.allow_host or [])
+    except ChallengeError as error:
+        problems += error.problems
+    if problems:
+        raise ChallengeError(problems)
+    return ServeOptions(raters, allowed)
+
+
+def serve_round(
+    page: WrittenPage, store: Path, data_dir: Path | None, args: Any, options: ServeOptions
+) -> None:
     """Serve the page until interrupted (``medreason rate --serve``)."""
-    raters = parse_raters(args.raters) if args.raters else None
-    allowed = check_allowed_hosts(args.allow_host or [])
+    raters, allowed = options.raters, options.allowed_hosts
     if not is_loopback(args.host):
         print(
             f"warning: serving on {args.host}, not this machine's loopback: every machine that "

@@ -15,7 +15,9 @@ cases and the round's token (so a restarted server takes the same links).
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +39,8 @@ CASE_COMPONENT = "case"
 COMPONENTS = (*RATED_COMPONENTS, CASE_COMPONENT)
 # Every wait on the file is bounded: a writer holding it longer is a fault, said as one.
 BUSY_TIMEOUT_S = 10.0
+# Owner only: the store holds the round's secret.
+STORE_MODE = 0o600
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS round (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS ratings (
@@ -91,10 +95,28 @@ def connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     return connection
 
 
+def private_file(path: Path) -> None:
+    """The store readable by its owner only (0600): it holds every rating and the round's
+    secret, from which every rater's link is made. A new store is created so, before SQLite
+    opens it (SQLite gives its -wal and -shm files the same permissions); one an earlier
+    version left readable by others is made private, and its write-ahead files with it."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, STORE_MODE)
+    os.close(descriptor)
+    if not is_store(path):  # new (empty), or not a store: refused next, its mode left alone
+        return
+    for one in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm"))):
+        if one.exists() and stat.S_IMODE(one.stat().st_mode) & 0o077:
+            one.chmod(STORE_MODE)
+
+
 def open_store(path: Path, round_info: dict[str, Any], new_token: Callable[[], str]) -> str:
     """Create the store of a round, or open the one a stopped server left: the same page
     (page id, rubric, case count) or a StoreError. The round's token (kept, so the raters'
     links still work after a restart)."""
+    try:
+        private_file(path)
+    except OSError as error:
+        raise StoreError(f"{path}: cannot be created or opened ({error})") from error
     connection = connect(path)
     try:
         connection.execute("PRAGMA journal_mode = WAL")

@@ -69,6 +69,26 @@ MAX_RATER_CHARS = 200
 MAX_NOTE_CHARS = 2000
 # A day on one case is a tab left open, not time spent; kept as given, but bounded.
 MAX_SECONDS = 7 * 24 * 3600
+# Characters no rater types: C0 and C1 controls (tab and line breaks aside) and lone
+# surrogates (half of a broken character: UTF-8 cannot hold one, so no store or file can).
+# The rating page removes the same ones from what is typed or pasted (cleanText).
+UNTYPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def text_problem(text: Any, limit: int) -> str | None:
+    """Why a name, reason or comment cannot be kept (None: it can): not a text, longer than
+    ``limit`` characters, or holding a character no rater types."""
+    if not isinstance(text, str):
+        return "not a text"
+    if len(text) > limit:
+        return f"{len(text)} characters, more than {limit}"
+    found = UNTYPED.search(text)
+    if found:
+        return (
+            f"character {len(text[: found.start()]) + 1} is U+{ord(found.group()):04X}, "
+            "a control character or half of a broken one"
+        )
+    return None
 
 
 @dataclass
@@ -136,7 +156,9 @@ def _is_score(value: Any) -> bool:
 
 
 def _brief(value: Any) -> str:
+    # a lone surrogate is shown escaped (\ud800): it cannot be printed as it is
     text = json.dumps(value, ensure_ascii=False, default=str)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= 40 else text[:40] + "..."
 
 
@@ -183,9 +205,11 @@ def read_rater_file(
     if not isinstance(page_id, str) or not page_id.strip():
         problems.append(f"{path}: page_id is {_brief(page_id)}, not the page's id")
         page_id = None
-    if not isinstance(rater, str) or not rater.strip() or len(rater) > MAX_RATER_CHARS:
+    wrong_name = text_problem(rater, MAX_RATER_CHARS)
+    if wrong_name or not isinstance(rater, str) or not rater.strip():
         problems.append(
-            f"{path}: rater is {_brief(rater)}, not a name (1-{MAX_RATER_CHARS} characters)"
+            f"{path}: rater is {_brief(rater)}, not a name (1-{MAX_RATER_CHARS} characters"
+            f"{': ' + wrong_name if wrong_name else ''})"
         )
     rubric = document.get("rubric_sha256")
     if not isinstance(rubric, str) or not re.fullmatch(r"[0-9a-f]{64}", rubric):
@@ -236,8 +260,12 @@ def read_rater_file(
         given = [k for k in RATED_COMPONENTS if k in entry]
         if "skipped" in entry:
             reason = entry["skipped"]
-            if not isinstance(reason, str) or not reason.strip():
-                problems.append(f"{where}: skipped is {_brief(reason)}; give the reason as text")
+            wrong = text_problem(reason, MAX_NOTE_CHARS)
+            if wrong or not isinstance(reason, str) or not reason.strip():
+                problems.append(
+                    f"{where}: skipped is {_brief(reason)}; give the reason as text"
+                    f"{' (' + wrong + ')' if wrong else ''}"
+                )
             elif given:
                 problems.append(
                     f"{where}: skipped, yet scored {', '.join(given)}: one or the other"
@@ -321,10 +349,10 @@ def _notes(
     for component, text in given.items():
         if component not in RATED_COMPONENTS:
             problems.append(f"{where}: {key}: unknown component {component!r} (gt, va, rvf)")
-        elif not isinstance(text, str) or len(text) > MAX_NOTE_CHARS:
+        elif not isinstance(text, str) or text_problem(text, MAX_NOTE_CHARS):
             problems.append(
                 f"{where}: {key}.{component} is {_brief(text)}, not a text of at most "
-                f"{MAX_NOTE_CHARS} characters"
+                f"{MAX_NOTE_CHARS} characters ({text_problem(text, MAX_NOTE_CHARS)})"
             )
         elif required and not text.strip():
             problems.append(f"{where}: {key}.{component} is empty: say why it cannot be assessed")
