@@ -12,6 +12,7 @@ Yes/no polarity follows each dataset's own vocabulary (``YES_NO_VOCABULARIES``).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -394,21 +395,26 @@ def _commitments(text: str) -> list[_Commitment]:
         # one word, one commitment: a correction or a hedge says more than a sentence start
         if position not in found or found[position].kind == "plain":
             found[position] = _Commitment(word.group("word").casefold(), position, kind)
+    # sorted once: each sentence's start is found by bisection (linear in long replies)
+    ends = [end.end() for end in _SENTENCE_END.finditer(text)]
     for match in _CLAUSE_FINAL.finditer(text):
         position = match.start("word")
-        ends = [end.end() for end in _SENTENCE_END.finditer(text, 0, position)]
-        corrects = _LABEL_CORRECTS.search(text, ends[-1] if ends else 0, position)
+        before = bisect.bisect_right(ends, position) - 1
+        corrects = _LABEL_CORRECTS.search(text, ends[before] if before >= 0 else 0, position)
         kind = "corrected" if corrects else "plain"
         if position not in found or (kind == "corrected" and found[position].kind == "plain"):
             found[position] = _Commitment(match.group("word").casefold(), position, kind)
     for match in _HEDGED_NOT.finditer(text):
         found.setdefault(match.end() - 3, _Commitment("no", match.end() - 3, "hedged"))
-    # 不对 opening "不对，应该是否" is the correction, not a no
-    return [
-        found[position]
-        for position in sorted(found)
-        if not any(start <= position < end for start, end in markers)
-    ]
+    # 不对 opening "不对，应该是否" is the correction, not a no (the marker spans do not
+    # overlap: finditer's matches never do)
+    starts = [start for start, _ in markers]
+
+    def in_marker(position: int) -> bool:
+        index = bisect.bisect_right(starts, position) - 1
+        return index >= 0 and position < markers[index][1]
+
+    return [found[position] for position in sorted(found) if not in_marker(position)]
 
 
 def read_committed_yes_no(

@@ -2,7 +2,9 @@
 
 - closed (``"Yes."``/``"No."``), single-choice (one label) and multi-choice (a set of labels):
   A-score accuracy; multi-choice by set equality, with Jaccard and per-label precision and
-  recall as partial credit;
+  recall as partial credit; a closed answer is the final yes or no it commits to
+  (``short_answers.read_committed_yes_no``: "No. Wait, actually yes." is yes, "Yes. No." no
+  answer);
 - open-ended: the ``grader`` role rates answer + reason against the reference on 1-10, and
   the reference against itself; the AR-score is their ratio (GEMeX's relative score);
 - every type: the V-score, mean IoU after Hungarian matching of predicted to reference
