@@ -172,5 +172,6 @@ def test_gemex_closed_reads_the_final_committed_yes_or_no(
     [sample] = log.samples
     assert sample.scores is not None
     score = sample.scores["gemex_scorer"]
-    assert score.value["accuracy"] == accuracy  # type: ignore[index]
+    assert isinstance(score.value, dict)
+    assert score.value["accuracy"] == accuracy
     assert ("no answer, counted wrong" in str(score.explanation)) is no_answer
