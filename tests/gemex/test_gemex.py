@@ -142,3 +142,36 @@ def test_gemex_missing_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="closed_ended_question"):
         gemex(data=str(tmp_path / "empty"), question_types="closed")
+
+
+@pytest.mark.parametrize(
+    ("reply", "accuracy", "no_answer"),
+    [
+        ('{"answer": "No. Wait, actually yes.", "reason": "Seen.", "location": []}', 1.0, False),
+        ("The answer is no.\nOn second thought, yes.", 1.0, False),
+        ("Yes.\nNo.", 0.0, True),
+        ('{"answer": "Probably yes.", "reason": "Seen.", "location": []}', 0.0, True),
+    ],
+)
+def test_gemex_closed_reads_the_final_committed_yes_or_no(
+    tmp_path: Path, reply: str, accuracy: float, no_answer: bool
+) -> None:
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        return scripted_output(reply)
+
+    def grade(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        return scripted_output(json.dumps({"score": 10, "rationale": "r"}))
+
+    log = run_with_grader(
+        gemex(data=str(gemex_folder(tmp_path / "gemex")), question_types="closed"),
+        respond,
+        tmp_path,
+        grade,
+    )
+    assert log.status == "success" and log.samples
+    [sample] = log.samples
+    assert sample.scores is not None
+    score = sample.scores["gemex_scorer"]
+    assert isinstance(score.value, dict)
+    assert score.value["accuracy"] == accuracy
+    assert ("no answer, counted wrong" in str(score.explanation)) is no_answer

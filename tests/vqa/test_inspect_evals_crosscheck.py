@@ -72,6 +72,14 @@ CLOSED_SHAPES: list[Shape] = [
     ("true for yes", lambda ref, _: f"ANSWER: {'true' if ref == 'yes' else 'false'}"),
     ("refusal", lambda *_: "I cannot tell from this image."),
     ("empty reply", lambda *_: ""),
+    (
+        "self-correction to the right answer",
+        lambda ref, wrong: f"ANSWER: {wrong.capitalize()}. Wait, actually {ref}.",
+    ),
+    (
+        "both, no correction between",
+        lambda ref, wrong: f"{ref.capitalize()}.\n{wrong.capitalize()}.",
+    ),
 ]
 OPEN_SHAPES: list[Shape] = [
     ("answer line", lambda ref, _: f"ANSWER: {ref}"),
@@ -95,6 +103,7 @@ EXPECTED: dict[tuple[str, str], tuple[str, str]] = {
     ("closed", "answer line, then a remark"): ("C", "I"),
     ("closed", "'the answer is'"): ("C", "I"),
     ("closed", "JSON answer field"): ("C", "I"),
+    ("closed", "self-correction to the right answer"): ("C", "I"),
 }
 
 

@@ -89,7 +89,11 @@ def test_vqa_rad_hub_copy_without_labels_uses_the_yes_no_rule_and_says_so(tmp_pa
     ).cast_column("image", datasets.Image()).to_parquet(str(tmp_path / "test.parquet"))
     task = vqa_rad(data=str(tmp_path / "test.parquet"))
     assert sorted(answer_types(task).values()) == ["closed", "open"]
-    assert (task.metadata or {})["data"]["answer_type_from"].startswith("the yes/no rule")
+    # none of these rows is one of the release's questions: the yes/no rule, said so
+    data = (task.metadata or {})["data"]
+    assert data["closed_open"] == "yes_no"
+    assert data["answer_type_from"]["rule"].startswith("the yes/no rule")
+    assert data["answer_type_from"]["joined"] == 0
 
 
 def test_rows_that_mix_labelled_and_unlabelled_are_refused(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ read is recorded in the log.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import logging
 import os
 import re
@@ -66,6 +67,9 @@ class UnreadImage:
     stores an image, but the row still has one."""
 
     where: str
+    # The digest of the stored bytes (hashed, never decoded): what a row is joined by
+    # (VQA-RAD's release labels) without opening its image.
+    source_sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -549,7 +553,7 @@ def _stored_image(
     if not isinstance(cell, dict) or not cell.get("bytes"):
         return cell.get("path") if isinstance(cell, dict) and cell.get("path") else cell
     if store is None:
-        return UnreadImage(where)
+        return UnreadImage(where, hashlib.sha256(bytes(cell["bytes"])).hexdigest())
     try:
         return store.prepare(bytes(cell["bytes"]), f"the image of {where}")
     except ImagePathError as error:

@@ -12,6 +12,7 @@ Yes/no polarity follows each dataset's own vocabulary (``YES_NO_VOCABULARIES``).
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -36,6 +37,8 @@ class ShortAnswer:
     text: str
     method: str
     detail: str = ""
+    # The visible reply after the answer's line: a later "Wait, actually yes." corrects it.
+    after: str = ""
 
 
 # A reply that opens with yes or no followed by a separator: "No, this is not ...",
@@ -65,6 +68,13 @@ def _clean(segment: str) -> str:
     return segment.strip().strip("*$`").strip()
 
 
+def _after(text: str, answer: str, start: int) -> str:
+    """The reply after the answer (found from ``start``): the rest of its line ("</answer>
+    wait, actually yes") and the lines below."""
+    found = text.find(answer, start)
+    return text[found + len(answer) :] if found >= 0 else ""
+
+
 def read_short_answer(completion: str) -> ShortAnswer:
     """The answer a free-text reply commits to; see the module docstring for the rules."""
     visible = strip_thinking(completion)
@@ -89,7 +99,7 @@ def read_short_answer(completion: str) -> ShortAnswer:
         # "## Final Response\nThe left lung": the line under the last heading
         line = _clean(text[headings[-1][1] :].split("\n", 1)[0])
         if line:
-            return ShortAnswer(line, "answer_heading")
+            return ShortAnswer(line, "answer_heading", after=_after(text, line, headings[-1][1]))
     if statements:
         last = statements[-1]
         method = "answer_line" if last.colon and last.method == "answer_statement" else last.method
@@ -101,12 +111,13 @@ def read_short_answer(completion: str) -> ShortAnswer:
             answer = _clean(_next_line(text, last.start))
         if not answer:
             return ShortAnswer("", "empty_statement", "the last answer statement states nothing")
-        return ShortAnswer(answer, method)
+        return ShortAnswer(answer, method, after=_after(text, answer, last.start))
     stripped = text.strip()
     if "\n" not in stripped and len(stripped) <= MAX_BARE_REPLY_CHARS:
         return ShortAnswer(stripped, "bare_reply")
     if _OPENING_YES_NO.match(stripped):
-        return ShortAnswer(_clean(stripped.split("\n", 1)[0]), "opening_yes_no")
+        first_line, _, rest = stripped.partition("\n")
+        return ShortAnswer(_clean(first_line), "opening_yes_no", after="\n" + rest)
     return ShortAnswer(
         "", "unparsed", "no answer statement, no opening yes or no, and not a one-line reply"
     )
@@ -300,6 +311,154 @@ def read_yes_no(
 def yes_no(text: str, vocabulary: str = "default", question: str | None = None) -> str | None:
     """``yes``/``no`` for a yes/no answer under the vocabulary; None when neither or both."""
     return read_yes_no(text, vocabulary, question)[0]
+
+
+# The final committed yes/no of a reply (``read_committed_yes_no``). A polarity word counts
+# as a commitment only where a person reads one: opening a sentence or line and followed
+# by a separator ("No.", "Yes, ..."), or right after a self-correction ("Wait, actually
+# yes", "on second thought, no", "不对，应该是否", "其实是的"), or after a hedge ("probably
+# yes", "可能是"), where it is hedged. Inside a sentence ("there is no fracture", "yes, no
+# mass") a word is content, never a commitment.
+_POLARITY_WORD = (
+    r"(?:\*\*)?(?P<word>yes|no|true|false|是的|不是|否|是|没有|有|无|不对|对)(?:\*\*)?"
+    r"(?=\s*(?:[,.!;:。！；，)）]|\n|$)|\s+[-–—]\s)"
+)
+# a semicolon joins clauses of one sentence ("There is no fracture; no, nothing else.")
+# A line may open with a label ("Explanation: yes, there is ...").
+_SENTENCE_START = r"(?:^|(?<=[.!?。！？\n]))[\s*>#-]*(?:[a-z][a-z ]{0,24}[:：][\s*]*)?"
+_CORRECTION = (
+    r"(?:wait|hold on|hmm+|actually|on (?:second|further) (?:thought|reflection|review)|"
+    r"on reflection|upon (?:further )?(?:reflection|review)|correction|scratch that|"
+    r"i mean|rather|i was wrong|let me correct (?:that|myself)|i take (?:that|it) back|"
+    r"(?:i )?change my answer(?: to)?|revised answer|reconsidering|"
+    r"其实|实际上|不对|等等|等一下|更正|纠正|修正|改为|应改为|我错了|再想想|重新考虑)"
+)
+_HEDGE = (
+    r"(?:maybe|perhaps|possibly|probably|likely|most likely|might be|could be|i guess|"
+    r"not sure|unsure|uncertain|可能|也许|大概|或许|不确定|不太确定)"
+)
+# Words between the marker and the polarity that do not change it: "actually, the answer
+# is yes", "应该是否", "其实是的" (是 before 的 is the answer itself, so no filler there).
+_FILLER = (
+    r"(?:(?:the (?:final |correct )?answer (?:is|should be)|it(?:'s| is| should be)|"
+    r"i (?:think|believe)|i'd say|make that|答案(?:应该)?是|应该是|应为)[\s:：]*)?"
+)
+_SEP = r"[\s,，:：;；.。!！—–-]*"
+_AHEAD = _POLARITY_WORD.replace("?P<word>", "?:")
+_COMMITMENTS = re.compile(
+    rf"(?P<corrected>(?<![a-z]){_CORRECTION}(?:{_SEP}{_CORRECTION})*{_SEP}{_FILLER})"
+    rf"(?={_AHEAD})"
+    rf"|(?P<hedged>(?<![a-z]){_HEDGE}{_SEP}{_FILLER})(?={_AHEAD})"
+    rf"|(?P<plain>{_SENTENCE_START})(?={_AHEAD})",
+    re.IGNORECASE,
+)
+_WORD_AT = re.compile(_POLARITY_WORD, re.IGNORECASE)
+# A yes/no closing its sentence ("Wait, looking again at the apex, yes.", "I'd say
+# yes."): a commitment, a correction where a correction comes before it in its sentence.
+_CLAUSE_FINAL = re.compile(
+    r"(?<=[\s,，—–-])(?:\*\*)?(?P<word>yes|no|是的|不是|否|是)(?:\*\*)?\s*(?=[.!。！)）]|\n|$)",
+    re.IGNORECASE,
+)
+_LABEL_CORRECTS = re.compile(rf"(?<![a-z]){_CORRECTION}", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+# "Yes. Actually, I'm not sure.": a correction that takes the answer back without another.
+_WITHDRAWN = re.compile(
+    rf"(?<![a-z]){_CORRECTION}{_SEP}(?:i'm |i am )?(?:not sure|unsure|uncertain|"
+    r"can(?:no|')t (?:tell|say|be sure)|不确定|不好说|说不准)",
+    re.IGNORECASE,
+)
+# "Yes, probably not." hedges a no after the yes: a hedged commitment to no.
+_HEDGED_NOT = re.compile(rf"(?<![a-z]){_HEDGE}\s+not\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Commitment:
+    word: str
+    position: int
+    kind: str  # "plain", "corrected" or "hedged"
+
+
+def _commitments(text: str) -> list[_Commitment]:
+    """Each yes/no the text commits to, in order, and how (see ``_COMMITMENTS``)."""
+    found: dict[int, _Commitment] = {}
+    markers: list[tuple[int, int]] = []
+    for match in _COMMITMENTS.finditer(text):
+        word = _WORD_AT.match(text, match.end())
+        if word is None:
+            continue
+        kind = str(match.lastgroup)
+        if kind == "plain" and _LABEL_CORRECTS.search(match.group(0)):
+            kind = "corrected"  # "Correction: yes", "On second thought: no"
+        position = word.start("word")
+        if kind == "corrected":
+            markers.append(match.span())
+        # one word, one commitment: a correction or a hedge says more than a sentence start
+        if position not in found or found[position].kind == "plain":
+            found[position] = _Commitment(word.group("word").casefold(), position, kind)
+    # sorted once: each sentence's start is found by bisection (linear in long replies)
+    ends = [end.end() for end in _SENTENCE_END.finditer(text)]
+    for match in _CLAUSE_FINAL.finditer(text):
+        position = match.start("word")
+        before = bisect.bisect_right(ends, position) - 1
+        corrects = _LABEL_CORRECTS.search(text, ends[before] if before >= 0 else 0, position)
+        kind = "corrected" if corrects else "plain"
+        if position not in found or (kind == "corrected" and found[position].kind == "plain"):
+            found[position] = _Commitment(match.group("word").casefold(), position, kind)
+    for match in _HEDGED_NOT.finditer(text):
+        found.setdefault(match.end() - 3, _Commitment("no", match.end() - 3, "hedged"))
+    # 不对 opening "不对，应该是否" is the correction, not a no (the marker spans do not
+    # overlap: finditer's matches never do)
+    starts = [start for start, _ in markers]
+
+    def in_marker(position: int) -> bool:
+        index = bisect.bisect_right(starts, position) - 1
+        return index >= 0 and position < markers[index][1]
+
+    return [found[position] for position in sorted(found) if not in_marker(position)]
+
+
+def read_committed_yes_no(
+    answer: ShortAnswer, vocabulary: str = "default", question: str | None = None
+) -> tuple[str | None, str]:
+    """The final yes/no a reply commits to (``read_yes_no`` of it under the vocabulary), or
+    None with the reason. A later yes/no replaces an earlier one only through a
+    self-correction ("No. Wait, actually yes." is yes; "否。不对，应该是。" is yes); two
+    opposite commitments with no correction between ("Yes.\nNo.") are no answer, as is
+    a final one that is hedged ("Probably yes."). Without two commitments, the stated
+    answer is read as ``read_yes_no`` reads it."""
+    if not answer.text:
+        return None, answer.detail or "no answer"
+    text = answer.text + "\n" + answer.after
+    commitments = _commitments(text)
+    if (
+        len(commitments) < 2
+        and all(c.kind == "plain" for c in commitments)
+        and not (commitments and _WITHDRAWN.search(text, commitments[0].position))
+    ):
+        return read_yes_no(answer.text, vocabulary, question)
+    current: _Commitment | None = None
+    for commitment in commitments:
+        if current is None or commitment.kind == "corrected":
+            current = commitment
+        elif _polarity(commitment.word) != _polarity(current.word):
+            return None, (
+                f"commits to {current.word!r} and then to {commitment.word!r} with no "
+                "correction between: no final answer"
+            )
+        elif current.kind == "hedged":
+            current = commitment  # "Probably yes. Yes." commits
+    if current is None:
+        return read_yes_no(answer.text, vocabulary, question)
+    withdrawn = [m for m in _WITHDRAWN.finditer(text) if m.start() > current.position]
+    if withdrawn:
+        return None, f"{current.word!r} is taken back ({withdrawn[-1].group(0)!r}): no answer"
+    if current.kind == "hedged":
+        return None, f"{current.word!r} is hedged (probably, maybe, 可能): no committed answer"
+    said, reason = read_yes_no(current.word, vocabulary, question)
+    if said is None:
+        return None, reason
+    how = "the last self-correction" if current.kind == "corrected" else "the answer"
+    return said, f"read from {how} ({current.word!r})"
 
 
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+")

@@ -2,7 +2,9 @@
 
 - closed (``"Yes."``/``"No."``), single-choice (one label) and multi-choice (a set of labels):
   A-score accuracy; multi-choice by set equality, with Jaccard and per-label precision and
-  recall as partial credit;
+  recall as partial credit; a closed answer is the final yes or no it commits to
+  (``short_answers.read_committed_yes_no``: "No. Wait, actually yes." is yes, "Yes. No." no
+  answer);
 - open-ended: the ``grader`` role rates answer + reason against the reference on 1-10, and
   the reference against itself; the AR-score is their ratio (GEMeX's relative score);
 - every type: the V-score, mean IoU after Hungarian matching of predicted to reference
@@ -38,7 +40,12 @@ from inspect_medreason.core.judges import (
 )
 from inspect_medreason.core.metrics import breakdown, shared_score_metadata
 from inspect_medreason.core.params import coerce_bool
-from inspect_medreason.core.short_answers import read_short_answer, read_yes_no
+from inspect_medreason.core.short_answers import (
+    ShortAnswer,
+    read_committed_yes_no,
+    read_short_answer,
+    read_yes_no,
+)
 from inspect_medreason.gemex.dataset import Box, answer_as_text, parse_boxes, parse_label_set
 
 SCORE_KEYS = (
@@ -207,12 +214,14 @@ def gemex_scorer(
         if kind == "closed":
             # A reply in neither the JSON nor the tagged form is read as the short-answer
             # reader reads any reply ("The answer is yes.", "<answer>no</answer>", "No, ...").
-            said_text = answer_text
+            # The final yes or no it commits to: "No. Wait, actually yes." is yes, "Yes.\nNo."
+            # no answer (read_committed_yes_no); a JSON or tagged answer is read on its own.
+            read = ShortAnswer(answer_text, str(reply["method"]))
             if reply["method"] == "plain_text":
                 read = read_short_answer(state.output.completion)
-                said_text, no_answer = read.text, read.detail
-            said, why = read_yes_no(said_text)
-            no_answer = no_answer or why
+                no_answer = read.detail
+            said, why = read_committed_yes_no(read)
+            no_answer = no_answer or ("" if said is not None else why)
             values["accuracy"] = float(
                 said is not None and said == read_yes_no(meta["reference_answer"])[0]
             )

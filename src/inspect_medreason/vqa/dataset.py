@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +13,7 @@ from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
 
+from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.hub import (
     HubSource,
     LoadedRows,
@@ -29,6 +34,8 @@ from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import is_yes_no_reference
 from inspect_medreason.core.splits import canonical_split
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,20 @@ class VqaBenchmark:
     answer_type_rule: bool = False
     # A field naming each row's split, in a release that keeps all splits in one file.
     split_field: str | None = None
+
+
+# The official release's CLOSED/OPEN label of every VQA-RAD question, keyed to join the
+# hub's rows (built by scripts/build_vqa_rad_answer_types.py; its source in the file).
+RELEASE_ANSWER_TYPES = Path(__file__).parent / "data" / "vqa_rad_answer_types.json"
+# How closed/open is decided (-T closed_open): the release's labels, or the yes/no rule.
+CLOSED_OPEN_RULES = ("release", "yes_no")
+
+
+def hub_question(question: Any) -> str:
+    """The question as the hub copy's processing script normalised it (lower case, runs of
+    spaces as one, " ?" as "?", stripped): the same on the hub's rows, so both sides of the
+    join are read alike."""
+    return re.sub(" +", " ", str(question).lower()).replace(" ?", "?").strip()
 
 
 def release_or_yes_no(row: dict[str, Any]) -> str:
@@ -224,22 +245,121 @@ def _missing_images(
     return problems
 
 
-def _answer_type_record(
+def _image_digest(row: dict[str, Any]) -> str | None:
+    """The SHA-256 of the bytes the row's image was stored as (read or not), if it has one."""
+    image = row.get("image")
+    digest = getattr(image, "source_sha256", None)
+    return str(digest) if digest else None
+
+
+def _join_release_labels(
     loaded: LoadedRows, id_of: Callable[[dict[str, Any], int], str]
 ) -> list[Problem]:
-    """Record in the log where closed/open came from: the release's answer_type on every
-    row, or the yes/no rule on every row (a copy without the label). Rows that mix the two
-    would mix two definitions in one accuracy: the rows without it are refused."""
+    """Give each row the release's answer_type, found by its image's digest and its
+    question as the hub normalises it; the record says how many joined. Some rows joining
+    and others not would mix two definitions: those that do not are refused, each named.
+    None joining is a copy that is not the release's questions (another set in the hub's
+    layout, or images re-encoded): the yes/no rule splits it, said in the log and a
+    warning."""
+    table = json.loads(RELEASE_ANSWER_TYPES.read_text(encoding="utf-8"))
+    images: dict[str, str] = table["images"]
+    labels = {
+        (images[image_name], question): answer_type
+        for _, _, image_name, question, answer_type in table["questions"]
+    }
+    found = [
+        labels.get((digest, hub_question(row.get("question"))))
+        if (digest := _image_digest(row))
+        else None
+        for row in loaded.rows
+    ]
+    joined = sum(label is not None for label in found)
+    record = {
+        "table": f"inspect_medreason/vqa/data/{RELEASE_ANSWER_TYPES.name}",
+        "table_sha256": hashlib.sha256(RELEASE_ANSWER_TYPES.read_bytes()).hexdigest(),
+        "release": table["source"],
+        "key": "the SHA-256 of the image's bytes and the question as the hub normalises it",
+        "joined": joined,
+        "rows": len(loaded.rows),
+    }
+    if joined == 0:
+        _yes_no_labels(loaded)
+        loaded.origin["closed_open"] = "yes_no"
+        loaded.origin["answer_type_from"] = {
+            **record,
+            "rule": (
+                "the yes/no rule (closed when the reference answer is yes or no): no row is "
+                "one of the release's questions (by image and question), so its labels "
+                "could not be used"
+            ),
+        }
+        logger.warning(
+            "VQA-RAD: none of the %d rows is one of the release's questions (by image "
+            "digest and question): closed/open is split by the yes/no rule, not by the "
+            "release's answer_type (the log's data.answer_type_from says so)",
+            len(loaded.rows),
+        )
+        return []
+    problems: list[Problem] = []
+    for index, (row, label) in enumerate(zip(loaded.rows, found, strict=True)):
+        if label is None:
+            file, where = loaded.where(index)
+            problems.append(
+                Problem(
+                    file,
+                    f"{where} ({id_of(row, index)})",
+                    "answer_type",
+                    (
+                        "not in the release's table (no question on this image, by the "
+                        f"SHA-256 of its bytes, reads {hub_question(row.get('question'))!r}), "
+                        f"while {joined:,} other rows are: pass -T closed_open=yes_no to "
+                        "split every row by the yes/no rule"
+                    ),
+                )
+            )
+        else:
+            row["answer_type"] = label
+    if not problems:
+        loaded.origin["closed_open"] = "release"
+        loaded.origin["answer_type_from"] = {
+            **record,
+            "rule": "the release's answer_type, joined to these rows (which carry none)",
+        }
+    return problems
+
+
+def _yes_no_labels(loaded: LoadedRows) -> None:
+    for row in loaded.rows:
+        reference = row.get("answer")
+        row["answer_type"] = (
+            "CLOSED" if reference is not None and is_yes_no_reference(str(reference)) else "OPEN"
+        )
+
+
+def _answer_type_record(
+    loaded: LoadedRows,
+    id_of: Callable[[dict[str, Any], int], str],
+    closed_open: str = "release",
+) -> list[Problem]:
+    """Record in the log where closed/open came from (``closed_open``): the release's
+    answer_type (the rows' own, or joined from the release's table for a copy that dropped
+    it), or the yes/no rule when asked for by name. Rows that mix the two would mix two
+    definitions in one accuracy: the rows without it are refused."""
     labelled = [not is_empty(row.get("answer_type")) for row in loaded.rows]
-    if all(labelled):
+    if closed_open == "yes_no":
+        _yes_no_labels(loaded)
+        loaded.origin["closed_open"] = "yes_no"
+        loaded.origin["answer_type_from"] = (
+            "the yes/no rule (-T closed_open=yes_no: closed when the reference answer is yes "
+            "or no)" + ("; the rows' own answer_type set aside" if any(labelled) else "")
+        )
+    elif all(labelled):
+        loaded.origin["closed_open"] = "release"
         loaded.origin["answer_type_from"] = (
             "the rows' answer_type (the official release's CLOSED/OPEN labels)"
         )
     elif not any(labelled):
-        loaded.origin["answer_type_from"] = (
-            "the yes/no rule (closed when the reference answer is yes or no): the rows "
-            "carry no answer_type"
-        )
+        return _join_release_labels(loaded, id_of)
     else:
         problems: list[Problem] = []
         for index, row in enumerate(loaded.rows):
@@ -267,9 +387,15 @@ def load_vqa_dataset(
     language: str | None,
     show_images: bool,
     templates: tuple[PromptTemplate, PromptTemplate],
+    closed_open: str = "release",
 ) -> tuple[MemoryDataset, dict[str, Any]]:
     """One split of the benchmark as samples (every problem of the data reported at once),
-    and the record of where it came from."""
+    and the record of where it came from. ``closed_open`` (VQA-RAD): ``release`` splits
+    closed/open by the release's answer_type, ``yes_no`` by the yes/no rule."""
+    if closed_open not in CLOSED_OPEN_RULES:
+        raise TaskArgumentError(
+            f"-T closed_open={closed_open!r}: choose one of {', '.join(CLOSED_OPEN_RULES)}"
+        )
     loaded = load_rows(data, benchmark.hub, revision, split, read_images=show_images)
     source = str(data or benchmark.hub.path)
 
@@ -305,9 +431,15 @@ def load_vqa_dataset(
     missing += duplicate_ids(loaded, id_of)
     missing += unexpected_values(loaded, benchmark.allowed_values, id_of)
     if benchmark.answer_type_rule:
-        missing += _answer_type_record(loaded, id_of)
+        missing += _answer_type_record(loaded, id_of, closed_open)
     if missing:
         raise DatasetError(missing)
+    if benchmark.answer_type_rule:
+        kinds = [benchmark.answer_type_of(row) for row in loaded.rows]
+        loaded.origin["closed_open_counts"] = {
+            "closed": kinds.count("closed"),
+            "open": kinds.count("open"),
+        }
     if benchmark.language_field and language and language != "all":
         wanted = str(language).strip().lower()
         keep = [

@@ -4,9 +4,10 @@ The answer is the one the reply states (``short_answers.read_short_answer``: a J
 field, ``ANSWER:``/``答案是``, "the answer is", ``<answer>``, ``\\boxed{}``, else a reply
 opening with yes or no, else a one-line reply; never a ``<think>`` block).
 
-Closed (yes/no) questions: the answer's polarity under the dataset's own yes/no vocabulary
-(``yes_no_vocabulary``: VQA-RAD and PathVQA count yes and no only, SLAKE its English and
-Chinese synonyms); "yes and no" is no answer. Other closed answers (SLAKE's "which is
+Closed (yes/no) questions: the final yes or no the reply commits to
+(``read_committed_yes_no``: "No. Wait, actually yes." is yes; "Yes.\nNo." and "yes and no"
+are no answer), under the dataset's own yes/no vocabulary (``yes_no_vocabulary``: VQA-RAD
+and PathVQA count yes and no only, SLAKE its English and Chinese synonyms). Other closed answers (SLAKE's "which is
 larger...") by normalised exact match of the text. Open questions: a normalised exact match
 counts as correct without a judge call, otherwise the ``grader`` role decides; a grader
 failure is unscored, never wrong.
@@ -39,10 +40,11 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.metrics import breakdown, scored_samples
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.short_answers import (
+    ShortAnswer,
     closed_form,
     normalise_answer,
+    read_committed_yes_no,
     read_short_answer,
-    read_yes_no,
     yes_no,
     yes_no_vocabulary,
 )
@@ -89,21 +91,35 @@ def closed_correct(
 
 
 def _closed_explanation(
-    answer: str, reference: str, vocabulary: str, detail: str, question: str | None = None
+    read: ShortAnswer, reference: str, vocabulary: str, question: str | None = None
 ) -> str:
     """Why a closed answer scored as it did; a missing or unreadable answer says why."""
+    answer = read.text
     if not answer:
-        return f"closed: no answer ({detail}): counted wrong; reference {reference!r}"
+        return f"closed: no answer ({read.detail}): counted wrong; reference {reference!r}"
     expected = yes_no(reference, vocabulary, question)
     if expected is None:
         return (
             f"closed: {answer!r} vs {reference!r} (normalised exact match, articles and "
             "plural -s dropped)"
         )
-    said, reason = read_yes_no(answer, vocabulary, question)
+    said, reason = read_committed_yes_no(read, vocabulary, question)
     if said is None:
         return f"closed: no yes/no answer ({reason}): counted wrong; reference {reference!r}"
-    return f"closed: {answer!r} read as {said!r} ({vocabulary} vocabulary) vs {reference!r}"
+    how = f", {reason}" if reason else ""
+    return f"closed: {answer!r} read as {said!r} ({vocabulary} vocabulary{how}) vs {reference!r}"
+
+
+def closed_reply_correct(
+    read: ShortAnswer, reference: str, vocabulary: str = "default", question: str | None = None
+) -> bool:
+    """``closed_correct`` of a whole reply: a yes/no reference is compared with the final yes
+    or no the reply commits to (``read_committed_yes_no``: "No. Wait, actually yes." is
+    yes; "Yes.\nNo." is no answer)."""
+    expected = yes_no(reference, vocabulary, question)
+    if expected is not None:
+        return read_committed_yes_no(read, vocabulary, question)[0] == expected
+    return closed_correct(read.text, reference, vocabulary, question)
 
 
 def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]]]:
@@ -164,14 +180,12 @@ def vqa_scorer(
         if state.metadata.get("answer_type") == "closed":
             details["yes_no_vocabulary"] = vocabulary
             question = str(state.metadata.get("question", ""))
-            correct = closed_correct(answer, reference, vocabulary, question)
+            correct = closed_reply_correct(read, reference, vocabulary, question)
             return Score(
                 value=float(correct),
                 answer=answer,
                 metadata=details,
-                explanation=_closed_explanation(
-                    answer, reference, vocabulary, read.detail, question
-                ),
+                explanation=_closed_explanation(read, reference, vocabulary, question),
             )
         if not answer:
             return Score(

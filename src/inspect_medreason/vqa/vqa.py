@@ -46,6 +46,7 @@ def vqa_task(
     images: Any,
     judges: JudgeArguments,
     shift: ShiftPlan,
+    closed_open: str = "release",
 ) -> Task:
     show_images = coerce_bool(images, "images")
     require_judge_roles(["grader"], judges.allow_self_judging)
@@ -54,7 +55,15 @@ def vqa_task(
         load_template("vqa_user", family="vqa"),
     )
     dataset, origin = load_vqa_dataset(
-        benchmark, data, image_root, revision, split, language, show_images, (system, user)
+        benchmark,
+        data,
+        image_root,
+        revision,
+        split,
+        language,
+        show_images,
+        (system, user),
+        closed_open=str(closed_open),
     )
     task = Task(
         dataset=dataset,
@@ -85,6 +94,7 @@ def vqa_rad(
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
+    closed_open: str = "release",
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
@@ -109,6 +119,9 @@ def vqa_rad(
             pinned commit).
         split: The published split to evaluate.
         images: False withholds the images (blind control).
+        closed_open: Which questions are closed: ``release``, the release's answer_type
+            (joined to the hub's rows, which dropped it), or ``yes_no``, closed when the
+            reference is yes or no. The log's data.closed_open records which.
         shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
@@ -153,6 +166,7 @@ def vqa_rad(
             reply_budget=GRADER_MAX_TOKENS,
         ),
         parse_shift(shift, severity, shift_seed, shift_judge_image),
+        closed_open=closed_open,
     )
 
 
