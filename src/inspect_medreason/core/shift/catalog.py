@@ -5,9 +5,11 @@ A shift has three severities (1 mild, 2 moderate, 3 severe; 0 is the clean image
 parameter below is a physical quantity (a dose fraction, an SNR, a point-spread width, a
 JPEG quality) so a severity reads as an acquisition, and each table names its source in
 docs/shift.md. A sample's modality (its ``modality`` metadata) picks the noise model of
-``noise``: quantum noise for X-ray and CT, Rician noise for MR, shot noise on linear
-intensities for photographic images (pathology, dermatology, fundus, endoscopy) and for a
-modality the sample does not name or the table does not know (recorded as ``unknown``).
+``noise``: quantum noise on transmission for X-ray, stationary quantum noise in HU for CT,
+Rician noise for MR, shot noise on linear intensities for photographic images (pathology,
+dermatology, fundus, endoscopy) and for a modality the sample does not name or the table
+does not know (recorded as ``unknown``). ``APPLIES_TO`` says which modalities each shift is
+a model of, for a report's per-modality summary.
 """
 
 from __future__ import annotations

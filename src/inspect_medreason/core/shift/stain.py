@@ -7,7 +7,10 @@ stain vectors (scikit-image's ``rgb2hed``/``hed2rgb``, whose matrix and scaling 
 Tellez et al. ("Whole-slide mitosis detection in H&E breast histology using PHH3 as a
 reference to train distilled stain-invariant convolutional networks", IEEE TMI 37(9), 2018)
 vary each stain's density as ``s' = alpha s + beta`` with ``alpha ~ U(1 - sigma, 1 + sigma)``
-and ``beta ~ U(-sigma, sigma)``: sigma 0.05 is their light and 0.2 their strong variation.
+and ``beta ~ U(-sigma, sigma)``; sigma 0.05 is the "HED-light" and 0.2 the "HED-strong"
+augmentation of Tellez et al., "Quantifying the effects of data augmentation and stain color
+normalization in convolutional neural networks for computational pathology", Med Image Anal
+58, 2019.
 """
 
 from __future__ import annotations
