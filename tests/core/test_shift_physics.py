@@ -500,3 +500,13 @@ def test_brightness_and_contrast_are_pillows_image_enhance(model: str, colour: b
     else:
         measured = means if model == "brightness_down" else stds
         assert list(measured) == sorted(measured, reverse=True)
+
+
+def test_every_shift_is_in_the_docs_table_with_where_it_applies() -> None:
+    from inspect_medreason.core.shift import APPLIES_TO
+
+    assert set(APPLIES_TO) == set(SHIFTS)
+    docs = (Path(__file__).parents[2] / "docs" / "shift.md").read_text(encoding="utf-8")
+    rows = [line for line in docs.splitlines() if line.startswith("| `")]
+    for name in SHIFTS:
+        assert any(f"`{name}`" in row.split("|")[1] for row in rows), name

@@ -507,3 +507,16 @@ def test_two_dicoms_with_one_windowed_picture_are_each_degraded_from_their_own_v
         for p in (first, second)
     ]
     assert blurred[1][:, 30:40].mean() > blurred[0][:, 30:40].mean() + 1
+
+
+def test_an_image_the_judge_cannot_get_degraded_again_is_refused_as_a_shift_error(
+    tmp_path: Path,
+) -> None:
+    from inspect_medreason.core.shift import ShiftError, judge_image_files
+
+    flat = tmp_path / "flat.png"
+    Image.new("L", (32, 32), 90).save(flat)
+    record = {"name": "blur", "severity": 1, "model": "gaussian_blur", "seed": 0, "case": "c1"}
+    # a ShiftError is an image refused to the judge (that component unscored), never a crash
+    with pytest.raises(ShiftError, match="unchanged"):
+        judge_image_files([flat], {"shift": record, "shift_judge_image": "degraded"}, "c1")

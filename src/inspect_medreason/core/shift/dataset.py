@@ -175,10 +175,16 @@ def judge_image_files(files: list[Path], metadata: dict[str, Any], sample_id: ob
             "log?): its images are not sent"
         ) from error
     case_id = str(record.get("case", sample_id))
-    return [
-        degraded_path(path, model, severity, seed, case_id, index)
-        for index, path in enumerate(files)
-    ]
+    degraded = []
+    for index, path in enumerate(files):
+        try:
+            degraded.append(degraded_path(path, model, severity, seed, case_id, index))
+        except (OSError, ValueError) as error:  # refused as the model's image would be
+            raise ShiftError(
+                f"case {case_id!r}: image {path.name} could not be degraded again for the "
+                f"judge ({type(error).__name__}: {error}): its images are not sent"
+            ) from error
+    return degraded
 
 
 def wants_clean_judge_image(metadata: dict[str, Any]) -> bool:
