@@ -21,7 +21,7 @@ import harness
 import numpy as np
 from PIL import Image
 
-from inspect_medreason.core.shift.catalog import MODEL_PARAMETERS
+from inspect_medreason.core.shift.catalog import COLOUR_ONLY_MODELS, MODEL_PARAMETERS
 
 RESULTS = harness.RESULTS / "shift.json"
 SEVERITY = 2
@@ -70,7 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         smallest = min(args.sizes)
         images[f"colour {smallest}x{smallest}"] = textured(folder / "colour.png", smallest, True)
         measured = {
-            name: {model: time_model(path, model, args.repeats) for model in MODEL_PARAMETERS}
+            name: {
+                model: time_model(path, model, args.repeats)
+                for model in MODEL_PARAMETERS
+                # stain variation refuses a greyscale image
+                if name.startswith("colour") or model not in COLOUR_ONLY_MODELS
+            }
             for name, path in images.items()
         }
     harness.write_result(

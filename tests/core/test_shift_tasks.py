@@ -143,17 +143,19 @@ def test_a_shifted_run_records_the_shift_and_sends_only_degraded_images(
     record = shift_record(log)
     assert (record["name"], record["severity"], record["seed"]) == ("noise", 2, 5)
     assert record["parameters"]["ct"] == {
-        "model": "poisson_transmission",
+        "model": "ct_quantum",
         "dose_fraction": 0.15,
-        "photons_full_dose": 10000.0,
-        "max_line_integral": 4.0,
+        "photons_per_reference_pixel": 10000.0,
+        "reference_matrix": 512,
         "water_line_integral": 2.0,
+        "picture_window_hu": [40.0, 400.0],
     }
+    assert record["parameters"]["xray"]["max_line_integral"] == 4.0
     assert record["parameters"]["mr"]["snr"] == 10.0 and record["judge_image"] == "degraded"
     assert log.samples is not None
     models = {str(s.id): s.metadata["shift"]["model"] for s in log.samples}
     assert models == {
-        "ct1": "poisson_transmission",
+        "ct1": "ct_quantum",
         "mr1": "rician",
         "xr1": "poisson_transmission",
         "un1": "poisson_linear",
@@ -236,7 +238,8 @@ def test_cmb_has_no_images_and_no_shift(task: Any) -> None:
 
 
 def test_a_family_task_runs_shifted_end_to_end(tmp_path: Path) -> None:
-    data = vqa_rad_parquet(tmp_path / "vqa_rad")
+    # textured: JPEG leaves a uniform grey as it is (refused: a shift that did not happen)
+    data = vqa_rad_parquet(tmp_path / "vqa_rad", textured=True)
     [log] = eval(
         vqa_rad(data=str(data), shift="jpeg", severity=3),
         model="mockllm/model",
@@ -292,7 +295,8 @@ def test_a_dicom_case_is_degraded_in_hounsfield_units_before_its_window(tmp_path
     import pydicom
     from utils.dicom_fixtures import write_dicom
 
-    from inspect_medreason.core.shift.catalog import DOSE_FRACTIONS, PHOTONS_FULL_DOSE
+    from inspect_medreason.core.shift.catalog import DOSE_FRACTIONS, PHOTONS_PER_REFERENCE_PIXEL
+    from inspect_medreason.core.shift.noise import ct_noise_sigma_hu
 
     folder = tmp_path / "data"
     folder.mkdir()
@@ -309,7 +313,210 @@ def test_a_dicom_case_is_degraded_in_hounsfield_units_before_its_window(tmp_path
     recorder = Recorder()
     run(mcq(data=str(folder), shift="noise", severity=2), recorder, tmp_path)
     seen = pixels_of(recorder.model_images["ct1"][0]).astype(float)
-    p = 2.0 * (1 + 40 / 1000)
-    sigma_hu = math.sqrt(math.exp(p) / (DOSE_FRACTIONS[2] * PHOTONS_FULL_DOSE)) * 1000 / 2.0
-    # the noise is Poisson in HU, shown through the clean image's 40/400 window
+    # smaller than the reference matrix: each pixel gets the reference pixel's dose
+    sigma_hu = ct_noise_sigma_hu(DOSE_FRACTIONS[2], PHOTONS_PER_REFERENCE_PIXEL, 2.0)
+    assert sigma_hu == pytest.approx(
+        math.sqrt(math.exp(2.0) / (DOSE_FRACTIONS[2] * PHOTONS_PER_REFERENCE_PIXEL)) * 500
+    )
+    # the noise is in HU, shown through the clean image's 40/400 window
     assert seen[:, 70:122].std() == pytest.approx(sigma_hu * 255 / 400, rel=0.15)
+
+
+def test_a_shift_without_a_severity_stops_the_task(shift_data: Path) -> None:
+    # the tasks' default severity is 0: `-T shift=noise` alone used to run clean, unsaid
+    with pytest.raises(TaskArgumentError, match="needs a severity"):
+        mcq(data=str(shift_data), shift="noise")
+
+
+def test_a_shift_with_the_images_withheld_stops_the_task(shift_data: Path) -> None:
+    # with images=false the log said "blur 2" of a run no image went through
+    for task in (mcq, open_ended):
+        with pytest.raises(TaskArgumentError, match="images=false"):
+            task(data=str(shift_data), shift="blur", severity=2, images=False)
+
+
+def colour_dicom(path: Path, rgb: np.ndarray, photometric: str = "RGB") -> Path:
+    """A colour DICOM (8 bits a sample, interleaved); YBR_FULL stores JPEG's full-range
+    YCbCr, which pydicom shows as RGB."""
+    from pydicom.dataset import Dataset, FileMetaDataset
+    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
+
+    stored = rgb.astype(float)
+    if photometric == "YBR_FULL":
+        r, g, b = stored[..., 0], stored[..., 1], stored[..., 2]
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        stored = (
+            np.stack([y, 128 + (b - y) / 1.772, 128 + (r - y) / 1.402], axis=-1)
+            .round()
+            .clip(0, 255)
+        )
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
+    meta.MediaStorageSOPInstanceUID = generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta = meta
+    ds.SOPClassUID = SecondaryCaptureImageStorage
+    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
+    ds.Modality = "XC"
+    ds.SamplesPerPixel = 3
+    ds.PhotometricInterpretation = photometric
+    ds.PlanarConfiguration = 0
+    ds.BitsAllocated = ds.BitsStored = 8
+    ds.HighBit = 7
+    ds.PixelRepresentation = 0
+    ds.Rows, ds.Columns = rgb.shape[:2]
+    ds.PixelData = stored.astype(np.uint8).tobytes()
+    ds.save_as(path, enforce_file_format=True)
+    return path
+
+
+def image_of_kind(kind: str, folder: Path) -> Path:
+    """One 48-px textured image of each kind a case may hold, as the loader sends it."""
+    from utils.dicom_fixtures import write_dicom
+
+    from inspect_medreason.core.dicom import dicom_as_png
+
+    generator = np.random.default_rng(11)
+    grey = generator.random((48, 48)) * 0.6 + 0.2
+    rgb = np.stack([grey, grey**1.5, 1 - grey], axis=-1)
+    if kind == "grey png":
+        return textured_png(folder / "grey.png")
+    if kind == "rgb png":
+        path = folder / "rgb.png"
+        Image.fromarray((rgb * 255).astype(np.uint8), mode="RGB").save(path)
+        return path
+    if kind == "16-bit png":
+        path = folder / "deep.png"
+        Image.fromarray((grey * 65535).astype("<u2")).save(path)  # Pillow: I;16
+        return path
+    if kind.startswith("dicom MONOCHROME"):
+        raw = (grey * 3000).astype(np.uint16)
+        photometric = kind.split()[1]
+        path = write_dicom(folder / f"{photometric}.dcm", raw, photometric, rescale=(1.0, -1024.0))
+        return dicom_as_png(path)
+    photometric = kind.split()[1]
+    return dicom_as_png(colour_dicom(folder / f"{photometric}.dcm", rgb * 255, photometric))
+
+
+KINDS = [
+    "grey png",
+    "rgb png",
+    "16-bit png",
+    "dicom MONOCHROME1",
+    "dicom MONOCHROME2",
+    "dicom RGB",
+    "dicom YBR_FULL",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_shift_changes_every_kind_of_image(kind: str, tmp_path: Path) -> None:
+    # a colour DICOM used to be sent clean under noise, blur, downsample, bias field,
+    # ghosting and Rician noise while the log recorded them
+    from inspect_medreason.core.shift import MODEL_PARAMETERS
+    from inspect_medreason.core.shift.degrade import degraded_path
+
+    tmp_path.mkdir(exist_ok=True)
+    clean_path = image_of_kind(kind, tmp_path)
+    clean = np.asarray(Image.open(clean_path))
+    colour = kind in ("rgb png", "dicom RGB", "dicom YBR_FULL")
+    for model in sorted(MODEL_PARAMETERS):
+        for severity in (1, 3):
+            if model == "hed_jitter" and not colour:
+                with pytest.raises(ValueError, match="colour"):
+                    degraded_path(clean_path, model, severity, 0, "c", 0)
+                continue
+            seen = np.asarray(Image.open(degraded_path(clean_path, model, severity, 0, "c", 0)))
+            assert seen.shape[:2] == clean.shape[:2], (kind, model)
+            assert seen.shape != clean.shape or not np.array_equal(seen, clean), (kind, model)
+
+
+def dicom_sample(png: Path, name: str) -> Any:
+    from inspect_ai.dataset import Sample
+
+    turn = ChatMessageUser(content=[ContentImage(image=str(png))])
+    return Sample(id="c1", input=[turn], target="A", metadata={"image_paths": [name]})
+
+
+def test_ct_noise_on_a_dicom_without_rescale_tags_is_refused_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    from utils.dicom_fixtures import write_dicom
+
+    from inspect_medreason.core.dicom import dicom_as_png
+    from inspect_medreason.core.shift import ShiftError, parse_shift
+    from inspect_medreason.core.shift.dataset import shift_sample
+
+    # stored values 0-3000 with no rescale: read as HU they were 2.8x too noisy, unsaid
+    raw = (np.random.default_rng(1).random((64, 64)) * 3000).astype(np.uint16)
+    png = dicom_as_png(write_dicom(tmp_path / "scan.dcm", raw, window=(1000, 2000)))
+    [spec] = parse_shift("noise", 2, 0, "degraded", "CT").specs
+    with pytest.raises(ShiftError) as refused:
+        shift_sample(dicom_sample(png, "images/scan.dcm"), spec)
+    message = str(refused.value)
+    assert "'c1'" in message and "images/scan.dcm" in message
+    assert "Hounsfield" in message and "RescaleSlope" in message
+    # every other shift reads no HU and runs
+    [blur] = parse_shift("blur", 2, 0, "degraded", "CT").specs
+    shift_sample(dicom_sample(png, "images/scan.dcm"), blur)
+
+
+def test_an_image_a_shift_cannot_change_is_refused_naming_it(tmp_path: Path) -> None:
+    from inspect_medreason.core.shift import ShiftError, parse_shift
+    from inspect_medreason.core.shift.dataset import shift_sample
+
+    flat = tmp_path / "flat.png"
+    Image.new("L", (64, 64), 90).save(flat)
+    [spec] = parse_shift("blur", 1, 0).specs
+    with pytest.raises(ShiftError) as refused:
+        shift_sample(dicom_sample(flat, "flat.png"), spec)
+    message = str(refused.value)
+    assert "'c1'" in message and "flat.png" in message and "unchanged" in message
+    assert "every pixel has the same value" in message
+
+
+def test_two_dicoms_with_one_windowed_picture_are_each_degraded_from_their_own_values(
+    tmp_path: Path,
+) -> None:
+    from utils.dicom_fixtures import write_dicom
+
+    from inspect_medreason.core.dicom import converted_from
+    from inspect_medreason.core.images import ImageStore
+    from inspect_medreason.core.loaders import prepare_image_file
+    from inspect_medreason.core.shift.degrade import degraded_path
+
+    # the same picture through a 40/400 window: they differ only in bone, white in both
+    base = np.full((64, 64), 1064, dtype=np.uint16)
+    base[:, 40:] = 1624
+    other = base.copy()
+    other[:, 40:] = 3024
+    for name, raw in (("a.dcm", base), ("b.dcm", other)):
+        write_dicom(tmp_path / name, raw, window=(40, 400), rescale=(1.0, -1024.0))
+    with ImageStore() as store:
+        first = prepare_image_file(tmp_path, "a.dcm", store)
+        second = prepare_image_file(tmp_path, "b.dcm", store)
+    assert np.array_equal(np.asarray(Image.open(first.path)), np.asarray(Image.open(second.path)))
+    # two files sent, each remembered as made from its own DICOM
+    assert first.path != second.path
+    assert converted_from(first.path) == (tmp_path / "a.dcm", None)
+    assert converted_from(second.path) == (tmp_path / "b.dcm", None)
+    # blurred in HU, the brighter bone spreads further into the tissue
+    blurred = [
+        np.asarray(Image.open(degraded_path(p.path, "gaussian_blur", 3, 0, "c", 0)), float)
+        for p in (first, second)
+    ]
+    assert blurred[1][:, 30:40].mean() > blurred[0][:, 30:40].mean() + 1
+
+
+def test_an_image_the_judge_cannot_get_degraded_again_is_refused_as_a_shift_error(
+    tmp_path: Path,
+) -> None:
+    from inspect_medreason.core.shift import ShiftError, judge_image_files
+
+    flat = tmp_path / "flat.png"
+    Image.new("L", (32, 32), 90).save(flat)
+    record = {"name": "blur", "severity": 1, "model": "gaussian_blur", "seed": 0, "case": "c1"}
+    # a ShiftError is an image refused to the judge (that component unscored), never a crash
+    with pytest.raises(ShiftError, match="unchanged"):
+        judge_image_files([flat], {"shift": record, "shift_judge_image": "degraded"}, "c1")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import datasets
+import numpy as np
 from conftest import write_json, write_jsonl, write_png
 from PIL import Image
 
@@ -21,9 +22,16 @@ VQA_RAD_ROWS = [
 ]
 
 
-def vqa_rad_parquet(folder: Path) -> Path:
-    """The HF layout: parquet with an Image feature (bytes inside)."""
+def vqa_rad_parquet(folder: Path, textured: bool = False) -> Path:
+    """The HF layout: parquet with an Image feature (bytes inside); uniform greys, or
+    ``textured`` ones (random pixels, which an image shift always changes)."""
     images = [Image.new("L", (8, 8), 30 * i) for i in range(len(VQA_RAD_ROWS))]
+    if textured:
+        generator = np.random.default_rng(0)
+        images = [
+            Image.fromarray((generator.random((16, 16)) * 200 + 20).astype(np.uint8), mode="L")
+            for _ in VQA_RAD_ROWS
+        ]
     dataset = datasets.Dataset.from_dict(
         {
             "image": images,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from PIL import Image
+from PIL.PngImagePlugin import PngInfo
 
 from inspect_medreason.core.files import OutputPathError, write_cache_file, write_outputs_together
 from inspect_medreason.core.images import CACHE_ENV, ImagePathError, cache_root
@@ -34,6 +35,9 @@ DICOM_SUFFIXES = {".dcm", ".dicom"}
 DICOM_MAGIC_OFFSET = 128
 # Nuclear-medicine counts and similar data carry no window: stretch these percentiles.
 FALLBACK_PERCENTILES = (0.5, 99.5)
+
+# The PNG text chunk naming the DICOM file (its SHA-256) and frame a picture was made from.
+SOURCE_CHUNK = "inspect_medreason-dicom-source"
 
 # A degradation of the raw values (after the modality LUT, before any window): it is given
 # the values and the file's dataset (its Modality, its units) and returns values alike.
@@ -327,13 +331,19 @@ def dicom_as_png(path: Path, frame: int | None = None) -> Path:
 def dicom_bytes_as_png(data: bytes, name: Path, frame: int | None = None) -> bytes:
     """The PNG made from a DICOM file's bytes (as read once; ``name`` names it in a problem),
     cached by those bytes and the frame."""
-    digest = hashlib.sha256(data)
-    digest.update(f":frame={frame}".encode())
+    source = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256(source.encode())
+    digest.update(f":frame={frame}:{SOURCE_CHUNK}".encode())
     target = cache_dir() / f"{digest.hexdigest()}.png"
     with contextlib.suppress(OSError):
         return target.read_bytes()
     buffer = io.BytesIO()
-    dicom_to_image(name, frame, data=data).save(buffer, format="PNG")
+    # The file's digest and frame in a text chunk: two DICOMs whose windowed pictures are
+    # the same still give two PNGs, so the image store (which names a file by its bytes)
+    # keeps them apart and an image shift degrades each from its own raw values.
+    info = PngInfo()
+    info.add_text(SOURCE_CHUNK, f"sha256={source};frame={frame}")
+    dicom_to_image(name, frame, data=data).save(buffer, format="PNG", pnginfo=info)
     png = buffer.getvalue()
     with contextlib.suppress(OSError):  # a cache that cannot be written only costs time
         write_cache_file(target, png)

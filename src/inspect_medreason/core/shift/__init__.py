@@ -3,13 +3,15 @@
 A task takes ``-T shift=<name> -T severity=<0..3> -T shift_seed=<int>
 -T shift_judge_image=degraded|clean``; ``parse_shift`` checks them, ``shifted_dataset`` wraps
 the task's dataset, and ``ShiftSpec.record()`` goes into the task metadata under ``shift``.
-One module per degradation family: ``noise`` (quantum, Rician), ``mr_artefacts`` (bias
-field, motion ghosting), ``resolution`` (blur, downsampling, JPEG), ``display`` (gamma,
-window); ``catalog`` holds the names, severities and parameters, ``degrade`` one image's
+One module per degradation family: ``noise`` (quantum, CT, Rician, speckle),
+``mr_artefacts`` (bias field and the k-space artefacts: ghosting, undersampling, Gibbs
+ringing, spikes), ``resolution`` (blur, downsampling, JPEG), ``display`` (gamma, window,
+brightness, contrast), ``stain`` (H&E stain variation); ``catalog`` holds the names, severities and parameters, ``degrade`` one image's
 pipeline and cache, ``dataset`` the samples.
 """
 
 from inspect_medreason.core.shift.catalog import (
+    APPLIES_TO,
     MODALITY_CLASSES,
     MODEL_PARAMETERS,
     SEVERITIES,
@@ -30,6 +32,7 @@ from inspect_medreason.core.shift.dataset import (
 )
 
 __all__ = [
+    "APPLIES_TO",
     "JUDGE_IMAGE_KEY",
     "MODALITY_CLASSES",
     "MODEL_PARAMETERS",

@@ -5,9 +5,11 @@ A shift has three severities (1 mild, 2 moderate, 3 severe; 0 is the clean image
 parameter below is a physical quantity (a dose fraction, an SNR, a point-spread width, a
 JPEG quality) so a severity reads as an acquisition, and each table names its source in
 docs/shift.md. A sample's modality (its ``modality`` metadata) picks the noise model of
-``noise``: quantum noise for X-ray and CT, Rician noise for MR, shot noise on linear
-intensities for photographic images (pathology, dermatology, fundus, endoscopy) and for a
-modality the sample does not name or the table does not know (recorded as ``unknown``).
+``noise``: quantum noise on transmission for X-ray, stationary quantum noise in HU for CT,
+Rician noise for MR, shot noise on linear intensities for photographic images (pathology,
+dermatology, fundus, endoscopy) and for a modality the sample does not name or the table
+does not know (recorded as ``unknown``). ``APPLIES_TO`` says which modalities each shift is
+a model of, for a report's per-modality summary.
 """
 
 from __future__ import annotations
@@ -21,61 +23,105 @@ from inspect_medreason.core.errors import TaskArgumentError
 SEVERITIES = (1, 2, 3)
 MODALITY_CLASSES = ("xray", "ct", "mr", "photo", "unknown")
 
-# Full-dose photons per pixel for an unattenuated beam (or a full-scale photographic pixel),
-# and the attenuation line integral a white radiograph pixel stands for (e^-4: 1.8% of the
-# beam gets through the densest anatomy shown).
-PHOTONS_FULL_DOSE = 10_000.0
+# Dose is set per unit area, not per pixel: full-dose photons per pixel for an unattenuated
+# beam (or a full-scale photographic pixel) at the reference pitch, the image's area divided
+# into REFERENCE_MATRIX x REFERENCE_MATRIX pixels. An image of rows x columns pixels gets
+# PHOTONS_PER_REFERENCE_PIXEL * REFERENCE_MATRIX**2 / (rows * columns) per pixel, so the same
+# severity is the same dose per mm^2 (the same noise once shown at the same size) at any
+# matrix: a 2048-px radiograph's pixels each get 1/16 of a 512-px one's photons.
+REFERENCE_MATRIX = 512
+PHOTONS_PER_REFERENCE_PIXEL = 10_000.0
+# The attenuation line integral a white radiograph pixel stands for (e^-4: 1.8% of the beam
+# gets through the densest anatomy shown).
 MAX_LINE_INTEGRAL = 4.0
-# CT: the line integral a pixel of water stands for; HU scale linear attenuation by 1 + HU/1000.
+# CT: the line integral of the water-equivalent path the noise is set by (see ct_quantum).
 WATER_LINE_INTEGRAL = 2.0
+# A CT picture without HU (a PNG) is taken as shown through a soft-tissue window (centre,
+# width in HU; Radiopaedia's abdomen soft-tissue window), so its noise in HU can be shown.
+ASSUMED_CT_PICTURE_WINDOW = (40.0, 400.0)
 
 DOSE_FRACTIONS = {1: 0.5, 2: 0.15, 3: 0.03}
 RICIAN_SNR = {1: 20.0, 2: 10.0, 3: 5.0}
 
+_DOSE = {
+    "photons_per_reference_pixel": PHOTONS_PER_REFERENCE_PIXEL,
+    "reference_matrix": REFERENCE_MATRIX,
+}
+
 # model -> severity -> its parameters
 MODEL_PARAMETERS: dict[str, dict[int, dict[str, Any]]] = {
     "poisson_transmission": {
+        s: {"dose_fraction": f, **_DOSE, "max_line_integral": MAX_LINE_INTEGRAL}
+        for s, f in DOSE_FRACTIONS.items()
+    },
+    "ct_quantum": {
         s: {
             "dose_fraction": f,
-            "photons_full_dose": PHOTONS_FULL_DOSE,
-            "max_line_integral": MAX_LINE_INTEGRAL,
+            **_DOSE,
             "water_line_integral": WATER_LINE_INTEGRAL,
+            "picture_window_hu": list(ASSUMED_CT_PICTURE_WINDOW),
         }
         for s, f in DOSE_FRACTIONS.items()
     },
-    "poisson_linear": {
-        s: {"dose_fraction": f, "photons_full_dose": PHOTONS_FULL_DOSE}
-        for s, f in DOSE_FRACTIONS.items()
-    },
+    "poisson_linear": {s: {"dose_fraction": f, **_DOSE} for s, f in DOSE_FRACTIONS.items()},
     "rician": {s: {"snr": snr, "signal": "foreground mean"} for s, snr in RICIAN_SNR.items()},
+    # peak-to-peak intensity non-uniformity, as BrainWeb's RF non-uniformity levels (20%, 40%)
     "bias_field": {
-        s: {"coefficient_magnitude": m, "order": 3} for s, m in {1: 0.2, 2: 0.4, 3: 0.6}.items()
+        s: {"nonuniformity": m, "order": 3} for s, m in {1: 0.2, 2: 0.4, 3: 0.6}.items()
     },
     "motion_ghosting": {
         s: {"shift_pixels_at_256": d, "period_lines": 4, "phase_axis": "rows"}
         for s, d in {1: 2.0, 2: 4.0, 3: 8.0}.items()
     },
-    "gaussian_blur": {s: {"sigma_pixels_at_512": v} for s, v in {1: 1.0, 2: 2.0, 3: 4.0}.items()},
+    "kspace_undersampling": {
+        s: {"acceleration": r, "centre_fraction": c, "phase_axis": "rows"}
+        for s, (r, c) in {1: (2, 0.16), 2: (4, 0.08), 3: (8, 0.04)}.items()
+    },
+    "gibbs_truncation": {s: {"kept_fraction": k} for s, k in {1: 0.5, 2: 0.33, 3: 0.2}.items()},
+    "kspace_spike": {
+        s: {"spikes": 1, "intensity_of_peak": r} for s, r in {1: 0.05, 2: 0.15, 3: 0.4}.items()
+    },
+    "speckle": {s: {"sigma": v} for s, v in {1: 0.1, 2: 0.2, 3: 0.3}.items()},
+    "hed_jitter": {
+        s: {"scale_sigma": v, "bias_sigma": v} for s, v in {1: 0.05, 2: 0.1, 3: 0.2}.items()
+    },
+    "gaussian_blur": {
+        s: {"sigma_pixels_at_512": v, "min_sigma_pixels": m}
+        for s, (v, m) in {1: (1.0, 0.6), 2: (2.0, 1.0), 3: (4.0, 1.6)}.items()
+    },
     "downsample": {s: {"factor": v} for s, v in {1: 2, 2: 4, 3: 8}.items()},
     "jpeg": {s: {"quality": v} for s, v in {1: 30, 2: 15, 3: 7}.items()},
-    "gamma": {s: {"gamma": v} for s, v in {1: 1.5, 2: 2.0, 3: 3.0}.items()},
+    "gamma": {s: {"gamma": v, "on": "luminance"} for s, v in {1: 1.5, 2: 2.0, 3: 3.0}.items()},
     "window": {
-        s: {"center_shift": c, "width_factor": w}
+        s: {"center_shift": c, "width_factor": w, "on": "luminance"}
         for s, (c, w) in {1: (0.05, 0.8), 2: (0.1, 0.6), 3: (0.2, 0.4)}.items()
     },
+    # Pillow's ImageEnhance factors, MedMNIST-C's chestmnist severities 1, 3 and 5
+    "brightness_up": {s: {"factor": v} for s, v in {1: 1.1, 2: 1.3, 3: 1.5}.items()},
+    "brightness_down": {s: {"factor": v} for s, v in {1: 0.9, 2: 0.7, 3: 0.5}.items()},
+    "contrast_up": {s: {"factor": v} for s, v in {1: 1.1, 2: 1.3, 3: 1.6}.items()},
+    "contrast_down": {s: {"factor": v} for s, v in {1: 0.9, 2: 0.7, 3: 0.4}.items()},
 }
 
-# Models applied to what the detector measured (for DICOM: the raw values, before the
-# window); the others act on the displayed or stored picture.
+# Models applied to what the detector measured (for a greyscale DICOM: the raw values,
+# before the window); the others act on the displayed or stored picture.
 ACQUISITION_MODELS = {
     "poisson_transmission",
+    "ct_quantum",
     "poisson_linear",
     "rician",
     "bias_field",
     "motion_ghosting",
+    "kspace_undersampling",
+    "gibbs_truncation",
+    "kspace_spike",
+    "speckle",
     "gaussian_blur",
     "downsample",
 }
+
+# Models that need a colour picture (a greyscale one is refused, naming the image).
+COLOUR_ONLY_MODELS = {"hed_jitter"}
 
 _ALL = dict.fromkeys(MODALITY_CLASSES)
 
@@ -88,26 +134,58 @@ def _same(model: str) -> dict[str, str]:
 SHIFTS: dict[str, dict[str, str]] = {
     "noise": {
         "xray": "poisson_transmission",
-        "ct": "poisson_transmission",
+        "ct": "ct_quantum",
         "mr": "rician",
-        "photo": "poisson_linear",
-        "unknown": "poisson_linear",
-    },
-    "low_dose": {
-        "xray": "poisson_transmission",
-        "ct": "poisson_transmission",
-        "mr": "poisson_linear",
         "photo": "poisson_linear",
         "unknown": "poisson_linear",
     },
     "rician": _same("rician"),
     "bias_field": _same("bias_field"),
     "motion_ghosting": _same("motion_ghosting"),
+    "undersampling": _same("kspace_undersampling"),
+    "gibbs": _same("gibbs_truncation"),
+    "spike": _same("kspace_spike"),
+    "speckle": _same("speckle"),
+    "stain": _same("hed_jitter"),
     "blur": _same("gaussian_blur"),
     "downsample": _same("downsample"),
     "jpeg": _same("jpeg"),
     "gamma": _same("gamma"),
     "window": _same("window"),
+    "brightness_up": _same("brightness_up"),
+    "brightness_down": _same("brightness_down"),
+    "contrast_up": _same("contrast_up"),
+    "contrast_down": _same("contrast_down"),
+}
+
+# What each shift is a model of, for a report's per-modality summary: the modalities whose
+# acquisitions it degrades (words, as a sample's modality may name them; "any" for all).
+# A shift runs on every image it is given; this says where its result means something.
+APPLIES_TO: dict[str, tuple[str, ...]] = {
+    "noise": ("any",),
+    "rician": ("mr",),
+    "bias_field": ("mr",),
+    "motion_ghosting": ("mr",),
+    "undersampling": ("mr",),
+    "gibbs": ("mr",),
+    "spike": ("mr",),
+    "speckle": ("ultrasound",),
+    "stain": ("pathology",),
+    "blur": ("any",),
+    "downsample": ("any",),
+    "jpeg": ("any",),
+    "gamma": ("any",),
+    "window": ("xray", "ct", "mr"),
+    "brightness_up": ("any",),
+    "brightness_down": ("any",),
+    "contrast_up": ("any",),
+    "contrast_down": ("any",),
+}
+
+# Names a shift once had: a task given one is told what replaced it.
+RETIRED_SHIFTS = {
+    "low_dose": "merged into 'noise' (quantum noise at the same dose fractions for X-ray, "
+    "CT and photographs; MR, which has no dose, gets Rician noise)",
 }
 
 # Lower-case modality text -> class; checked in order, on whole words.
@@ -171,6 +249,7 @@ class ShiftSpec:
             "severity": self.severity if self.active else 0,
             "seed": self.seed,
             "parameters": self.parameters(),
+            "applies_to": list(APPLIES_TO[self.name]) if self.active and self.name else None,
             "judge_image": self.judge_image,
             "modality_rule": (
                 "each sample's metadata 'modality' picks the model: xray, ct, mr, photo; "
@@ -220,6 +299,10 @@ class ShiftPlan:
                 for spec in self.specs
                 if spec.active
             },
+            "applies_to": {
+                name: list(APPLIES_TO[name])
+                for name in sorted({s.name for s in self.specs if s.name})
+            },
             "judge_image": first.judge_image,
             "grid": [spec.record() for spec in self.specs],
             "sample_ids": "case id for the clean images, <case id>@<shift>-<severity> otherwise",
@@ -253,14 +336,18 @@ def parse_shift(
     problems: list[str] = []
     names = [_shift_name(value) for value in _as_list(shift)]
     for raw, name in zip(_as_list(shift), names, strict=True):
-        if name is not None and name not in SHIFTS:
+        if name is not None and name in RETIRED_SHIFTS:
+            problems.append(f"-T shift={raw!r} was {RETIRED_SHIFTS[name]}")
+        elif name is not None and name not in SHIFTS:
             problems.append(
                 f"-T shift={raw!r} is not a shift; valid: {', '.join(SHIFTS)} (or none)"
             )
     named = [name for name in names if name is not None]
     levels: list[int] = []
+    missing = False
     for raw in _as_list(severity):
         if raw is None or str(raw).strip() == "":
+            missing = True
             if named:
                 problems.append(
                     "-T severity is missing; valid: 0 (clean), "
@@ -287,6 +374,13 @@ def parse_shift(
     judge = str(judge_image).strip().lower()
     if judge not in JUDGE_IMAGES:
         problems.append(f"-T shift_judge_image={judge_image!r}; valid: {', '.join(JUDGE_IMAGES)}")
+    if named and not missing and all(level == 0 for level in levels):
+        # the tasks' default severity is 0: a shift named alone would run the clean images
+        # while the command line says otherwise
+        problems.append(
+            f"-T shift={shift} needs a severity: -T severity=1, 2 or 3 (or a list such as "
+            "0,1,2,3 for the clean images and every severity); severity 0 alone is the clean run"
+        )
     if not named and any(level > 0 for level in levels):
         problems.append(
             f"-T severity={severity} without a shift; name one: -T shift=<{'|'.join(SHIFTS)}>"

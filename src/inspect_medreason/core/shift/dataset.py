@@ -15,7 +15,8 @@ from inspect_ai import Task
 from inspect_ai.dataset import Dataset, Sample
 from inspect_ai.model import ChatMessage, ChatMessageUser, Content, ContentImage
 
-from inspect_medreason.core.errors import UserInputError
+from inspect_medreason.core.dicom import converted_from
+from inspect_medreason.core.errors import TaskArgumentError, UserInputError
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.lazy_dataset import LazySampleDataset
 from inspect_medreason.core.shift.catalog import (
@@ -24,7 +25,11 @@ from inspect_medreason.core.shift.catalog import (
     ShiftSpec,
     modality_class,
 )
-from inspect_medreason.core.shift.degrade import degraded_path
+from inspect_medreason.core.shift.degrade import (
+    NotHounsfieldError,
+    UnchangedImageError,
+    degraded_path,
+)
 
 # Sample metadata keys: the shift a sample got, and the image its vision judge is shown.
 SAMPLE_SHIFT_KEY = "shift"
@@ -56,8 +61,9 @@ def shift_sample(sample: Sample, spec: ShiftSpec, rename: bool = False) -> Sampl
         for part in message.content:
             if isinstance(part, ContentImage):
                 if model is not None:
+                    name = _image_name(metadata, index, part.image)
                     part = part.model_copy(
-                        update={"image": _degrade(part.image, model, spec, case_id, index)}
+                        update={"image": _degrade(part.image, model, spec, case_id, index, name)}
                     )
                 content.append(part)
                 index += 1
@@ -82,7 +88,18 @@ def shift_sample(sample: Sample, spec: ShiftSpec, rename: bool = False) -> Sampl
     return sample.model_copy(update=update)
 
 
-def _degrade(image: str, model: str, spec: ShiftSpec, case_id: str, index: int) -> str:
+def _image_name(metadata: dict[str, Any], index: int, sent: str) -> str:
+    """The case's own name for its ``index``-th image (what the user wrote or the file it
+    was read from), not the cache file it is sent from."""
+    for key in ("image_paths", "image_sources"):
+        names = metadata.get(key)
+        if isinstance(names, list) and index < len(names) and names[index]:
+            return str(names[index])
+    source = converted_from(Path(sent))
+    return source[0].name if source is not None else Path(sent).name
+
+
+def _degrade(image: str, model: str, spec: ShiftSpec, case_id: str, index: int, name: str) -> str:
     path = Path(image)
     if image.startswith(("data:", "http://", "https://")) or not path.is_file():
         raise ShiftError(
@@ -91,9 +108,14 @@ def _degrade(image: str, model: str, spec: ShiftSpec, case_id: str, index: int) 
         )
     try:
         return str(degraded_path(path, model, spec.severity, spec.seed, case_id, index))
+    except (UnchangedImageError, NotHounsfieldError) as error:
+        raise ShiftError(
+            f"case {case_id!r}: image {name} under -T shift={spec.name} -T severity="
+            f"{spec.severity}: {error}"
+        ) from error
     except (OSError, ValueError) as error:
         raise ShiftError(
-            f"case {case_id!r}: image {path.name} could not be degraded by -T shift="
+            f"case {case_id!r}: image {name} could not be degraded by -T shift="
             f"{spec.name} ({type(error).__name__}: {error}); check the file or run without a shift"
         ) from error
 
@@ -120,7 +142,14 @@ def shifted_dataset(dataset: Dataset, plan: ShiftPlan) -> Dataset:
 def apply_shift(task: Task, plan: ShiftPlan) -> Task:
     """The task with its dataset under ``spec`` and the shift recorded in its metadata
     (``shift``: name, severity, seed, parameters; a clean run records severity 0). Every
-    image task's last line."""
+    image task's last line. A shift with the images withheld (``-T images=false``, which
+    every image task records as the metadata's ``images``) is refused: nothing would be
+    degraded, yet the log would say it was."""
+    if plan.active and (task.metadata or {}).get("images") is False:
+        raise TaskArgumentError(
+            "-T images=false withholds every image, so -T shift has nothing to degrade (the "
+            "log would record a shift no image went through); drop one of the two"
+        )
     task.dataset = shifted_dataset(task.dataset, plan)
     task.metadata = {**(task.metadata or {}), "shift": plan.record()}
     return task
@@ -146,10 +175,16 @@ def judge_image_files(files: list[Path], metadata: dict[str, Any], sample_id: ob
             "log?): its images are not sent"
         ) from error
     case_id = str(record.get("case", sample_id))
-    return [
-        degraded_path(path, model, severity, seed, case_id, index)
-        for index, path in enumerate(files)
-    ]
+    degraded = []
+    for index, path in enumerate(files):
+        try:
+            degraded.append(degraded_path(path, model, severity, seed, case_id, index))
+        except (OSError, ValueError) as error:  # refused as the model's image would be
+            raise ShiftError(
+                f"case {case_id!r}: image {path.name} could not be degraded again for the "
+                f"judge ({type(error).__name__}: {error}): its images are not sent"
+            ) from error
+    return degraded
 
 
 def wants_clean_judge_image(metadata: dict[str, Any]) -> bool:
