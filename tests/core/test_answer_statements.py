@@ -123,7 +123,7 @@ def test_every_answer_statement_is_read(
     reply: str, options: list[tuple[str, str]], expected: str
 ) -> None:
     result = extract_label(reply, options)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 @pytest.mark.parametrize(("reply", "options", "method", "reason"), REFUSED)
@@ -131,7 +131,7 @@ def test_no_guess_and_the_reason_is_given(
     reply: str, options: list[tuple[str, str]], method: str, reason: str
 ) -> None:
     result = extract_label(reply, options)
-    assert result.label is None, (result.method, result.detail)
+    assert result.reading is None, (result.method, result.detail)
     assert result.method == method and result.method in NO_ANSWER_METHODS
     assert reason in result.detail, result.detail
 
@@ -142,7 +142,7 @@ def test_the_label_readings_name_no_wrong_option() -> None:
     (A reply's opening and a refused hedge are statements only where they stand first or
     name an option, so they are not among these.)"""
     for reply, options, expected in READ:
-        assert extract_label(reply, options).label in {expected}
+        assert extract_label(reply, options).reading in {expected}
     statements = [
         (reply, options)
         for reply, options, method, _ in REFUSED
@@ -150,7 +150,7 @@ def test_the_label_readings_name_no_wrong_option() -> None:
     ]
     assert len(statements) >= 6
     for reply, options in statements:
-        assert extract_label(f"Answer: A\n{reply}", options).label is None, reply
+        assert extract_label(f"Answer: A\n{reply}", options).reading is None, reply
 
 
 def test_thinking_is_set_aside_in_linear_time() -> None:

@@ -86,7 +86,7 @@ TABLE: list[tuple[str, str | None]] = [
 @pytest.mark.parametrize(("reply", "expected"), TABLE)
 def test_extraction_table(reply: str, expected: str | None) -> None:
     result = extract_label(reply, OPTIONS)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 def test_table_is_large() -> None:
@@ -95,7 +95,7 @@ def test_table_is_large() -> None:
 
 def test_missing_answer_is_never_a_guess() -> None:
     result = extract_label("Both C and D seem plausible.", OPTIONS)
-    assert result.label is None and result.method == "unparsed"
+    assert result.reading is None and result.method == "unparsed"
     ambiguous = extract_label("Answer: A, B, and C", OPTIONS)
     assert ambiguous.method == "ambiguous"
 
@@ -104,11 +104,12 @@ def test_methods_are_reported() -> None:
     assert extract_label('{"answer": "B"}', OPTIONS).method == "json_answer_field"
     assert extract_label("ANSWER: B", OPTIONS).method == "answer_statement"
     assert extract_label("答案是B", OPTIONS).method == "chinese_statement"
-    assert extract_label("**B**", OPTIONS).method == "label_line"
-    assert extract_label("B", OPTIONS).method == "label_line"
-    assert extract_label("Reasoning.\nC) Consolidation", OPTIONS).method == "final_line"
-    assert extract_label("<answer>B</answer>", OPTIONS).method == "answer_tag"
-    assert extract_label("Consolidation", OPTIONS).method == "option_text"
+    assert extract_label("**B**", OPTIONS).method == "reply_is_label"
+    assert extract_label("B", OPTIONS).method == "reply_is_label"
+    assert extract_label("Reasoning.\n**B**", OPTIONS).rule == "label_line"
+    assert extract_label("Reasoning.\nC) Consolidation", OPTIONS).rule == "final_line"
+    assert extract_label("<answer>B</answer>", OPTIONS).rule == "answer_tag"
+    assert extract_label("Consolidation", OPTIONS).rule == "option_text"
     assert extract_label("Answer: E", OPTIONS).method == "invalid_label"
     assert extract_label("Answer: unknown", OPTIONS).method == "no_option"
 
@@ -121,15 +122,15 @@ def test_parse_reply_keeps_raw_fields() -> None:
 
 def test_none_of_the_above_is_not_a_label_list() -> None:
     three = OPTIONS[:3]
-    assert extract_label("None of the above.", three).label is None
-    assert extract_label("Answer: none of the above", three).label is None
-    assert extract_label("None of the above", OPTIONS).label == "D"
+    assert extract_label("None of the above.", three).reading is None
+    assert extract_label("Answer: none of the above", three).reading is None
+    assert extract_label("None of the above", OPTIONS).reading == "D"
 
 
 def test_labels_beyond_a_to_e() -> None:
     options = [(label, f"text {label}") for label in "ABCDEFG"]
-    assert extract_label("ANSWER: G", options).label == "G"
-    assert extract_label("ANSWER: H", options).label is None
+    assert extract_label("ANSWER: G", options).reading == "G"
+    assert extract_label("ANSWER: H", options).reading is None
 
 
 # The final statement is authoritative: when it names no option, the reply has no answer,
@@ -208,13 +209,13 @@ PRONOUN: list[tuple[str, str | None]] = [
 @pytest.mark.parametrize(("reply", "expected"), FINAL_STATEMENT + PEER_FORMS)
 def test_final_statement_and_peer_forms(reply: str, expected: str | None) -> None:
     result = extract_label(reply, OPTIONS)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 @pytest.mark.parametrize(("reply", "expected"), PRONOUN)
 def test_pronoun_i_is_not_option_i(reply: str, expected: str | None) -> None:
     result = extract_label(reply, NINE_OPTIONS)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 def test_no_answer_says_why() -> None:
@@ -234,7 +235,7 @@ def test_hostile_replies_end_in_no_answer() -> None:
         "\u2028B\u2029",
     ):
         result = extract_label(reply, OPTIONS)
-        assert result.label in {None, "B"}
+        assert result.reading in {None, "B"}
 
 
 def test_many_statements_stay_linear_to_read() -> None:
@@ -245,7 +246,7 @@ def test_many_statements_stay_linear_to_read() -> None:
         "\\boxed{" * 50_000,
         "I choose A " * 50_000,
     ):
-        assert extract_label(reply, OPTIONS).label in {None, "A", "B"}
+        assert extract_label(reply, OPTIONS).reading in {None, "A", "B"}
 
 
 def test_wrapper_runs_are_read_without_backtracking() -> None:
@@ -253,12 +254,12 @@ def test_wrapper_runs_are_read_without_backtracking() -> None:
     the label-line pattern once split such runs in exponentially many ways (40 asterisks:
     9 s), so these lines would not finish."""
     for rule in ("*" * 200, "_" * 200, "*_" * 100, "(" * 200 + "B"):
-        assert extract_label(f"Some findings.\n{rule}\n", OPTIONS).label is None
-    assert extract_label("Findings.\n" + "*" * 200 + "\n**B**", OPTIONS).label == "B"
+        assert extract_label(f"Some findings.\n{rule}\n", OPTIONS).reading is None
+    assert extract_label("Findings.\n" + "*" * 200 + "\n**B**", OPTIONS).reading == "B"
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v6"
+    assert EXTRACTION_MODE == "robust-v7"
 
 
 # Invisible format characters beside or inside an answer: read as if absent (robust-v3).
@@ -281,7 +282,7 @@ INVISIBLE: list[tuple[str, str | None]] = [
 @pytest.mark.parametrize(("reply", "expected"), INVISIBLE)
 def test_invisible_format_characters_are_not_read(reply: str, expected: str | None) -> None:
     result = extract_label(reply, OPTIONS)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 def test_an_invisible_only_reply_is_empty() -> None:
@@ -362,12 +363,12 @@ def test_labels_that_are_not_letters_are_read(
 ) -> None:
     """cases.json may label options as it likes: a reply that states exactly such a label
     was no answer (robust-v3 read single letters only), now it is that label."""
-    assert extract_label(reply, options).label == expected
+    assert extract_label(reply, options).reading == expected
 
 
 def test_letter_labels_are_read_as_before() -> None:
     """The label rule for other labels never applies to single-letter ones: a bare "a"
     after an answer phrase stays the letter rules' decision."""
     letters = [("A", "CT"), ("B", "MRI")]
-    assert extract_label("The answer is a small nodule.", letters).label is None
-    assert extract_label("ANSWER: b", letters).label == "B"
+    assert extract_label("The answer is a small nodule.", letters).reading is None
+    assert extract_label("ANSWER: b", letters).reading == "B"

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.core.extraction import extract_label
+from utils.reader_figures import reader_figures
 
 CORPUS = Path(__file__).with_name("corpus_real_replies.jsonl")
 
@@ -32,22 +32,9 @@ def test_every_row_has_its_provenance() -> None:
 
 
 def test_no_wrong_label_and_nearly_all_read() -> None:
-    wrong: list[str] = []
-    missed: list[str] = []
-    readable = 0
-    for row in corpus():
-        options = [(label, text) for label, text in row["options"]]
-        got = extract_label(row["reply"], options)
-        if row["label"] is None:
-            if got.label is not None:
-                wrong.append(f"{row['id']}: read {got.label} ({got.method}), a person reads none")
-            continue
-        readable += 1
-        if got.label is None:
-            missed.append(f"{row['id']}: unread ({got.method}: {got.detail})")
-        elif got.label != row["label"]:
-            wrong.append(
-                f"{row['id']}: read {got.label} ({got.method}), a person reads {row['label']}"
-            )
-    assert wrong == []
-    assert len(missed) <= 0.03 * readable, missed
+    figures = reader_figures(corpus())
+    assert figures.wrong == []
+    # what only a less-proven rule reads is counted apart (the extractor's share), and is
+    # never a wrong tentative label either
+    assert figures.wrong_tentative == []
+    assert len(figures.unread) <= 0.03 * figures.readable, figures.unread

@@ -236,11 +236,12 @@ def test_extractor_meta_measures_an_extractor(tmp_path: Path) -> None:
     # the "read_by_person" probes are what the extractor is for: the rules leave them unread
     for probe in probes:
         options = [(label, text) for label, text in probe["options"]]
-        read = extract_label(probe["reply"], options).label
+        extraction = extract_label(probe["reply"], options)
         if probe["kind"] in {"read_by_person", "none"}:
-            assert read is None, probe["id"]
+            assert extraction.reading is None, probe["id"]
         if probe["kind"] == "read_by_rules":
-            assert read == probe["reading"], probe["id"]
+            # read by a proven rule, or tentatively by a less-proven one (robust-v7)
+            assert extraction.reading == probe["reading"], probe["id"]
     wrong_on = {"none_25", "read_by_person_12"}
     assert wrong_on <= {probe["id"] for probe in probes}
 

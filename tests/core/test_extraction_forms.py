@@ -129,7 +129,7 @@ def test_the_forms_models_write_are_read(
     reply: str, options: list[tuple[str, str]], expected: str
 ) -> None:
     result = extract_label(reply, options)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
 
 
 @pytest.mark.parametrize(("reply", "options"), UNREAD)
@@ -137,12 +137,12 @@ def test_look_alikes_and_several_labels_are_no_answer(
     reply: str, options: list[tuple[str, str]]
 ) -> None:
     result = extract_label(reply, options)
-    assert result.label is None, (result.method, result.detail)
+    assert result.reading is None, (result.method, result.detail)
 
 
 @pytest.mark.parametrize(("reply", "expected"), ONE_LABEL)
 def test_a_word_after_a_label_is_not_a_second_label(reply: str, expected: str) -> None:
-    assert extract_label(reply, TEN).label == expected
+    assert extract_label(reply, TEN).reading == expected
 
 
 def test_several_labels_say_why() -> None:
@@ -168,4 +168,4 @@ def test_the_official_templates_reading_is_unchanged() -> None:
     ]:
         assert official_reading(reply, TEN, "template").submitted == submitted
         assert official_reading(reply, TEN, "baseline").submitted == submitted
-        assert extract_label(reply, TEN).label is None
+        assert extract_label(reply, TEN).reading is None

@@ -66,6 +66,6 @@ ROWS: list[tuple[str, str | None]] = [
 @pytest.mark.parametrize(("reply", "expected"), ROWS)
 def test_peer_framework_forms(reply: str, expected: str | None) -> None:
     result = extract_label(reply, CHEST)
-    assert result.label == expected, (result.method, result.detail)
+    assert result.reading == expected, (result.method, result.detail)
     if expected is None:
         assert result.method in NO_ANSWER_METHODS

@@ -237,7 +237,9 @@ def answer_as_text(kind: str, value: Any, choices: list[tuple[str, str]]) -> str
         verdict = yes_no(text)
         return {"yes": "Yes", "no": "No"}[verdict] if verdict else text.strip()
     if kind == "single":
-        return extract_label(text, choices).label or text.strip()
+        # a text form for BLEU and ROUGE, not a scored label: a less-proven rule's reading
+        # (an option's text, a boxed label) is the label's text form too
+        return extract_label(text, choices).reading or text.strip()
     if kind == "multi":
         labels = parse_label_set(value, {label for label, _ in choices})
         return ", ".join(sorted(labels)) if labels else text.strip()

@@ -10,7 +10,7 @@ from inspect_ai.model import model_roles
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.extraction import EXTRACTION_MODE
+from inspect_medreason.core.extraction import EXTRACTION_MODE, PROVEN_RULES
 from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.core.extractor import check_rate, extractor_record
 from inspect_medreason.core.files import file_sha256
@@ -72,7 +72,11 @@ def run_record(
             "unknown_keys": loaded.unknown_keys,
         },
         "prompts": {template.name: template.log_record() for template in prompts},
-        "extraction": {"mode": EXTRACTION_MODE, "rules": (EXTRACTION_RULES or "").strip()},
+        "extraction": {
+            "mode": EXTRACTION_MODE,
+            "proven_rules": sorted(PROVEN_RULES),
+            "rules": (EXTRACTION_RULES or "").strip(),
+        },
         **choices,
     }
 

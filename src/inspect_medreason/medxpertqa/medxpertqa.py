@@ -9,7 +9,7 @@ from inspect_ai import Task, task
 from inspect_ai.scorer import Metric
 
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.extraction import EXTRACTION_MODE
+from inspect_medreason.core.extraction import EXTRACTION_MODE, PROVEN_RULES
 from inspect_medreason.core.metrics import mcq_metrics
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -78,7 +78,7 @@ def medxpertqa_mm(
             "data": origin,
             "split": origin["split"],
             "images": show_images,
-            "extraction": {"mode": EXTRACTION_MODE},
+            "extraction": {"mode": EXTRACTION_MODE, "proven_rules": sorted(PROVEN_RULES)},
             "prompts": {t.name: t.log_record() for t in prompts.templates()},
         },
     )

@@ -1,0 +1,85 @@
+"""The MCQ reader's figures on a hand-labelled set of real replies (the development corpus, the
+sealed set): wrong labels, what is read by a proven rule, what only a less-proven rule reads
+(left to the extractor), what stays unread, and the readings per rule. docs/mcq.md publishes
+them; `python tests/utils/reader_figures.py` prints them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_medreason.core.extraction import EXTRACTION_MODE, extract_label
+
+
+@dataclass
+class ReaderFigures:
+    rows: int = 0
+    readable: int = 0
+    read: int = 0
+    tentative: int = 0
+    wrong: list[str] = field(default_factory=list)
+    wrong_tentative: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+    # (rule, right or wrong) for each proven or tentative reading
+    by_rule: Counter[tuple[str, bool]] = field(default_factory=Counter)
+    # why a reply a person reads stayed unread (its method)
+    unread_by_class: Counter[str] = field(default_factory=Counter)
+
+
+def reader_figures(rows: list[dict[str, Any]]) -> ReaderFigures:
+    figures = ReaderFigures(rows=len(rows))
+    for row in rows:
+        options = [(label, text) for label, text in row["options"]]
+        got = extract_label(row["reply"], options)
+        person = row["label"]
+        if got.reading is not None:
+            figures.by_rule[(got.rule or got.method, got.reading == person)] += 1
+        if got.label is not None and got.label != person:
+            figures.wrong.append(
+                f"{row['id']}: read {got.label} ({got.method}), a person reads {person}"
+            )
+        if got.tentative_label is not None and got.tentative_label != person:
+            figures.wrong_tentative.append(
+                f"{row['id']}: tentatively {got.tentative_label} ({got.rule}), a person reads {person}"
+            )
+        if person is None:
+            continue
+        figures.readable += 1
+        if got.label == person:
+            figures.read += 1
+        elif got.tentative_label == person:
+            figures.tentative += 1
+        elif got.label is None:
+            figures.unread.append(f"{row['id']}: unread ({got.method}: {got.detail})")
+            figures.unread_by_class[got.method] += 1
+    return figures
+
+
+def main(paths: list[str]) -> None:
+    for path in paths:
+        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+        f = reader_figures(rows)
+        print(
+            f"{EXTRACTION_MODE} {Path(path).name}: {f.rows} rows, {f.readable} a person reads; "
+            f"wrong {len(f.wrong)}, read {f.read} ({f.read / f.readable:.1%}), only a "
+            f"less-proven rule {f.tentative} (wrong tentatively {len(f.wrong_tentative)}), "
+            f"unread {len(f.unread)} {dict(f.unread_by_class)}"
+        )
+        print(
+            "  per rule (right, wrong):",
+            {
+                rule: (f.by_rule[(rule, True)], f.by_rule[(rule, False)])
+                for rule in sorted({rule for rule, _ in f.by_rule})
+            },
+        )
+
+
+if __name__ == "__main__":
+    main(
+        sys.argv[1:]
+        or ["tests/core/corpus_real_replies.jsonl", "tests/core/sealed_real_replies.jsonl"]
+    )
