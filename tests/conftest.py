@@ -255,6 +255,7 @@ SLOW_TESTS = {
     "tests/cli/test_run_attempts.py": "runs interrupted, resumed and eval-set runs",
     "tests/test_register_entries.py::test_the_script_writes": "runs the script",
     "tests/cli/test_strict_json_outputs.py": "two judged runs, then every JSON-writing command",
+    "tests/cli/test_leaderboard_hostile_logs.py": "a judged run, then leaderboard on crafted logs",
     "tests/perf/test_benchmarks.py": "runs each benchmark at a small size",
     "tests/robustness/test_user_errors.py::test_an_unreachable_hub_asks_for_a_local_copy": (
         "waits for a hub that does not answer"

@@ -306,6 +306,35 @@ def log_header(path: Path) -> EvalLog:
     return read_eval_log(str(path), header_only=True)
 
 
+def header_disagrees_with_start(path: Path, header: EvalLog) -> str | None:
+    """Why a ``.eval`` log's header cannot be trusted to name its run: Inspect writes the
+    run's spec twice, in ``_journal/start.json`` when the run starts and in ``header.json``
+    at its end, and they name the same task and ``task_id``. A header naming another task
+    than its own start record (an edited or assembled file) is the header of another run
+    than the samples beside it. None when they agree, or when there is no start record to
+    compare (a ``.json`` log, an entry too large or unreadable: the header stands)."""
+    if path.suffix != ".eval" or not path.is_file():
+        return None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("_journal/start.json")
+            if info.file_size > MAX_ENTRY_BYTES or not _codec_supported(info.compress_type):
+                return None
+            start = json.loads(archive.read(info)).get("eval") or {}
+    except Exception:  # no start record to compare with
+        return None
+    if not isinstance(start, dict):
+        return None
+    for field in ("task", "task_id"):
+        started, ended = start.get(field), getattr(header.eval, field)
+        if started is not None and started != ended:
+            return (
+                f"its header names {field} {_brief(ended)} but its start record "
+                f"{_brief(started)} (an edited or assembled log)"
+            )
+    return None
+
+
 def header_sample_keys(header: EvalLog) -> list[SampleKey]:
     """Every (id, epoch) the run was given, in the dataset's order."""
     epochs = header.eval.config.epochs or 1
