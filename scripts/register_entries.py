@@ -8,6 +8,14 @@ pinned data revisions (its family's ``external_assets`` that name it, or all of 
 none does) and its task version go in the task's ``comment``. Every entry is validated
 against inspect_evals' own model before anything is written.
 
+Layout: each entry is ``<output>/<id>/eval.yaml``, the id being its folder's name, as
+inspect_evals' own listing discovers them (``inspect_evals.metadata._discover_eval_yamls``
+globs ``register/*/eval.yaml`` and ``_load_single_eval_yaml`` sets ``id`` from the folder;
+inspect_evals 0.26.0). Its ``find_task`` returns the first eval with a task of the given
+name, so no task here may share a name with one of inspect_evals' own (``vqa_rad`` is
+theirs; ours is ``medreason_vqa_rad``); ``tests/test_register_entries.py`` loads the
+entries with that listing to check it.
+
 Usage: python scripts/register_entries.py --repository-url https://github.com/OWNER/REPO \\
     --commit <40-hex commit of that repository> --output register/
 """
@@ -24,6 +32,8 @@ from typing import Any
 import yaml
 from inspect_evals.metadata import ExternalEvalMetadata
 
+from inspect_medreason.core.files import OutputSet
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "inspect_medreason"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -38,7 +48,9 @@ def _normalised(text: str) -> str:
 def task_assets(task: str, assets: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The family's data assets this task reads: those whose source names the task (VQA-RAD
     for ``vqa_rad``), else all of them (a family of one data set)."""
-    named = [asset for asset in assets if _normalised(task) in _normalised(str(asset["source"]))]
+    # ``medreason_`` in a task's name names this package, not its data (medreason_vqa_rad).
+    data_name = _normalised(task.removeprefix("medreason_"))
+    named = [asset for asset in assets if data_name in _normalised(str(asset["source"]))]
     return named or assets
 
 
@@ -101,23 +113,40 @@ def register_entries(repository_url: str, commit: str) -> dict[str, dict[str, An
     return entries
 
 
+def entry_files(entries: dict[str, dict[str, Any]], output: Path) -> dict[Path, str]:
+    """Each entry's file, ``<output>/<id>/eval.yaml``, and its YAML text. The id is left out
+    of the text: the listing takes it from the folder, so the two can never disagree."""
+    return {
+        output / entry_id / "eval.yaml": yaml.safe_dump(
+            {key: value for key, value in entry.items() if key != "id"},
+            sort_keys=False,
+            allow_unicode=True,
+            width=100,
+        )
+        for entry_id, entry in entries.items()
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repository-url", required=True, help="this repository's URL")
     parser.add_argument("--commit", required=True, help="the commit the entries pin")
-    parser.add_argument("--output", required=True, help="folder to write <id>.yaml files to")
+    parser.add_argument(
+        "--output", required=True, help="the register folder to write <id>/eval.yaml files to"
+    )
     args = parser.parse_args(argv)
     try:
         entries = register_entries(args.repository_url, args.commit)
-    except ValueError as error:  # a bad argument, or an entry inspect_evals would refuse
+        files = entry_files(entries, Path(args.output))
+        # Regenerating replaces the entries (force): all written together, or none.
+        outputs = OutputSet(force=True)
+        for path in files:
+            outputs.add(path)
+        outputs.write(files)
+    except ValueError as error:  # a bad argument, an entry inspect_evals would refuse, a path
         print(f"register_entries: {error}", file=sys.stderr)
         return 1
-    output = Path(args.output)
-    output.mkdir(parents=True, exist_ok=True)
-    for entry_id, entry in entries.items():
-        text = yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=100)
-        (output / f"{entry_id}.yaml").write_text(text, encoding="utf-8")
-    print(f"wrote {len(entries)} register entries to {output}")
+    print(f"wrote {len(entries)} register entries to {args.output}")
     return 0
 
 

@@ -254,6 +254,8 @@ SLOW_TESTS = {
     "tests/docs/test_recipe.py": "follows the add-a-benchmark recipe, then every check, in a copy",
     "tests/cli/test_run_attempts.py": "runs interrupted, resumed and eval-set runs",
     "tests/test_register_entries.py::test_the_script_writes": "runs the script",
+    "tests/cli/test_strict_json_outputs.py": "two judged runs, then every JSON-writing command",
+    "tests/cli/test_leaderboard_hostile_logs.py": "a judged run, then leaderboard on crafted logs",
     "tests/perf/test_benchmarks.py": "runs each benchmark at a small size",
     "tests/robustness/test_user_errors.py::test_an_unreachable_hub_asks_for_a_local_copy": (
         "waits for a hub that does not answer"
@@ -290,7 +292,7 @@ SLOW_TESTS = {
         "an eval, then inspect score twice, in subprocesses"
     ),
     "tests/vqa/test_inspect_evals_crosscheck.py": (
-        "451 questions scored by our vqa_rad and by inspect_evals' scorer"
+        "451 questions scored by our medreason_vqa_rad and by inspect_evals' scorer"
     ),
     "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
     "tests/medreason/test_open_ended.py::test_no_score_then_inspect_score_rejudges": (

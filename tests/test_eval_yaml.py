@@ -133,6 +133,6 @@ def test_the_release_command_contributing_shows_writes_the_entries(tmp_path: Pat
     argv = shlex.split(command.replace('"$(git rev-parse HEAD)"', "0" * 40))[2:]
     argv[argv.index("--output") + 1] = str(tmp_path / "register")
     assert main(argv) == 0
-    assert len(list((tmp_path / "register").glob("*.yaml"))) == sum(
+    assert len(list((tmp_path / "register").glob("*/eval.yaml"))) == sum(
         len(yaml.safe_load(p.read_text(encoding="utf-8"))["tasks"]) for p in EVAL_YAMLS
     )

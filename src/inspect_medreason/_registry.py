@@ -16,7 +16,7 @@ from inspect_medreason.judge_meta import extractor_meta, judge_meta, judge_meta_
 from inspect_medreason.med_cmr import med_cmr, med_cmr_scorer
 from inspect_medreason.medreason import mcq, mcq_scorer, medreason, open_ended, open_ended_scorer
 from inspect_medreason.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa import path_vqa, slake, vqa_rad, vqa_scorer
+from inspect_medreason.vqa import medreason_vqa_rad, path_vqa, slake, vqa_scorer
 
 
 @modelapi(name="medreason")
@@ -45,12 +45,12 @@ __all__ = [
     "medreason",
     "medreason_pipeline_check",
     "medreason_prompt",
+    "medreason_vqa_rad",
     "medxpertqa_mm",
     "open_ended",
     "open_ended_scorer",
     "path_vqa",
     "slake",
     "template_prompt",
-    "vqa_rad",
     "vqa_scorer",
 ]

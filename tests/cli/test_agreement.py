@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -370,3 +371,51 @@ def test_a_panels_fractional_mean_is_written_with_a_note_and_left_out_of_agreeme
     assert main(["agreement", str(log), "--reference", str(scores), "--format", "json"]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert f"gt_final={halves[0]['gt_final']} is not a whole score 0-4: left out" in err
+
+
+def appended_copy(source: Path, target: Path) -> Path:
+    """The log as ``inspect score --action append`` leaves it, written to a new file (as
+    Inspect's "create new file" choice does): the first judging kept as it was, a second
+    beside it under Inspect's name for it, ``open_ended_scorer1``, its judges' rationales
+    their own."""
+    log = read_eval_log(str(source))
+    assert log.samples is not None and log.results is not None
+    for sample in log.samples:
+        assert sample.scores is not None
+        second = sample.scores["open_ended_scorer"].model_copy(deep=True)
+        second.explanation = f"re-judged: {second.explanation}"
+        sample.scores["open_ended_scorer1"] = second
+    [first] = [s for s in log.results.scores if s.name == "open_ended_scorer"]
+    log.results.scores.append(first.model_copy(update={"name": "open_ended_scorer1"}))
+    write_eval_log(log, str(target))
+    return target
+
+
+def test_a_judging_held_by_a_log_and_its_copies_is_one_set_of_raters(
+    panel_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder with a judged log, its appended copy and a copy of that copy: the first
+    judging is one set of raters (grader, grader_2), the appended one another, never a
+    third set agreeing perfectly with the first; --scorer reads one judging only."""
+    folder = panel_log.parent
+    copy = appended_copy(panel_log, folder / "appended.eval")
+    shutil.copy(copy, folder / "copy-of-appended.eval")
+
+    def raters(*args: str) -> tuple[list[str], str]:
+        assert main(["agreement", str(folder), "--format", "json", *args]) == 0
+        captured = capsys.readouterr()
+        report = json.loads(captured.out)
+        [gt] = [c for c in report["components"] if c["component"] == "gt_final"]
+        return sorted(gt["raters"]), captured.err
+
+    every, err = raters()
+    assert len(every) == 4, every
+    assert sum("[open_ended_scorer1]" in rater for rater in every) == 2
+    assert "the same judging as" in err and "counted once" in err
+    first_only, err = raters("--scorer", "open_ended_scorer")
+    assert len(first_only) == 2 and "counted once" in err
+    second_only, err = raters("--scorer", "open_ended_scorer1")
+    assert len(second_only) == 2
+    assert f"{panel_log}: left out, no score 'open_ended_scorer1'" in err
+    assert main(["agreement", str(folder), "--scorer", "mcq_scorer"]) != 0
+    assert "--scorer 'mcq_scorer'" in capsys.readouterr().err

@@ -16,7 +16,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import get_model
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.log_reading import log_header, plugin_task, task_files
+from inspect_medreason.cli.log_reading import log_header, plugin_task, task_files, task_name
 
 
 def _run(task: object, data: Path, log_dir: Path, reply: str) -> EvalLog:
@@ -55,7 +55,7 @@ def test_a_task_run_by_its_file_is_a_medreason_log(
 
 def test_a_plain_task_name_is_recognised_only_with_the_plugins_file_or_record() -> None:
     assert task_files()["mcq"] == "medreason/medreason.py"
-    assert task_files()["vqa_rad"] == "vqa/vqa.py"
+    assert task_files()["medreason_vqa_rad"] == "vqa/vqa.py"
     from inspect_ai.log import EvalDataset, EvalSpec
 
     def header(task: str, task_file: str | None, metadata: dict[str, object]) -> EvalLog:
@@ -88,3 +88,12 @@ def test_a_plain_task_name_is_recognised_only_with_the_plugins_file_or_record() 
     assert plugin_task(header("mcq", "other/medreason.py", record)) is None
     # the file that defines another of our tasks is not this task's
     assert plugin_task(header("mcq", "/x/src/inspect_medreason/vqa/vqa.py", {})) is None
+    # a task renamed since (vqa_rad, task version 5-B): an old log reads as the current task,
+    # but inspect_evals' own vqa_rad (their file, no record of ours) stays theirs
+    vqa_file = "/x/src/inspect_medreason/vqa/vqa.py"
+    assert plugin_task(header("inspect_medreason/vqa_rad", None, {})) == "medreason_vqa_rad"
+    assert plugin_task(header("vqa_rad", vqa_file, {})) == "medreason_vqa_rad"
+    assert plugin_task(header("vqa_rad", None, record)) == "medreason_vqa_rad"
+    assert plugin_task(header("vqa_rad", "/x/src/inspect_evals/vqa_rad/vqa_rad.py", {})) is None
+    assert task_name(header("inspect_medreason/vqa_rad", None, {})) == "medreason_vqa_rad"
+    assert task_name(header("vqa_rad", None, {})) == "vqa_rad"

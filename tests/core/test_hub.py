@@ -16,7 +16,7 @@ from utils.dicom_fixtures import gradient, write_dicom
 
 from inspect_medreason.core import hub
 from inspect_medreason.vqa.dataset import VQA_RAD
-from inspect_medreason.vqa.vqa import slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, slake
 
 
 def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
@@ -40,7 +40,7 @@ def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
 
     monkeypatch.setattr("huggingface_hub.HfApi.dataset_info", dataset_info)
     monkeypatch.setattr(datasets, "load_dataset", load_dataset)
-    task = vqa_rad()
+    task = medreason_vqa_rad()
     # The pinned commit is read as it is: no lookup of a branch.
     assert "info" not in calls
     path, kwargs = calls["load"]
@@ -49,7 +49,7 @@ def test_hub_load_reads_the_pinned_commit_and_resolves_an_override(
     origin = (task.metadata or {})["data"]
     assert origin["revision"] == kwargs["revision"] and origin["split"] == "test"
     assert "inspect_evals" in origin["revision_source"]
-    overridden = vqa_rad(revision="v1.0", split="train")
+    overridden = medreason_vqa_rad(revision="v1.0", split="train")
     assert calls["info"] == ("flaviagiammarino/vqa-rad", "v1.0")
     assert calls["load"][1]["revision"] == "0123456789abcdef0123456789abcdef01234567"
     assert calls["load"][1]["split"] == "train"
@@ -145,7 +145,7 @@ def test_hub_failure_advises_local_data(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(
         ValueError, match=r"pass -T data=PATH: the hub snapshot \(data/train-00000-of-00001"
     ):
-        vqa_rad()
+        medreason_vqa_rad()
 
 
 def test_cmb_option_forms() -> None:

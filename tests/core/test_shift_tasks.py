@@ -27,7 +27,7 @@ from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.med_cmr.med_cmr import med_cmr
 from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
 SHIFT_ARGUMENTS = ("shift", "severity", "shift_seed", "shift_judge_image")
 
@@ -225,7 +225,8 @@ def test_an_unknown_shift_stops_the_task_with_the_valid_names(shift_data: Path) 
 
 
 @pytest.mark.parametrize(
-    "task", [mcq, open_ended, medreason, med_cmr, vqa_rad, slake, path_vqa, medxpertqa_mm, gemex]
+    "task",
+    [mcq, open_ended, medreason, med_cmr, medreason_vqa_rad, slake, path_vqa, medxpertqa_mm, gemex],
 )
 def test_every_image_task_takes_the_shift_arguments(task: Any) -> None:
     parameters = pyinspect.signature(task).parameters
@@ -241,7 +242,7 @@ def test_a_family_task_runs_shifted_end_to_end(tmp_path: Path) -> None:
     # textured: JPEG leaves a uniform grey as it is (refused: a shift that did not happen)
     data = vqa_rad_parquet(tmp_path / "vqa_rad", textured=True)
     [log] = eval(
-        vqa_rad(data=str(data), shift="jpeg", severity=3),
+        medreason_vqa_rad(data=str(data), shift="jpeg", severity=3),
         model="mockllm/model",
         model_roles={"grader": "mockllm/model"},
         display="none",

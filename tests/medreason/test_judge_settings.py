@@ -19,7 +19,7 @@ from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.judges import GRADER_MAX_TOKENS, JUDGE_DEFAULTS, judge_arguments
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import open_ended
-from inspect_medreason.vqa.vqa import vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad
 
 
 def answer(*_: Any) -> ModelOutput:
@@ -116,8 +116,8 @@ def test_judge_arguments_are_declared_once_and_checked_before_anything_runs() ->
     # it likely misspells
     with pytest.raises(TaskArgumentError, match=r"judge_temprature \(did you mean -T judge_te"):
         open_ended(judge_temprature=0)
-    with pytest.raises(TaskArgumentError, match=r"vqa_rad takes no -T panel_reduce"):
-        vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")
+    with pytest.raises(TaskArgumentError, match=r"medreason_vqa_rad takes no -T panel_reduce"):
+        medreason_vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")
     with pytest.raises(TaskArgumentError, match=r"judge_timeout"):
         open_ended(judge_timeout=-1)
     with pytest.raises(TaskArgumentError, match=r"panel_reduce='mode'"):

@@ -321,7 +321,7 @@ ALL_TASKS = (
     "mcq",
     "open_ended",
     "medreason",
-    "vqa_rad",
+    "medreason_vqa_rad",
     "slake",
     "path_vqa",
     "medxpertqa_mm",

@@ -213,7 +213,7 @@ def test_a_list_where_one_judge_is_asked_is_refused(monkeypatch: pytest.MonkeyPa
     from inspect_medreason.core.errors import UserInputError
     from inspect_medreason.core.judges import require_judge_roles
 
-    cli = ["inspect", "eval", "inspect_medreason/vqa_rad", "--model", "m"]
+    cli = ["inspect", "eval", "inspect_medreason/medreason_vqa_rad", "--model", "m"]
     monkeypatch.setattr("sys.argv", [*cli, "--model-role", "grader=openai/a,openai/b"])
     with pytest.raises(
         UserInputError, match=r"grader is bound to 2 models, and this task asks one"

@@ -235,7 +235,7 @@ DEEP_LOADERS = textwrap.dedent(
     from inspect_medreason.gemex.gemex import gemex
     from inspect_medreason.med_cmr.med_cmr import med_cmr
     from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-    from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+    from inspect_medreason.vqa.vqa import path_vqa, slake, medreason_vqa_rad
 
     root = Path(sys.argv[1])
     deep = "[" * 100_000 + "]" * 100_000
@@ -263,7 +263,7 @@ DEEP_LOADERS = textwrap.dedent(
         "med_cmr": lambda: med_cmr(data=deep_file("d/dataset/records.json")),
         "medxpertqa_mm": lambda: medxpertqa_mm(data=deep_file("e/test.jsonl")),
         "slake": lambda: slake(data=deep_file("f/test.json")),
-        "vqa_rad": lambda: vqa_rad(data=deep_file("g/VQA_RAD Dataset Public.json")),
+        "vqa_rad": lambda: medreason_vqa_rad(data=deep_file("g/VQA_RAD Dataset Public.json")),
         "path_vqa": lambda: path_vqa(data=deep_file("h/test.jsonl")),
         "gemex": lambda: gemex(data=deep_file("i/closed_ended_question.jsonl"),
                                question_types="closed"),

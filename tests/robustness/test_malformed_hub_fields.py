@@ -27,7 +27,7 @@ from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
 from inspect_medreason.core.loaders import SHOWN_PROBLEMS, DatasetError, Problem
 from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
 # One of each JSON type a field can wrongly hold.
 WRONG: dict[str, Any] = {
@@ -338,7 +338,7 @@ def test_vqa_rad_release_answers_of_two_types_are_read_as_written(tmp_path: Path
     the JSON text ``"yes"`` with its quotes."""
     file = tmp_path / "VQA_RAD Dataset Public.json"
     write_json(file, json.loads(RELEASE_ROWS.read_text(encoding="utf-8")))
-    task = vqa_rad(data=str(file), images=False)
+    task = medreason_vqa_rad(data=str(file), images=False)
     assert {s.id: s.target for s in task.dataset}["10"] == "yes"
     assert all(not str(s.target).startswith('"') for s in task.dataset)
 
@@ -351,7 +351,7 @@ def test_vqa_rad_release_split_mark_of_the_wrong_type_is_named_not_split(tmp_pat
         file, [*rows, *({**rows[0], "qid": 900 + i, "phrase_type": v} for i, v in enumerate(wrong))]
     )
     with pytest.raises(DatasetError) as raised:
-        vqa_rad(data=str(file), images=False)
+        medreason_vqa_rad(data=str(file), images=False)
     assert {(hub_row(p), p.field) for p in raised.value.problems} == {
         (len(rows) + i, "phrase_type") for i in range(len(wrong))
     }

@@ -28,10 +28,10 @@ from inspect_medreason import (
     judge_meta,
     med_cmr,
     medreason,
+    medreason_vqa_rad,
     open_ended,
     path_vqa,
     slake,
-    vqa_rad,
 )
 from inspect_medreason.core.errors import UserInputError
 
@@ -56,7 +56,10 @@ TASKS: dict[str, tuple[Callable[[Path], Task], bool]] = {
     "medreason": (lambda _: medreason(), True),
     "med_cmr": (lambda root: med_cmr(data=str(med_cmr_release(root / "cmr")), track="open"), True),
     "cmb_clin": (lambda root: cmb_clin(data=str(cmb_clin_file(root / "clin.json"))), False),
-    "vqa_rad": (lambda root: vqa_rad(data=str(vqa_rad_parquet(root / "rad"))), False),
+    "medreason_vqa_rad": (
+        lambda root: medreason_vqa_rad(data=str(vqa_rad_parquet(root / "rad"))),
+        False,
+    ),
     "path_vqa": (lambda root: path_vqa(data=str(path_vqa_snapshot(root / "path"))), False),
     "slake": (lambda root: slake(data=str(slake_snapshot(root / "slake"))), False),
     "gemex": (lambda root: gemex(data=str(gemex_folder(root / "gemex"))), False),

@@ -84,7 +84,7 @@ def test_an_unreachable_hub_asks_for_a_local_copy(tmp_path: Path) -> None:
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_OFFLINE": "0", "HF_HUB_ETAG_TIMEOUT": "2"}
     result = inspect_cli(
         "eval",
-        "inspect_medreason/vqa_rad",
+        "inspect_medreason/medreason_vqa_rad",
         "--model",
         "medreason/pipeline-check",
         "--model-role",

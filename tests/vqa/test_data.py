@@ -22,7 +22,7 @@ from utils.published_schemas import (
 )
 
 from inspect_medreason.core.loaders import DatasetError
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
 
 def questions(task: Any) -> list[str]:
@@ -31,21 +31,21 @@ def questions(task: Any) -> list[str]:
 
 def test_a_hub_snapshot_is_read_for_the_test_split_only(tmp_path: Path) -> None:
     root = vqa_rad_snapshot(tmp_path / "vqa-rad")
-    task = vqa_rad(data=str(root))
+    task = medreason_vqa_rad(data=str(root))
     assert questions(task) == [f"test question {i}?" for i in range(3)]
     data = (task.metadata or {})["data"]
     assert data["split"] == "test" == (task.metadata or {})["split"]
     assert data["files"] == [str(root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet")]
     assert data["rows"] == 3
-    train = vqa_rad(data=str(root), split="train")
+    train = medreason_vqa_rad(data=str(root), split="train")
     assert questions(train) == [f"train question {i}?" for i in range(4)]
     with pytest.raises(
         ValueError, match=r"-T split='validation': flaviagiammarino/vqa-rad publishes train, test"
     ):
-        vqa_rad(data=str(root), split="validation")
+        medreason_vqa_rad(data=str(root), split="validation")
     (root / "data" / "train-00000-of-00001-eb8844602202be60.parquet").unlink()
     with pytest.raises(DatasetError, match=r"no file of the 'train' split.*test: data/test-"):
-        vqa_rad(data=str(root), split="train")
+        medreason_vqa_rad(data=str(root), split="train")
 
 
 def test_the_snapshot_eval_logs_the_split_and_every_file_read(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_the_snapshot_eval_logs_the_split_and_every_file_read(tmp_path: Path) ->
 
     root = vqa_rad_snapshot(tmp_path / "vqa-rad")
     log = run_with_grader(
-        vqa_rad(data=str(root)),
+        medreason_vqa_rad(data=str(root)),
         lambda *_: scripted_output("ANSWER: yes"),
         tmp_path,
         lambda *_: scripted_output('{"correct": false, "rationale": "r"}'),
@@ -82,7 +82,7 @@ def test_sharded_splits_read_every_shard_of_the_one_split(tmp_path: Path) -> Non
 def test_a_saved_dataset_dict_gives_its_requested_split(tmp_path: Path) -> None:
     saved = datasets.DatasetDict({"train": image_rows("train", 2), "test": image_rows("test", 1)})
     saved.save_to_disk(str(tmp_path / "saved"))
-    assert questions(vqa_rad(data=str(tmp_path / "saved"))) == ["test question 0?"]
+    assert questions(medreason_vqa_rad(data=str(tmp_path / "saved"))) == ["test question 0?"]
     with pytest.raises(DatasetError, match=r"no split 'validation' \(it has train, test\)"):
         path_vqa(data=str(tmp_path / "saved"), split="validation")
 
@@ -90,13 +90,13 @@ def test_a_saved_dataset_dict_gives_its_requested_split(tmp_path: Path) -> None:
 def test_a_single_file_is_taken_unless_its_name_names_another_split(tmp_path: Path) -> None:
     root = vqa_rad_snapshot(tmp_path / "vqa-rad")
     test_file = root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet"
-    assert len(vqa_rad(data=str(test_file)).dataset) == 3
+    assert len(medreason_vqa_rad(data=str(test_file)).dataset) == 3
     train_file = root / "data" / "train-00000-of-00001-eb8844602202be60.parquet"
     with pytest.raises(DatasetError, match=r"holds the train split.*evaluates 'test'"):
-        vqa_rad(data=str(train_file))
-    assert len(vqa_rad(data=str(train_file), split="train").dataset) == 4
+        medreason_vqa_rad(data=str(train_file))
+    assert len(medreason_vqa_rad(data=str(train_file), split="train").dataset) == 4
     image_rows("mine", 2).to_parquet(str(tmp_path / "mine.parquet"))
-    task = vqa_rad(data=str(tmp_path / "mine.parquet"))
+    task = medreason_vqa_rad(data=str(tmp_path / "mine.parquet"))
     assert len(task.dataset) == 2 and (task.metadata or {})["split"] == "test"
 
 
@@ -104,7 +104,7 @@ def test_files_that_do_not_name_their_split_are_refused_by_name(tmp_path: Path) 
     image_rows("a", 1).to_parquet(str(tmp_path / "part-a.parquet"))
     image_rows("b", 1).to_parquet(str(tmp_path / "part-b.parquet"))
     with pytest.raises(DatasetError, match=r"cannot be told apart: part-a.parquet, part-b.parquet"):
-        vqa_rad(data=str(tmp_path))
+        medreason_vqa_rad(data=str(tmp_path))
 
 
 def test_slake_snapshot_reads_test_json_and_its_unpacked_images(tmp_path: Path) -> None:
@@ -156,13 +156,13 @@ def test_a_library_error_names_the_file_and_says_what_to_do(tmp_path: Path) -> N
     shard = root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet"
     shard.write_bytes(shard.read_bytes()[:200])  # a download cut short
     with pytest.raises(DatasetError) as raised:
-        vqa_rad(data=str(root))
+        medreason_vqa_rad(data=str(root))
     message = str(raised.value)
     assert str(shard) in message and "cannot be read" in message
     assert "Traceback" not in message
     (tmp_path / "rows.jsonl").write_text('{"question": "q?", "answer": "yes"}\nnot json\n', "utf-8")
     with pytest.raises(DatasetError, match=r"rows.jsonl: case '-': data: cannot be read"):
-        vqa_rad(data=str(tmp_path / "rows.jsonl"))
+        medreason_vqa_rad(data=str(tmp_path / "rows.jsonl"))
 
 
 def test_an_image_cell_that_does_not_decode_names_its_row(tmp_path: Path) -> None:
@@ -179,12 +179,12 @@ def test_an_image_cell_that_does_not_decode_names_its_row(tmp_path: Path) -> Non
         match=r"test.parquet: case 'row 0 \(vqa_rad_00000\)': image: the image of row 0 of "
         r"test.parquet \(image\) is not a decodable image \(not an image format",
     ):
-        vqa_rad(data=str(tmp_path / "test.parquet"))
+        medreason_vqa_rad(data=str(tmp_path / "test.parquet"))
 
 
 def test_local_data_runs_without_the_network_and_records_no_revision(tmp_path: Path) -> None:
     root = vqa_rad_snapshot(tmp_path / "vqa-rad")
-    task = vqa_rad(data=str(root), revision="main")
+    task = medreason_vqa_rad(data=str(root), revision="main")
     assert "revision" not in (task.metadata or {})["data"]
     assert "local data is read as it is" in (task.metadata or {})["data"]["revision_ignored"]
     [log] = eval(
@@ -231,15 +231,15 @@ def test_a_card_cannot_point_outside_the_folder_and_pipes_are_never_read(tmp_pat
     card = "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: ../secret-test.parquet\n---\n"
     (root / "README.md").write_text(card, encoding="utf-8")
     with pytest.raises(DatasetError, match=r"no such file is here"):
-        vqa_rad(data=str(root))
+        medreason_vqa_rad(data=str(root))
     import os
 
     os.mkfifo(tmp_path / "test.parquet")
     with pytest.raises(DatasetError, match=r"not a regular file or folder"):
-        vqa_rad(data=str(tmp_path / "test.parquet"))
+        medreason_vqa_rad(data=str(tmp_path / "test.parquet"))
     (root / "README.md").write_text(VQA_RAD_CARD, encoding="utf-8")
     os.mkfifo(root / "data" / "test-00001-of-00002-fifo.parquet")
-    assert len(vqa_rad(data=str(root)).dataset) == 3  # the pipe is not a data file
+    assert len(medreason_vqa_rad(data=str(root)).dataset) == 3  # the pipe is not a data file
 
 
 def test_the_hubs_parquet_conversion_layout_is_read_by_its_folder_names(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_the_hubs_parquet_conversion_layout_is_read_by_its_folder_names(tmp_path
     for split, count in (("train", 2), ("test", 3)):
         (root / "default" / split).mkdir(parents=True)
         image_rows(split, count).to_parquet(str(root / "default" / split / "0000.parquet"))
-    task = vqa_rad(data=str(root))
+    task = medreason_vqa_rad(data=str(root))
     assert questions(task) == [f"test question {i}?" for i in range(3)]
     assert (task.metadata or {})["data"]["files"] == [
         str(root / "default" / "test" / "0000.parquet")
@@ -260,7 +260,7 @@ def test_files_beside_the_split_that_name_none_are_left_out_and_said(
 ) -> None:
     root = vqa_rad_snapshot(tmp_path / "vqa-rad")
     image_rows("notes", 1).to_parquet(str(root / "data" / "extra.parquet"))
-    task = vqa_rad(data=str(root))
+    task = medreason_vqa_rad(data=str(root))
     assert len(task.dataset) == 3
     assert (task.metadata or {})["data"]["not_read"] == ["data/extra.parquet"]
     assert "not read, as their names name no split: data/extra.parquet" in caplog.text
@@ -272,7 +272,7 @@ def test_two_files_of_one_split_that_are_not_shards_are_refused(tmp_path: Path) 
     with pytest.raises(
         DatasetError, match=r"not shards of one set \(data_test.parquet, test.parquet\)"
     ):
-        vqa_rad(data=str(tmp_path))
+        medreason_vqa_rad(data=str(tmp_path))
 
 
 def test_slake_language_is_matched_whatever_its_case(tmp_path: Path) -> None:
@@ -299,5 +299,5 @@ def test_the_hub_is_asked_for_a_split_by_its_published_name(
         with pytest.raises(DatasetError):
             medxpertqa_mm(split=split)
     with pytest.raises(DatasetError):
-        vqa_rad(split="Test")
+        medreason_vqa_rad(split="Test")
     assert asked == ["dev", "dev", "test"]

@@ -10,13 +10,13 @@ from utils.published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.vqa.dataset import SLAKE, VQA_RAD, record_to_sample
-from inspect_medreason.vqa.vqa import vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad
 
 
 def test_vqa_rad_runs_end_to_end_on_mockllm(tmp_path: Path) -> None:
     data = vqa_rad_parquet(tmp_path / "vqa_rad")
     [log] = eval(
-        vqa_rad(data=str(data)),
+        medreason_vqa_rad(data=str(data)),
         model="mockllm/model",
         model_roles={"grader": "mockllm/model"},
         display="none",

@@ -36,7 +36,7 @@ from inspect_ai.model import ChatMessage, ModelOutput, ModelUsage, get_model
 from PIL import Image
 
 from inspect_medreason.core.short_answers import normalise_answer, read_short_answer
-from inspect_medreason.vqa import vqa_rad
+from inspect_medreason.vqa import medreason_vqa_rad
 
 evals_scorer = pytest.importorskip("inspect_evals.vqa_rad.scorer")
 CLOSED_ENDED_ANSWERS = pytest.importorskip("inspect_evals.vqa_rad.dataset").CLOSED_ENDED_ANSWERS
@@ -183,7 +183,7 @@ def run_both(tmp_path: Path) -> tuple[EvalLog, EvalLog]:
         return scripted_output(plan[question][2])
 
     [ours] = eval(
-        vqa_rad(data=str(data)),
+        medreason_vqa_rad(data=str(data)),
         model=get_model("mockllm/model", custom_outputs=respond),
         model_roles={
             "grader": get_model("mockllm/model", custom_outputs=our_grader, memoize=False)

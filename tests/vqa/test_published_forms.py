@@ -16,7 +16,7 @@ from PIL import Image
 from utils.published_schemas import slake_snapshot
 
 from inspect_medreason.core.loaders import DatasetError
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
 RELEASE_FILE = "VQA_RAD Dataset Public.json"
 RELEASE_IMAGES = "VQA_RAD Image Folder"
@@ -68,14 +68,14 @@ def answer_types(task: Any) -> dict[str, str]:
 
 
 def test_vqa_rad_release_labels_decide_closed_and_open_and_the_log_says_so(tmp_path: Path) -> None:
-    task = vqa_rad(data=str(vqa_rad_release(tmp_path)))
+    task = medreason_vqa_rad(data=str(vqa_rad_release(tmp_path)))
     # The either/or question is closed as the release labels it (the yes/no rule: open);
     # the train row (phrase_type freeform) is not in the test split.
     assert answer_types(task) == {"1": "closed", "2": "closed", "3": "open"}
     data = (task.metadata or {})["data"]
     assert data["answer_type_from"].startswith("the rows' answer_type")
     assert data["split_from"].startswith("the rows' phrase_type")
-    train = vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train")
+    train = medreason_vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train")
     assert answer_types(train) == {"4": "closed"}
 
 
@@ -87,7 +87,7 @@ def test_vqa_rad_hub_copy_without_labels_uses_the_yes_no_rule_and_says_so(tmp_pa
             "answer": ["supratentorial", "yes"],
         }
     ).cast_column("image", datasets.Image()).to_parquet(str(tmp_path / "test.parquet"))
-    task = vqa_rad(data=str(tmp_path / "test.parquet"))
+    task = medreason_vqa_rad(data=str(tmp_path / "test.parquet"))
     assert sorted(answer_types(task).values()) == ["closed", "open"]
     # none of these rows is one of the release's questions: the yes/no rule, said so
     data = (task.metadata or {})["data"]
@@ -104,7 +104,7 @@ def test_rows_that_mix_labelled_and_unlabelled_are_refused(tmp_path: Path) -> No
     ]
     write_json(data, rows)
     with pytest.raises(DatasetError, match=r"row 1 \(2\)': answer_type: missing, while 1 other"):
-        vqa_rad(data=str(data))
+        medreason_vqa_rad(data=str(data))
 
 
 def test_slake_validate_json_is_its_validation_split(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_real_release_rows_are_closed_or_open_as_their_answer_type_says(tmp_path
     write_json(tmp_path / RELEASE_FILE, rows)
     for row in rows:
         write_png(tmp_path / RELEASE_IMAGES / row["image_name"])
-    task = vqa_rad(data=str(tmp_path / RELEASE_FILE))
+    task = medreason_vqa_rad(data=str(tmp_path / RELEASE_FILE))
     # "Are there multiple or just 1 metastatic focus?" (one), "right or left side?" (Left),
     # "supratentorial or infratentorial?": CLOSED in the release, open by the yes/no rule.
     assert answer_types(task) == {
@@ -198,7 +198,7 @@ def test_real_release_rows_are_closed_or_open_as_their_answer_type_says(tmp_path
         "555": "closed",
     }
     assert (task.metadata or {})["data"]["answer_type_from"].startswith("the rows' answer_type")
-    [train] = list(vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train").dataset)
+    [train] = list(medreason_vqa_rad(data=str(tmp_path / RELEASE_FILE), split="train").dataset)
     assert train.id == "1511" and train.target == "4"  # the release's answer 4, a number
 
 
@@ -212,10 +212,10 @@ MEVF_TEST_ROWS = Path(__file__).with_name("vqa_rad_mevf_testset_rows.json")
 def test_mevf_testset_json_is_the_test_split_with_its_answer_type(tmp_path: Path) -> None:
     rows = json.loads(MEVF_TEST_ROWS.read_text(encoding="utf-8"))
     write_json(tmp_path / "testset.json", rows)
-    task = vqa_rad(data=str(tmp_path / "testset.json"), images=False)
+    task = medreason_vqa_rad(data=str(tmp_path / "testset.json"), images=False)
     assert answer_types(task) == {"401": "closed", "733": "closed", "11": "closed", "20": "open"}
     data = (task.metadata or {})["data"]
     assert data["split_from"] == "the file given (its name agrees)"
     write_json(tmp_path / "trainset.json", rows)
     with pytest.raises(DatasetError, match="by its name this file holds the train split"):
-        vqa_rad(data=str(tmp_path / "trainset.json"), images=False)
+        medreason_vqa_rad(data=str(tmp_path / "trainset.json"), images=False)

@@ -29,7 +29,7 @@ from PIL import Image
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.vqa.dataset import RELEASE_ANSWER_TYPES, hub_question
-from inspect_medreason.vqa.vqa import vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad
 
 HUB_ROWS = Path(__file__).parent / "vqa_rad_hub_rows"
 # The hub's test shard, as the snapshot names it.
@@ -61,7 +61,7 @@ def answer_types(task: Any) -> dict[str, str]:
 
 @pytest.mark.parametrize("images", [True, False])
 def test_hub_rows_get_the_release_labels_and_the_log_says_so(tmp_path: Path, images: bool) -> None:
-    task = vqa_rad(data=str(hub_parquet(tmp_path)), images=images)
+    task = medreason_vqa_rad(data=str(hub_parquet(tmp_path)), images=images)
     assert answer_types(task) == {
         "the hemorrhage is adjacent to what structures?": "open",
         "is this a t1 weighted mri?": "closed",
@@ -75,7 +75,7 @@ def test_hub_rows_get_the_release_labels_and_the_log_says_so(tmp_path: Path, ima
 
 
 def test_the_yes_no_rule_stays_available_by_name(tmp_path: Path) -> None:
-    task = vqa_rad(data=str(hub_parquet(tmp_path)), closed_open="yes_no")
+    task = medreason_vqa_rad(data=str(hub_parquet(tmp_path)), closed_open="yes_no")
     assert answer_types(task)["is this supratentorial or infratentorial?"] == "open"
     data = (task.metadata or {})["data"]
     assert data["closed_open"] == "yes_no"
@@ -89,7 +89,7 @@ def test_rows_that_do_not_join_beside_rows_that_do_are_refused_by_name(tmp_path:
         "answer": "yes",
     }
     with pytest.raises(DatasetError) as refused:
-        vqa_rad(data=str(hub_parquet(tmp_path, [stranger])), images=False)
+        medreason_vqa_rad(data=str(hub_parquet(tmp_path, [stranger])), images=False)
     message = str(refused.value)
     assert "row 3" in message and "answer_type" in message
     assert "not in the release's table" in message and "closed_open=yes_no" in message
@@ -98,7 +98,7 @@ def test_rows_that_do_not_join_beside_rows_that_do_are_refused_by_name(tmp_path:
 
 def test_an_unknown_rule_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TaskArgumentError, match="closed_open='paper'"):
-        vqa_rad(data=str(hub_parquet(tmp_path)), closed_open="paper")
+        medreason_vqa_rad(data=str(hub_parquet(tmp_path)), closed_open="paper")
 
 
 def test_the_shipped_table_splits_the_hub_test_split_272_closed_179_open() -> None:

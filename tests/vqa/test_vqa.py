@@ -18,7 +18,7 @@ from utils.published_schemas import VQA_RAD_ROWS, vqa_rad_parquet
 
 from inspect_medreason.core.short_answers import final_answer, is_yes_no_reference, yes_no
 from inspect_medreason.vqa.scorer import closed_correct
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
 
 def scripted_vqa(replies: dict[str, str]) -> Any:
@@ -56,7 +56,7 @@ def metrics(log: EvalLog) -> dict[str, float]:
 def test_vqa_rad_closed_exact_open_graded(tmp_path: Path) -> None:
     data = vqa_rad_parquet(tmp_path / "vqa_rad")
     replies = {q: reply for q, _, reply in VQA_RAD_ROWS}
-    log = run(vqa_rad(data=str(data)), scripted_vqa(replies), tmp_path)
+    log = run(medreason_vqa_rad(data=str(data)), scripted_vqa(replies), tmp_path)
     assert log.samples is not None
     scores = {
         s.metadata["question"]: s.scores["vqa_scorer"]
@@ -81,7 +81,7 @@ def test_grader_failure_is_unscored(tmp_path: Path) -> None:
     data = vqa_rad_parquet(tmp_path / "vqa_rad")
     replies = {q: reply for q, _, reply in VQA_RAD_ROWS}
     log = run(
-        vqa_rad(data=str(data), judge_retries=1),
+        medreason_vqa_rad(data=str(data), judge_retries=1),
         scripted_vqa(replies),
         tmp_path,
         grade=lambda *_: scripted_output("Looks right to me."),
@@ -107,7 +107,7 @@ def test_blind_control(tmp_path: Path) -> None:
         return scripted_output("ANSWER: yes")
 
     run(
-        vqa_rad(data=str(data), images=False),
+        medreason_vqa_rad(data=str(data), images=False),
         respond,
         tmp_path,
         grade=lambda *_: scripted_output('{"correct": false, "rationale": "no"}'),
@@ -282,7 +282,7 @@ def test_vqa_samples_carry_the_question_and_the_solver_prompts(tmp_path: Path) -
         seen.append((list(messages), config))
         return scripted_output("ANSWER: yes")
 
-    log = run(vqa_rad(data=str(data)), respond, tmp_path)
+    log = run(medreason_vqa_rad(data=str(data)), respond, tmp_path)
     assert log.samples is not None
     first = log.samples[0]
     assert isinstance(first.input, list) and first.input[0].role == "user"

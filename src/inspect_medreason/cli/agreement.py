@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import base64
 import functools
+import hashlib
 import html
 import io
 import itertools
@@ -55,7 +56,7 @@ from inspect_medreason.cli.command_line import (
     check_outputs,
     emit,
 )
-from inspect_medreason.cli.judgings import OPEN_SCORER, member_models, score_names
+from inspect_medreason.cli.judgings import OPEN_SCORER, is_score_of, member_models, score_names
 from inspect_medreason.cli.log_reading import (
     LoggedSample,
     UnreadableSample,
@@ -252,15 +253,44 @@ def icc_two_way(matrix: np.ndarray) -> Estimate:
     return Estimate(float(icc), Interval(float(np.round(low, 2)), float(np.round(high, 2))))
 
 
+def judging_digest(samples: Sequence[LoggedSample | UnreadableSample], name: str) -> str:
+    """What one judging (score ``name`` of a log) scored, as a digest of its cases' scores:
+    each case's id, epoch, value, answer, explanation and judge records. A log's copy (an
+    ``inspect score --action append`` copy keeps the first score, Inspect's "create new
+    file" writes one beside the log) holds the same judging under the same digest, whatever
+    its file or score name; a re-judging's judges wrote other records."""
+    digest = hashlib.sha256()
+    for sample in samples:
+        if isinstance(sample, UnreadableSample) or name not in sample.scores:
+            continue
+        score = sample.scores[name]
+        case = [sample.id, sample.epoch, score.value, score.answer, score.explanation]
+        digest.update(json.dumps([*case, score.metadata], sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
 def read_ratings(
-    logs: list[Path], reference: Path | None = None, people: RatingRound | None = None
+    logs: list[Path],
+    reference: Path | None = None,
+    people: RatingRound | None = None,
+    scorer: str | None = None,
 ) -> tuple[Ratings, list[str]]:
     """Every judge's own score per case and component, from judged logs and a reference;
     with ``people`` (a rating round), only the cases on that page, keyed by the page's case
     id (a case is a model's reply: two models' replies to one question are two cases), with
-    the people's ratings beside the judges'."""
+    the people's ratings beside the judges'. Each judging counts once, however many logs
+    hold it (:func:`judging_digest`); with ``scorer``, only that score of each log is read
+    (a log without it is left out and named)."""
+    if scorer is not None and not is_score_of(scorer, OPEN_SCORER):
+        raise ChallengeError(
+            [
+                f"--scorer {scorer!r}: agreement reads the judges' {OPEN_SCORER!r} scores "
+                f"(and their re-judgings, {OPEN_SCORER}1, ...)"
+            ]
+        )
     ratings: Ratings = {component: {} for component in COMPONENTS}
     notes: list[str] = []
+    judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
     on_page: dict[SampleRef, str] | None = None
     if people is not None:
         mapping, mapping_notes = map_round_to_logs(people, logs)
@@ -283,11 +313,38 @@ def read_ratings(
     runs = Counter(header.eval.task_id for _, header in attempts.used)
     for number, (path, header) in enumerate(attempts.used, 1):
         names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
+        if scorer is not None:
+            if scorer not in names:
+                notes.append(
+                    f"{path}: left out, no score {scorer!r}; its scores are "
+                    + ", ".join(repr(name) for name in names)
+                )
+                continue
+            names = [scorer]
         try:
             samples = list(_judged_samples(path, header, names))
         except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
             notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
             continue
+        # A judging held by two logs (a log and its copy) is one set of raters, not two
+        # raters in perfect agreement: the first log read counts it, the copy is named.
+        kept_names: list[str] = []
+        for name in names:
+            digest = judging_digest(samples, name)
+            if digest in judgings_read:
+                notes.append(
+                    f"{path}: score {name!r} left out, the same judging as "
+                    f"{judgings_read[digest]} (a copy of it), counted once"
+                )
+            else:
+                judgings_read[digest] = f"{path} (score {name!r})"
+                kept_names.append(name)
+        if not kept_names:
+            continue
+        # a judging is named by its score wherever its log holds several (a copy's own
+        # judging keeps its name when the one it shares with its original is left out)
+        several_scores = len(names) > 1
+        names = kept_names
         # A judge judged one log's cases; with a page, cases are keyed apart already, and
         # one judge model over several logs is one rater (but not over two judgings of one
         # run: the same cases, judged twice).
@@ -317,7 +374,7 @@ def read_ratings(
                 unreadable.append(f"{case}: judges")
                 continue
             judged += 1
-            scorer_suffix = f" [{name}]" if len(names) > 1 else ""
+            scorer_suffix = f" [{name}]" if several_scores else ""
             per_rater: dict[str, dict[str, int]] = {}
             for component in COMPONENTS[:3]:
                 record = judges.get(component) or {}
@@ -851,6 +908,13 @@ def add_parsers(commands: Subcommands) -> None:
         "the --store of a served round, of these logs: each person becomes a rater, "
         "rater:<name>" + RATINGS_FILE,
     )
+    agree.add_argument(
+        "--scorer",
+        metavar="NAME",
+        help="of a log judged several times (inspect score --action append), only this score "
+        "(open_ended_scorer, open_ended_scorer1, ...); by default each judging is a rater "
+        "(counted once, however many copies of a log hold it)",
+    )
     add_report_arguments(
         agree,
         ["md", "json", "html"],
@@ -873,7 +937,9 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     logs = log_files(args.logs, skipped)
     # with the logs: a rated case that is not on the page is named with its file's problems
     people = read_rating_round([Path(p) for p in args.ratings], logs) if args.ratings else None
-    ratings, notes = read_ratings(logs, Path(args.reference) if args.reference else None, people)
+    ratings, notes = read_ratings(
+        logs, Path(args.reference) if args.reference else None, people, args.scorer
+    )
     notes[:0] = skipped
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

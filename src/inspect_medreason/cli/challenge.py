@@ -43,6 +43,7 @@ from inspect_medreason.cli.log_reading import (
     SampleKey,
     UnreadableSample,
     absent_samples,
+    header_disagrees_with_start,
     log_header,
     logged_samples,
     one_attempt_per_run,
@@ -203,6 +204,10 @@ def medreason_headers(
             task_record(header)
         except ValueError as error:  # an edited header: its settings cannot be trusted
             notes.append(f"{path}: skipped, {error} (an edited log?)")
+            continue
+        mismatch = header_disagrees_with_start(path, header)
+        if mismatch is not None:
+            notes.append(f"{path}: skipped, {mismatch}")
             continue
         headers.append((path, header))
     attempts = one_attempt_per_run(headers, judgings)

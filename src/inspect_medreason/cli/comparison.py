@@ -41,6 +41,7 @@ from inspect_medreason.cli.log_reading import (
     UnreadableSample,
     log_header,
     logged_samples,
+    task_name,
     task_record,
 )
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
@@ -171,7 +172,7 @@ def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
     return RunCases(
         path,
         header.eval.model,
-        header.eval.task,
+        task_name(header),
         int(header.eval.config.epochs or 1),
         data,
         values,

@@ -68,6 +68,7 @@ from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
+from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import SEED, cluster_indices
 from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
@@ -568,9 +569,14 @@ def collect_rows(
         if log.status != "success":
             notes.append(f"{path}: left out (status {log.status!r})")
             continue
-        items.extend(
-            _log_items(path, log, label_args or [], include_partial, scorer, reducer, notes)
-        )
+        try:
+            items.extend(
+                _log_items(path, log, label_args or [], include_partial, scorer, reducer, notes)
+            )
+        except Exception as error:  # a damaged or hostile file: that log out, named; the others
+            # ranked. logged_samples raises for an entry holding another sample, an entry
+            # declaring more than the entry limit, a failed checksum: nothing of it is trusted.
+            notes.append(f"{path}: left out, its samples cannot be read ({describe_error(error)})")
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
@@ -723,7 +729,13 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
                     for base in (MCQ_SCORER, OPEN_SCORER)
                     if is_score_of(row.scores[name], base)
                 }
-                run = read_run(Path(path), chosen)
+                try:
+                    run = read_run(Path(path), chosen)
+                except ChallengeError as error:  # damaged since its row was read: named
+                    notes.extend(
+                        f"left out of the resampling, {problem}" for problem in error.problems
+                    )
+                    continue
                 notes.extend(
                     f"{path}: left out of the resampling, {problem}" for problem in run.unreadable
                 )

@@ -220,6 +220,18 @@ def task_record(header: EvalLog) -> TaskRecord:
 
 
 PACKAGE = "inspect_medreason"
+# Tasks renamed since: old name -> current name. Logs written under the old name are read
+# as the current task (the same data, scorer and sample ids; only the name moved), so every
+# subcommand pairs, groups and labels them with the new runs. ``vqa_rad`` became
+# ``medreason_vqa_rad`` in task version 5-B: inspect_evals ships its own ``vqa_rad`` and one
+# register holds both.
+RENAMED_TASKS = {"vqa_rad": "medreason_vqa_rad"}
+
+
+def task_name(header: EvalLog) -> str:
+    """The log's task under its current name: this plugin's task (an old name mapped to its
+    new one), or the name the log records for another's."""
+    return plugin_task(header) or header.eval.task
 
 
 def plugin_task(header: EvalLog) -> str | None:
@@ -235,7 +247,8 @@ def plugin_task(header: EvalLog) -> str | None:
     names = [str(name) for name in (header.eval.task_registry_name, header.eval.task) if name]
     for name in names:
         if name.startswith(f"{PACKAGE}/"):
-            return name.removeprefix(f"{PACKAGE}/")
+            plain = name.removeprefix(f"{PACKAGE}/")
+            return RENAMED_TASKS.get(plain, plain)
     files = task_files()
     recorded = {"task_version", "data"} <= (header.eval.metadata or {}).keys()
     for name in names:
@@ -248,11 +261,11 @@ def plugin_task(header: EvalLog) -> str | None:
         given = [part for part in (task_file or "").replace("\\", "/").split("/") if part]
         expected = [PACKAGE, *files[name].split("/")]
         if given and given[-len(expected) :] == expected:
-            return name
+            return RENAMED_TASKS.get(name, name)
         if recorded and (
             not given or (len(given) < len(expected) and expected[-len(given) :] == given)
         ):
-            return name
+            return RENAMED_TASKS.get(name, name)
     return None
 
 
@@ -268,6 +281,8 @@ def task_files() -> dict[str, str]:
         for entry in yaml.safe_load(listing.read_text(encoding="utf-8"))["tasks"]:
             module = inspect.unwrap(getattr(_registry, entry["name"])).__module__
             files[entry["name"]] = "/".join(module.split(".")[1:]) + ".py"
+    # An old log run by file names the old task and the same file.
+    files.update({old: files[new] for old, new in RENAMED_TASKS.items()})
     return files
 
 
@@ -289,6 +304,35 @@ def log_header(path: Path) -> EvalLog:
         except Exception:  # not swallowed: Inspect's reader below reads it again and reports
             pass
     return read_eval_log(str(path), header_only=True)
+
+
+def header_disagrees_with_start(path: Path, header: EvalLog) -> str | None:
+    """Why a ``.eval`` log's header cannot be trusted to name its run: Inspect writes the
+    run's spec twice, in ``_journal/start.json`` when the run starts and in ``header.json``
+    at its end, and they name the same task and ``task_id``. A header naming another task
+    than its own start record (an edited or assembled file) is the header of another run
+    than the samples beside it. None when they agree, or when there is no start record to
+    compare (a ``.json`` log, an entry too large or unreadable: the header stands)."""
+    if path.suffix != ".eval" or not path.is_file():
+        return None
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("_journal/start.json")
+            if info.file_size > MAX_ENTRY_BYTES or not _codec_supported(info.compress_type):
+                return None
+            start = json.loads(archive.read(info)).get("eval") or {}
+    except Exception:  # no start record to compare with
+        return None
+    if not isinstance(start, dict):
+        return None
+    for field in ("task", "task_id"):
+        started, ended = start.get(field), getattr(header.eval, field)
+        if started is not None and started != ended:
+            return (
+                f"its header names {field} {_brief(ended)} but its start record "
+                f"{_brief(started)} (an edited or assembled log)"
+            )
+    return None
 
 
 def header_sample_keys(header: EvalLog) -> list[SampleKey]:

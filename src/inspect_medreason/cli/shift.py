@@ -39,7 +39,12 @@ from inspect_medreason.cli.comparison import (
     LEADERBOARD_METRICS,
     _add_case_values,
 )
-from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
+from inspect_medreason.cli.log_reading import (
+    LoggedSample,
+    UnreadableSample,
+    logged_samples,
+    task_name,
+)
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, paired_difference
@@ -223,7 +228,7 @@ def read_shift_runs(path: Path, header: Any) -> list[ShiftRun]:
         ShiftRun(
             path=path,
             model=header.eval.model,
-            task=header.eval.task,
+            task=task_name(header),
             shift=name,
             severity=level,
             seed=seed,

@@ -1,6 +1,6 @@
 """VQA-RAD, SLAKE and PathVQA: short-answer medical VQA."""
 
 from inspect_medreason.vqa.scorer import vqa_scorer
-from inspect_medreason.vqa.vqa import path_vqa, slake, vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad, path_vqa, slake
 
-__all__ = ["path_vqa", "slake", "vqa_rad", "vqa_scorer"]
+__all__ = ["medreason_vqa_rad", "path_vqa", "slake", "vqa_scorer"]

@@ -89,7 +89,7 @@ def vqa_task(
 
 
 @task(version=VQA_TASK_VERSION)
-def vqa_rad(
+def medreason_vqa_rad(
     data: str | None = None,
     revision: str | None = None,
     split: str = "test",
@@ -144,7 +144,7 @@ def vqa_rad(
         judge_seed: Deprecated, as judge_temperature (the role's seed).
         judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
-    refuse_unknown_parameters(vqa_rad, unknown_parameters)
+    refuse_unknown_parameters(medreason_vqa_rad, unknown_parameters)
     return vqa_task(
         VQA_RAD,
         data,
