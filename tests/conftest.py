@@ -329,6 +329,9 @@ SLOW_TESTS = {
     "tests/perf/test_report.py::test_the_perf_readme_tables_match_the_committed_results": (
         "the report script in a subprocess"
     ),
+    "tests/core/test_shift_statistics.py::test_the_interval_covers_and_the_test_holds_its_level_on_shared_images": (
+        "500 simulated datasets per scenario, each an interval and a sign-flip test"
+    ),
 }
 
 

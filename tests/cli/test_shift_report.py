@@ -21,6 +21,7 @@ from PIL import Image
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.main import main
 from inspect_medreason.cli.shift import build_report, says_poor_quality
+from inspect_medreason.core.intervals import CLUSTER_TEST
 from inspect_medreason.medreason.medreason import mcq
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -104,7 +105,7 @@ def test_a_known_drop_per_severity_lies_inside_its_interval(runs: Path) -> None:
         assert result.difference == pytest.approx(-drop)
         assert result.interval.lower <= -drop <= result.interval.upper
         assert result.interval.upper < 0  # a real loss, not chance
-        assert result.test == "McNemar exact"
+        assert result.test == CLUSTER_TEST
         # both modalities, each with its own paired interval
         by_modality = {m.modality: m.result for m in pair.modalities["MCQ Accuracy"]}
         assert set(by_modality) == {"CT", "MR"} or set(by_modality) == {"CT", "MRI"}

@@ -4,9 +4,9 @@ Runs are grouped by model and task. Each shifted run (``-T shift=... -T severity
 paired with the clean run of the same model and task (no shift, or severity 0) on the same
 cases; a run that cannot be paired is refused, named, with why (no clean run of its model,
 other data, other cases), all at once. For each pair and each metric (MCQ accuracy, GT_final,
-VA_final): both means and the change (shifted - clean) with a paired bootstrap 95% interval
-that resamples cases sharing an image together (``core.intervals.paired_difference``), the
-same per modality, then answer consistency (the same extracted answer clean and shifted)
+VA_final): both means and the change (shifted - clean) with a 95% interval and a test that
+keep cases sharing an image together (``core.intervals.clustered_paired_change``), the same
+per modality, then answer consistency (the same extracted answer clean and shifted)
 and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
 The command's arguments and what it prints are at the end of the module.
 """
@@ -42,7 +42,7 @@ from inspect_medreason.cli.comparison import (
 from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
-from inspect_medreason.core.intervals import PairedResult, paired_difference
+from inspect_medreason.core.intervals import PairedResult, clustered_paired_change
 from inspect_medreason.core.shift import SEVERITIES, SHIFTS
 
 # What counts as the model saying the image is poor: a quality or resolution called poor
@@ -353,7 +353,7 @@ def _paired(
     clean: dict[str, float], shifted: dict[str, float], clusters: dict[str, str], binary: bool
 ) -> PairedResult:
     cases = sorted(set(clean) & set(shifted))
-    return paired_difference(
+    return clustered_paired_change(
         [clean[c] for c in cases],
         [shifted[c] for c in cases],
         [clusters.get(c, c) for c in cases],
@@ -391,7 +391,7 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
     same = sum(clean.answers[k] == shifted.answers[k] for k in answered)
     consistency = same / len(answered) if answered else None
     quality_keys = sorted(set(clean.poor_quality) & set(shifted.poor_quality))
-    poor = paired_difference(
+    poor = clustered_paired_change(
         [float(clean.poor_quality[k]) for k in quality_keys],
         [float(shifted.poor_quality[k]) for k in quality_keys],
         [clean.clusters.get(k[0], k[0]) for k in quality_keys],
@@ -514,10 +514,14 @@ def _behaviour_rows(report: ShiftReport) -> list[list[str]]:
 
 NOTE = (
     "Each shifted run is paired with the clean run of the same model and task on the same "
-    "cases. shifted − clean < 0 is a loss. The interval is a paired bootstrap (2,000 "
-    "resamples, fixed seed) that resamples cases sharing an image together; the test is "
-    "McNemar's exact test for MCQ correctness and the Wilcoxon signed-rank test for the 0-4 "
-    "judge components. 'Same answer' is the share of replies whose extracted answer is the "
+    "cases. shifted − clean < 0 is a loss. Cases that share an image are not independent, so "
+    "both the interval and the test keep them together. The 95% interval is a range of "
+    "changes compatible with the data: for MCQ correctness, the Bonett-Price adjusted Wald "
+    "interval widened by the shared images' design effect; for the 0-4 judge components, a "
+    "paired bootstrap (2,000 resamples, fixed seed) resampling whole images. The test is "
+    "the exact sign-flip randomization test of Durkalski's clustered McNemar statistic (each "
+    "image's summed change negated or not). A change that cannot be estimated (one image, no "
+    "case changed) says why in the note column. 'Same answer' is the share of replies whose extracted answer is the "
     "same clean and shifted (replies without one left out). 'Says poor quality' is the share "
     "of replies that call the image poor, non-diagnostic, blurry, noisy or full of artefacts "
     "(docs/shift.md lists the phrases). A simulated shift is not a new scanner: see "
