@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,12 @@ from inspect_ai import eval
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from PIL import Image
 
+import inspect_medreason
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.main import main
 from inspect_medreason.cli.shift import build_report, says_poor_quality
 from inspect_medreason.core.intervals import CLUSTER_TEST
-from inspect_medreason.medreason.medreason import mcq
+from inspect_medreason.medreason.medreason import mcq, medreason
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_shift_report")
@@ -198,3 +200,32 @@ def test_an_output_on_an_input_is_refused_before_any_work(runs: Path, tmp_path: 
     before = log.read_bytes()
     assert main(["shift", str(runs / "logs"), "--output", str(log), "--force"]) == 1
     assert log.read_bytes() == before
+
+
+def test_open_ended_answers_are_compared_and_the_plot_names_each_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open-ended run's answers are the open_ended_scorer's (its mcq_scorer has none):
+    every reply is compared, none is called unanswered; the plot is drawn on fixed scales."""
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "demo"
+    shutil.copytree(Path(inspect_medreason.__file__).parent / "sample_data", data)
+    judge = "medreason/pipeline-check"
+    shifts: list[dict[str, Any]] = [{}, {"shift": "downsample", "severity": 3}]
+    for shift in shifts:
+        [log] = eval(
+            medreason(data=str(data), **shift),
+            model="medreason/image-sensitive",
+            model_roles={"grader": judge, "vision_grader": judge},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+        assert log.status == "success", log.error
+    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    assert pair.consistency_pairs == 28  # 18 MCQ and 10 open-ended replies, all answered
+    assert not any("gave no answer" in w for w in pair.warnings)
+    assert pair.consistency is not None and pair.consistency < 1.0
+    assert pair.shifted.judge_image == "clean" and pair.shifted.seed == 0
+    output = tmp_path / "shift.md"
+    assert main(["shift", str(tmp_path / "logs"), "--output", str(output)]) == 0
+    assert "| 0 | clean | Open-ended VA |" in output.read_text()

@@ -86,10 +86,13 @@ def right_share(clarities: np.ndarray) -> np.ndarray:
 
 # scenario -> (a true null, few cases change): the null is one shift run twice with two
 # seeds (no change on average, but each image's noise moves its clarity, and all of its
-# cases with it); then a small drop, and a large deterministic and a large random one,
+# cases with it); a shift that takes as much clarity from half the images as it gives the
+# others (each image's downsample-2 change, negated on a coin flip: many cases change, and
+# all the cases of an image together); then a small drop, and a large deterministic and a large random one,
 # against the clean images.
 SCENARIOS = {
     "noise 3 twice, two seeds": (True, True),
+    "downsample 2 or its inverse, per image": (True, False),
     "noise 2": (False, True),
     "downsample 2": (False, False),
     "noise 3": (False, False),
@@ -99,6 +102,10 @@ SCENARIOS = {
 def true_change(pool: Pool, scenario: str) -> float:
     """The change over the whole pool (cluster sizes are drawn apart from the images)."""
     clean = right_share(pool.clean)
+    if scenario.startswith("downsample 2 or"):  # zero but where a clarity leaves 0.2-0.7
+        step = pool.downsample - pool.clean
+        both = right_share(pool.clean + step) + right_share(pool.clean - step)
+        return float(np.mean(both / 2 - clean))
     if SCENARIOS[scenario][0]:
         return 0.0
     if scenario == "downsample 2":
@@ -116,7 +123,11 @@ def simulate(
     if rng.random() < 0.2:  # now and then one image carries many cases
         sizes[0] = 30
     draw = rng.integers(0, NOISE_DRAWS, IMAGES)
-    if SCENARIOS[scenario][0]:
+    if scenario.startswith("downsample 2 or"):
+        sign = rng.choice([-1.0, 1.0], IMAGES)
+        first = pool.clean[chosen]
+        second = first + sign * (pool.downsample[chosen] - first)
+    elif SCENARIOS[scenario][0]:
         other = (draw + rng.integers(1, NOISE_DRAWS, IMAGES)) % NOISE_DRAWS
         first, second = pool.noise[3][chosen, draw], pool.noise[3][chosen, other]
     elif scenario == "downsample 2":
@@ -146,9 +157,9 @@ def test_the_interval_covers_and_the_test_holds_its_level_on_shared_images(
     if null:
         assert rejected <= 0.06, rejected  # the false-alarm rate at 5%
     if rare:
-        # a few percent of cases change: the interval of so rare a change cannot be exact,
-        # and its pseudo-counts err on the safe side (docs/shift.md gives the figures)
-        assert 0.93 <= coverage <= 0.99, (scenario, coverage)
+        # a few percent of cases change, or fewer: the interval of so rare a change cannot be
+        # exact, and its pseudo-counts err on the safe side (docs/shift.md gives the figures)
+        assert coverage >= 0.93, (scenario, coverage)
     else:
         assert 0.93 <= coverage <= 0.97, (scenario, coverage)
 

@@ -136,11 +136,19 @@ def _shift_of(path: Path, metadata: dict[str, Any]) -> tuple[str | None, int, in
     return str(name), int(severity), seed, record.get("judge_image")
 
 
+# The scorers whose ``answer`` is the reply's extracted answer, in the order they are read.
+# In a combined run every case carries both MedReason scorers and the one that does not
+# apply has an empty answer (an open case's mcq_scorer), so the first non-empty one counts:
+# reading only the first scorer present called every open-ended reply unanswered.
+ANSWER_SCORERS = ("mcq_scorer", "open_ended_scorer")
+
+
 def _answer(sample: LoggedSample) -> str:
-    for name in ("mcq_scorer", "open_ended_scorer"):
+    for name in ANSWER_SCORERS:
         score = sample.scores.get(name)
-        if score is not None:
-            return " ".join(str(score.answer or "").casefold().split())
+        answer = " ".join(str(score.answer or "").casefold().split()) if score else ""
+        if answer:
+            return answer
     return ""
 
 
@@ -403,6 +411,12 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
         for run in (clean, shifted)
         if run.unreadable
     ]
+    if clean.judge_image != shifted.judge_image and "Open-ended VA" in metrics:
+        warnings.append(
+            f"{shifted.path} ({shifted.label}) had its vision judge see the "
+            f"{shifted.judge_image} image and its clean run the {clean.judge_image} one: the "
+            "VA change mixes the model's loss with the judge's view"
+        )
     if len(answered) < len(keys):
         warnings.append(
             f"{len(keys) - len(answered)} of {len(keys)} replies of {shifted.label} or its "
@@ -441,10 +455,10 @@ def _interval(result: PairedResult) -> str:
     return f"[{_number(result.interval.lower)}, {_number(result.interval.upper)}]"
 
 
-HEADER = ["model", "task", "shift", "severity", "metric", "cases", "clean", "shifted",
-          "shifted − clean", "95% interval", "test", "p"]  # fmt: skip
+HEADER = ["model", "task", "shift", "severity", "seed", "judge image", "metric", "cases",
+          "clean", "shifted", "shifted − clean", "95% interval", "test", "p", "note"]  # fmt: skip
 MODALITY_HEADER = ["model", "shift", "severity", "metric", "modality", "cases", "clean",
-                   "shifted", "shifted − clean", "95% interval"]  # fmt: skip
+                   "shifted", "shifted − clean", "95% interval", "note"]  # fmt: skip
 BEHAVIOUR_HEADER = ["model", "task", "shift", "severity", "same answer", "answered pairs",
                     "says poor quality: clean", "shifted", "change", "95% interval"]  # fmt: skip
 
@@ -460,6 +474,8 @@ def _rows(report: ShiftReport) -> list[list[str]]:
             p.shifted.task,
             str(p.shifted.shift),
             str(p.shifted.severity),
+            str(p.shifted.seed),
+            str(p.shifted.judge_image or "—"),
             metric,
             str(r.cases),
             _number(r.mean_a),
@@ -468,6 +484,7 @@ def _rows(report: ShiftReport) -> list[list[str]]:
             _interval(r),
             r.test,
             _p(r.p_value),
+            r.note,
         ]
         for p in report.pairs
         for metric, r in p.metrics.items()
@@ -487,6 +504,7 @@ def _modality_rows(report: ShiftReport) -> list[list[str]]:
             _number(m.result.mean_b),
             _change(m.result),
             _interval(m.result),
+            m.result.note,
         ]
         for p in report.pairs
         for metric, changes in p.modalities.items()
@@ -566,6 +584,7 @@ def _result(r: PairedResult) -> dict[str, Any]:
         "clean": r.mean_a,
         "shifted": r.mean_b,
         "change": r.difference,
+        # NaN bounds are written null, with the reason in "note"
         "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95},
         "test": r.test,
         "p_value": r.p_value,
@@ -633,10 +652,30 @@ def _html(report: ShiftReport) -> str:
     )
 
 
+# Each metric's fixed scale: a panel never autoscales (a 0.02 wobble must not look like a
+# collapse), and its axis says what the number is.
+METRIC_SCALES = {
+    "MCQ Accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "Open-ended GT": (0.0, 4.0, "GT_final, judge score (0-4)"),
+    "Open-ended VA": (0.0, 4.0, "VA_final, judge score (0-4)"),
+}
+PLOT_CAPTION = (
+    "Points: the clean mean (severity 0) and each shifted run's mean. Bars: the 95% interval "
+    "of the change (shifted − clean), drawn from the clean mean, clipped to the scale; cases "
+    "sharing an image are kept together. n: cases scored in both runs."
+)
+
+
+def _line_label(run: ShiftRun, cases: int) -> str:
+    judge = f", judge sees {run.judge_image}" if run.judge_image else ""
+    return f"{run.model} · {run.task} · seed {run.seed}{judge} · n={cases}"
+
+
 def plot_png(report: ShiftReport) -> bytes:
-    """A severity curve per shift (rows) and metric (columns): the clean mean at severity 0,
-    each severity's mean with the 95% interval of its change placed around it, one line per
-    model and task."""
+    """A severity curve per shift (rows) and metric (columns) on the metric's fixed scale:
+    the clean mean at severity 0, each severity's mean with the 95% interval of its change
+    drawn from the clean mean; one line per model, task, seed and judge image, each named in
+    the legend with its case count."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -644,45 +683,55 @@ def plot_png(report: ShiftReport) -> bytes:
 
     shifts = sorted({p.shifted.shift or "" for p in report.pairs})
     metrics = [m for m in LEADERBOARD_METRICS if any(m in p.metrics for p in report.pairs)]
+    columns = max(len(metrics), 1)
     figure, axes = plt.subplots(
-        len(shifts),
-        max(len(metrics), 1),
-        figsize=(4 * max(len(metrics), 1), 3 * len(shifts)),
-        squeeze=False,
+        len(shifts), columns, figsize=(5 * columns, 3.6 * len(shifts) + 1.2), squeeze=False
     )
     for row, shift in enumerate(shifts):
         for column, metric in enumerate(metrics):
             axis = axes[row, column]
-            lines: dict[tuple[str, str], list[PairReport]] = defaultdict(list)
+            low_end, high_end, unit = METRIC_SCALES[metric]
+            lines: dict[tuple[str, str, int | None, str | None], list[PairReport]]
+            lines = defaultdict(list)
             for p in report.pairs:
                 if p.shifted.shift == shift and metric in p.metrics:
-                    lines[(p.shifted.model, p.shifted.task)].append(p)
-            for (model, _task), pairs in sorted(lines.items()):
+                    key = (p.shifted.model, p.shifted.task, p.shifted.seed, p.shifted.judge_image)
+                    lines[key].append(p)
+            tasks = sorted({key[1] for key in lines})
+            counts = sorted({p.metrics[metric].cases for ps in lines.values() for p in ps})
+            for _key, pairs in sorted(lines.items(), key=lambda item: str(item[0])):
                 pairs.sort(key=lambda p: p.shifted.severity)
-                clean = pairs[0].metrics[metric].mean_a
+                results = [p.metrics[metric] for p in pairs]
+                clean = results[0].mean_a
                 xs = [0, *(p.shifted.severity for p in pairs)]
-                ys = [clean, *(p.metrics[metric].mean_b for p in pairs)]
-                low = [
-                    0.0,
-                    *(
-                        p.metrics[metric].difference - p.metrics[metric].interval.lower
-                        for p in pairs
-                    ),
-                ]
-                high = [
-                    0.0,
-                    *(
-                        p.metrics[metric].interval.upper - p.metrics[metric].difference
-                        for p in pairs
-                    ),
-                ]
-                errors = np.nan_to_num(np.array([low, high]), nan=0.0)
-                axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=model)
-            axis.set_title(f"{shift}: {metric}", fontsize=9)
+                ys = [clean, *(r.mean_b for r in results)]
+                lower = [clean, *(clean + r.interval.lower for r in results)]
+                upper = [clean, *(clean + r.interval.upper for r in results)]
+                lower = list(np.clip(np.nan_to_num(lower, nan=np.nan), low_end, high_end))
+                upper = list(np.clip(np.nan_to_num(upper, nan=np.nan), low_end, high_end))
+                errors = np.nan_to_num(
+                    np.array([np.subtract(ys, lower), np.subtract(upper, ys)]).clip(min=0),
+                    nan=0.0,
+                )
+                axis.errorbar(
+                    xs,
+                    ys,
+                    yerr=errors,
+                    marker="o",
+                    capsize=3,
+                    label=_line_label(pairs[0].shifted, results[0].cases),
+                )
+            n = "/".join(map(str, counts)) or "0"
+            axis.set_title(f"{shift}: {metric}\n{', '.join(tasks)}, n = {n}", fontsize=9)
+            axis.set_ylim(low_end, high_end)
+            axis.set_xlim(-0.3, max(SEVERITIES) + 0.3)
             axis.set_xticks([0, *SEVERITIES])
             axis.set_xlabel("severity (0 = clean)")
-            axis.legend(fontsize=7)
-    figure.tight_layout()
+            axis.set_ylabel(unit)
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=6, loc="lower left")
+    figure.text(0.01, 0.005, PLOT_CAPTION, fontsize=7, wrap=True)
+    figure.tight_layout(rect=(0, 0.06, 1, 1))
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
