@@ -5,6 +5,8 @@ outputs in every format."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
 import shutil
@@ -16,14 +18,21 @@ import numpy as np
 import pytest
 from conftest import scripted_output, user_text, write_json
 from inspect_ai import eval
-from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessage, ContentImage, ModelOutput, get_model
 from PIL import Image
 
 import inspect_medreason
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.main import main
-from inspect_medreason.cli.shift import build_report, says_poor_quality
+from inspect_medreason.cli.shift import (
+    _confined_files,
+    build_report,
+    contact_sheets,
+    says_poor_quality,
+)
 from inspect_medreason.core.intervals import CLUSTER_TEST
+from inspect_medreason.core.shift import judge_image_files
 from inspect_medreason.medreason.medreason import mcq, medreason
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -229,3 +238,39 @@ def test_open_ended_answers_are_compared_and_the_plot_names_each_line(
     output = tmp_path / "shift.md"
     assert main(["shift", str(tmp_path / "logs"), "--output", str(output)]) == 0
     assert "| 0 | clean | Open-ended VA |" in output.read_text()
+
+
+def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))  # made afresh
+    sheets = tmp_path / "sheets"
+    assert main(["shift", str(runs / "logs"), "--output", str(tmp_path / "r.md"),
+                 "--examples", str(sheets)]) == 0  # fmt: skip
+    names = sorted(path.name for path in sheets.iterdir())
+    assert names == [f"mockllm_model_inspect_medreason_mcq_blur-{s}.png" for s in (1, 2, 3)]
+    with Image.open(sheets / names[2]) as sheet:
+        assert sheet.format == "PNG" and sheet.width >= 4 * 150
+    # the image made again is, pixel for pixel, the one the model was sent
+    log = next(
+        read_eval_log(str(path), resolve_attachments=True)
+        for path in (runs / "logs").glob("*.eval")
+        if (read_eval_log(str(path), header_only=True).eval.metadata or {})["shift"]["severity"]
+        == 3
+    )
+    assert log.samples
+    sample = log.samples[0]
+    [part] = [c for m in sample.input if not isinstance(m, str) and m.role == "user"
+              for c in m.content if isinstance(c, ContentImage)]  # fmt: skip
+    sent = Image.open(io.BytesIO(base64.b64decode(part.image.partition(",")[2])))
+    files = _confined_files(runs / "data", sample.metadata)
+    [again] = judge_image_files(files, {**sample.metadata, "shift_judge_image": "degraded"}, "x")
+    assert np.array_equal(np.asarray(sent), np.asarray(Image.open(again)))
+    # a data folder whose image is not the run's is named, and nothing of it is shown
+    other = tmp_path / "other"
+    shutil.copytree(runs / "data", other)
+    Image.fromarray(np.zeros((16, 16), np.uint8), mode="L").save(other / "img000.png")
+    report = build_report([str(runs / "logs")])
+    made, notes = contact_sheets(report, other)
+    assert any("'c000'" in note and "not the file the run loaded" in note for note in notes)
+    assert len(made) == 3

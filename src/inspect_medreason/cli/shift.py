@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from inspect_ai.log import read_eval_log
+from PIL import Image, ImageDraw
 
 from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
 from inspect_medreason.cli.command_line import (
@@ -42,8 +44,12 @@ from inspect_medreason.cli.comparison import (
 from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
+from inspect_medreason.core.files import OutputSet
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests, run_data_folder
+from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.intervals import PairedResult, clustered_paired_change
-from inspect_medreason.core.shift import SEVERITIES, SHIFTS
+from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.shift import SEVERITIES, SHIFTS, judge_image_files
 
 # What counts as the model saying the image is poor: a quality or resolution called poor
 # (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad; before or after
@@ -738,6 +744,100 @@ def plot_png(report: ShiftReport) -> bytes:
     return buffer.getvalue()
 
 
+# --- contact sheets: the images each shifted run's model saw ---------------------------
+
+EXAMPLE_CASES = 12  # cases per sheet: enough to see the shift, small enough to look at
+TILE = 192  # pixels a side per image
+
+
+def _confined_files(folder: Path, metadata: dict[str, Any]) -> list[Path]:
+    """A sample's case images under ``folder`` with the loader's confinement and decoding
+    checks, each checked against the digest its run recorded; ImagePathError when refused.
+    A path written in the log is never opened: only ``image_paths`` relative to ``folder``."""
+    relatives = [str(relative) for relative in metadata.get("image_paths") or []]
+    frame = (metadata.get("extra_metadata") or {}).get("frame")
+    files = [prepare_image(folder, relative, frame) for relative in relatives]
+    digests = metadata.get(DIGESTS_KEY)
+    if not (isinstance(digests, list) and len(digests) == len(files)):
+        raise ImagePathError("the log records no digest of the images its run loaded")
+    for relative, digest, expected in zip(relatives, image_digests(files), digests, strict=True):
+        if digest != expected:
+            raise ImagePathError(f"{relative} in {folder} is not the file the run loaded")
+    return files
+
+
+def _sheet(tiles: list[tuple[str, Image.Image]], title: str) -> bytes:
+    """A contact sheet: each image fitted into a tile, its caption under it, a title above."""
+    columns = min(4, max(1, len(tiles)))
+    rows = max(1, math.ceil(len(tiles) / columns))
+    caption, head = 16, 24
+    sheet = Image.new("RGB", (columns * TILE, head + rows * (TILE + caption)), "white")
+    draw = ImageDraw.Draw(sheet)
+    draw.text((4, 4), title, fill="black")
+    for index, (label, picture) in enumerate(tiles):
+        thumbnail = picture.convert("RGB")
+        thumbnail.thumbnail((TILE - 4, TILE - 4))
+        left = (index % columns) * TILE
+        top = head + (index // columns) * (TILE + caption)
+        sheet.paste(thumbnail, (left + 2, top + 2))
+        draw.text((left + 2, top + TILE), label[:30], fill="black")
+    buffer = io.BytesIO()
+    sheet.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+
+
+def contact_sheets(report: ShiftReport, data: Path | None) -> tuple[dict[str, bytes], list[str]]:
+    """Per shifted run (each shift and severity), a PNG of the first ``EXAMPLE_CASES`` cases'
+    images as its model saw them: read again from the data folder (``data``, or the folder
+    the run recorded) with the loader's checks, and degraded again from the sample's shift
+    record exactly as the run degraded them. Returns the sheets by file name and notes on
+    what could not be shown."""
+    sheets: dict[str, bytes] = {}
+    notes: list[str] = []
+    for pair in report.pairs:
+        run = pair.shifted
+        header = read_eval_log(str(run.path), header_only=True)
+        folder = data if data is not None else run_data_folder(header)
+        if folder is None:
+            notes.append(f"{run.path}: no data folder recorded; name it with --data")
+            continue
+        tiles: list[tuple[str, Image.Image]] = []
+        for sample in logged_samples(run.path, header):
+            if len(tiles) >= EXAMPLE_CASES:
+                break
+            if isinstance(sample, UnreadableSample) or sample.epoch != 1:
+                continue
+            record = sample.metadata.get("shift")
+            if not isinstance(record, dict) or (record.get("name"), record.get("severity")) != (
+                run.shift,
+                run.severity,
+            ):
+                continue  # another combination of a grid
+            try:
+                files = _confined_files(Path(folder), sample.metadata)
+                shown = judge_image_files(
+                    files, {**sample.metadata, "shift_judge_image": "degraded"}, sample.id
+                )
+                for index, path in enumerate(shown):
+                    with Image.open(path) as picture:
+                        picture.load()
+                        tiles.append((f"{record.get('case')} #{index + 1}", picture.copy()))
+            except (ImagePathError, OSError, ValueError) as error:
+                notes.append(f"{run.path}: sample {sample.id!r} not shown ({error})")
+        if tiles:
+            title = (
+                f"{run.model} · {run.task} · {run.shift} {run.severity} · seed {run.seed}: "
+                "the images the model saw"
+            )
+            name = f"{_safe(run.model)}_{_safe(run.task)}_{run.shift}-{run.severity}.png"
+            sheets[name] = _sheet(tiles, title)
+    return sheets, notes
+
+
 # --- the command line: medreason shift ----------------------------------------------------
 
 
@@ -753,6 +853,18 @@ def add_parsers(commands: Subcommands) -> None:
         "(docs/shift.md).",
     )
     shift.add_argument("logs", nargs="+", metavar="LOGS", help="eval logs or folders of them")
+    shift.add_argument(
+        "--examples",
+        metavar="DIR",
+        help="write here, per shift and severity, a contact sheet (PNG) of the images the "
+        "model saw, made again from the data folder and each sample's shift record",
+    )
+    shift.add_argument(
+        "--data",
+        metavar="FOLDER",
+        help="the data folder the images are read from for --examples (default: the one "
+        "each run recorded)",
+    )
     add_report_arguments(
         shift,
         ["md", "json", "html"],
@@ -764,8 +876,22 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_shift(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, args.logs)
+    examples = Path(args.examples) if args.examples else None
+    if examples is not None and examples.exists() and not examples.is_dir():
+        raise ChallengeError([f"--examples {examples}: not a folder"])
     report = build_report(args.logs)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     emit(args, outputs, render(report, args.format), lambda: plot_png(report))
+    if examples is not None:
+        sheets, notes = contact_sheets(report, Path(args.data) if args.data else None)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        examples.mkdir(parents=True, exist_ok=True)
+        sheet_outputs = OutputSet(args.force, args.logs)
+        files: dict[Path, bytes | str] = {
+            sheet_outputs.add(examples / name): data for name, data in sheets.items()
+        }
+        sheet_outputs.write(files)
+        print(f"wrote {len(files)} contact sheet(s) to {examples}", file=sys.stderr)
     return EXIT_OK
