@@ -10,17 +10,18 @@ import io
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import scripted_output, user_text, write_json
-from inspect_ai import eval
+from inspect_ai import Task, eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput, get_model
 from PIL import Image
+from utils.published_schemas import gemex_folder, medxpertqa_folder, vqa_rad_parquet
 
 import inspect_medreason
 from inspect_medreason.cli.challenge import ChallengeError
@@ -33,7 +34,10 @@ from inspect_medreason.cli.shift import (
 )
 from inspect_medreason.core.intervals import CLUSTER_TEST
 from inspect_medreason.core.shift import judge_image_files
+from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.medreason.medreason import mcq, medreason
+from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+from inspect_medreason.vqa.vqa import vqa_rad
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_shift_report")
@@ -274,3 +278,34 @@ def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
     made, notes = contact_sheets(report, other)
     assert any("'c000'" in note and "not the file the run loaded" in note for note in notes)
     assert len(made) == 3
+
+
+@pytest.mark.parametrize("family", ["vqa_rad", "gemex", "medxpertqa_mm"])
+def test_the_other_image_families_are_reported(
+    family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    task: Callable[..., Task]
+    if family == "vqa_rad":
+        task, data, metric = vqa_rad, vqa_rad_parquet(tmp_path / "vqa_rad"), "VQA closed accuracy"
+    elif family == "gemex":
+        task, data, metric = gemex, gemex_folder(tmp_path / "gemex"), "GEMeX accuracy"
+    else:
+        task, data, metric = medxpertqa_mm, medxpertqa_folder(tmp_path / "mx"), "MCQ Accuracy"
+    shifts: list[dict[str, Any]] = [{}, {"shift": "blur", "severity": 2}]
+    for shift in shifts:
+        [log] = eval(
+            task(data=str(data), **shift),
+            model="mockllm/model",
+            model_roles={"grader": "mockllm/model"},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+        assert log.status == "success", log.error
+    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    assert metric in pair.metrics and pair.metrics[metric].cases > 0
+    assert pair.shifted.shift == "blur" and pair.metrics[metric].difference == 0.0
+    plot = tmp_path / "shift.png"
+    assert main(["shift", str(tmp_path / "logs"), "--output", str(tmp_path / "r.md"),
+                 "--plot", str(plot)]) == 0  # fmt: skip
+    assert f"| {metric} |" in (tmp_path / "r.md").read_text()

@@ -4,7 +4,7 @@ Runs are grouped by model and task. Each shifted run (``-T shift=... -T severity
 paired with the clean run of the same model and task (no shift, or severity 0) on the same
 cases; a run that cannot be paired is refused, named, with why (no clean run of its model,
 other data, other cases), all at once. For each pair and each metric (MCQ accuracy, GT_final,
-VA_final): both means and the change (shifted - clean) with a 95% interval and a test that
+VA_final, VQA closed and open accuracy, GEMeX accuracy): both means and the change (shifted - clean) with a 95% interval and a test that
 keep cases sharing an image together (``core.intervals.clustered_paired_change``), the same
 per modality, then answer consistency (the same extracted answer clean and shifted)
 and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
@@ -146,7 +146,30 @@ def _shift_of(path: Path, metadata: dict[str, Any]) -> tuple[str | None, int, in
 # In a combined run every case carries both MedReason scorers and the one that does not
 # apply has an empty answer (an open case's mcq_scorer), so the first non-empty one counts:
 # reading only the first scorer present called every open-ended reply unanswered.
-ANSWER_SCORERS = ("mcq_scorer", "open_ended_scorer")
+ANSWER_SCORERS = ("mcq_scorer", "open_ended_scorer", "vqa_scorer", "gemex_scorer")
+
+# The other image families' per-case values (MedXpertQA's is the MCQ scorer, read as MCQ
+# Accuracy): VQA-RAD, SLAKE and PathVQA score each case 0/1, closed and open questions
+# apart (the sample's answer_type); GEMeX's answer accuracy is its scorer's "accuracy".
+VQA_METRICS = {"closed": "VQA closed accuracy", "open": "VQA open accuracy"}
+GEMEX_METRIC = "GEMeX accuracy"
+SHIFT_METRICS = (*LEADERBOARD_METRICS, *VQA_METRICS.values(), GEMEX_METRIC)
+# right or wrong per case (one epoch): the paired-proportion interval applies
+BINARY_METRICS = {"MCQ Accuracy", *VQA_METRICS.values(), GEMEX_METRIC}
+
+
+def _add_family_values(sample: LoggedSample, sums: dict[str, dict[str, list[float]]]) -> None:
+    case = str(sample.id)
+    vqa = sample.scores.get("vqa_scorer")
+    if vqa is not None and isinstance(vqa.value, (int, float)) and not isinstance(vqa.value, bool):
+        metric = VQA_METRICS.get(str(sample.metadata.get("answer_type")))
+        if metric is not None and not math.isnan(float(vqa.value)):
+            sums[metric][case].append(float(vqa.value))
+    gemex = sample.scores.get("gemex_scorer")
+    if gemex is not None and isinstance(gemex.value, dict):
+        accuracy = gemex.value.get("accuracy")
+        if isinstance(accuracy, (int, float)) and not math.isnan(float(accuracy)):
+            sums[GEMEX_METRIC][case].append(float(accuracy))
 
 
 def _answer(sample: LoggedSample) -> str:
@@ -173,6 +196,7 @@ class _Collected:
 
     def add(self, sample: LoggedSample) -> None:
         self.unreadable.extend(_add_case_values(sample, self.sums, self.groups, self.clusters))
+        _add_family_values(sample, self.sums)
         key = (str(sample.id), sample.epoch)
         self.answers[key] = _answer(sample)
         self.poor[key] = says_poor_quality(sample.completion)
@@ -379,11 +403,15 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
     binary = clean.epochs == 1 and shifted.epochs == 1
     metrics: dict[str, PairedResult] = {}
     modalities: dict[str, list[ModalityChange]] = {}
-    for metric in LEADERBOARD_METRICS:
+    for metric in SHIFT_METRICS:
         first, second = clean.values.get(metric, {}), shifted.values.get(metric, {})
         if not set(first) & set(second):
             continue
-        is_binary = binary and metric == "MCQ Accuracy"
+        is_binary = (
+            binary
+            and metric in BINARY_METRICS
+            and all(v in (0.0, 1.0) for v in (*first.values(), *second.values()))
+        )
         metrics[metric] = _paired(first, second, clean.clusters, is_binary)
         by_modality: dict[str, list[str]] = defaultdict(list)
         for case in sorted(set(first) & set(second)):
@@ -662,6 +690,9 @@ def _html(report: ShiftReport) -> str:
 # collapse), and its axis says what the number is.
 METRIC_SCALES = {
     "MCQ Accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "VQA closed accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "VQA open accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "GEMeX accuracy": (0.0, 1.0, "accuracy (0-1)"),
     "Open-ended GT": (0.0, 4.0, "GT_final, judge score (0-4)"),
     "Open-ended VA": (0.0, 4.0, "VA_final, judge score (0-4)"),
 }
@@ -688,7 +719,7 @@ def plot_png(report: ShiftReport) -> bytes:
     import matplotlib.pyplot as plt
 
     shifts = sorted({p.shifted.shift or "" for p in report.pairs})
-    metrics = [m for m in LEADERBOARD_METRICS if any(m in p.metrics for p in report.pairs)]
+    metrics = [m for m in SHIFT_METRICS if any(m in p.metrics for p in report.pairs)]
     columns = max(len(metrics), 1)
     figure, axes = plt.subplots(
         len(shifts), columns, figsize=(5 * columns, 3.6 * len(shifts) + 1.2), squeeze=False
