@@ -27,12 +27,16 @@ import inspect_medreason
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.main import main
 from inspect_medreason.cli.shift import (
+    PairReport,
+    ShiftReport,
+    ShiftRun,
     _confined_files,
     build_report,
     contact_sheets,
     says_poor_quality,
+    summarise,
 )
-from inspect_medreason.core.intervals import CLUSTER_TEST
+from inspect_medreason.core.intervals import CLUSTER_TEST, NO_INTERVAL, PairedResult
 from inspect_medreason.core.shift import judge_image_files
 from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.medreason.medreason import mcq, medreason
@@ -309,3 +313,27 @@ def test_the_other_image_families_are_reported(
     assert main(["shift", str(tmp_path / "logs"), "--output", str(tmp_path / "r.md"),
                  "--plot", str(plot)]) == 0  # fmt: skip
     assert f"| {metric} |" in (tmp_path / "r.md").read_text()
+
+
+def test_the_summary_across_shifts_names_what_it_cannot_compute(runs: Path) -> None:
+    """The scripted model is right on every clean case: a corruption error relative to no
+    error is undefined, and says so; each modality loses 5, 10 and 15 of its 30 cases."""
+    [summary] = summarise(build_report([str(runs / "logs")]))
+    assert summary.metric == "MCQ Accuracy" and summary.mean_ce is None
+    assert summary.shifts == {"blur": None} and "undefined" in summary.note
+    assert set(summary.modality_drop) == {"CT", "MRI"}
+    for drop in summary.modality_drop.values():
+        assert drop == pytest.approx((5 + 10 + 15) / 30 / 3)
+
+
+def test_the_corruption_error_is_the_shifts_errors_over_the_clean_ones() -> None:
+    def pair(severity: int, shifted: float) -> PairReport:
+        run = ShiftRun(
+            Path("x"), "m", "t", "noise", severity, 0, "clean", 1, {}, {}, {}, {}, {}, {}
+        )
+        result = PairedResult(10, 0.8, shifted, shifted - 0.8, NO_INTERVAL, "", None, None)
+        return PairReport(run, run, {"MCQ Accuracy": result}, {}, None, 0, result)
+
+    [summary] = summarise(ShiftReport([pair(1, 0.8), pair(2, 0.6), pair(3, 0.4)], []))
+    # errors 0.2 + 0.4 + 0.6 over 3 x 0.2
+    assert summary.shifts["noise"] == pytest.approx(2.0) and summary.mean_ce == pytest.approx(2.0)

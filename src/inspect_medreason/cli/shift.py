@@ -581,6 +581,90 @@ NOTE = (
 )
 
 
+@dataclass
+class Summary:
+    """One model, task and metric across every shift: the corruption error of each shift
+    relative to the clean run, their mean, and the relative drop per modality."""
+
+    model: str
+    task: str
+    metric: str
+    shifts: dict[str, float | None]  # shift -> relative corruption error (None: undefined)
+    mean_ce: float | None
+    modality_drop: dict[str, float | None]  # modality -> mean relative drop
+    note: str = ""
+
+
+def summarise(report: ShiftReport) -> list[Summary]:
+    """Hendrycks and Dietterich's corruption error ("Benchmarking neural network robustness
+    to common corruptions and perturbations", ICLR 2019), each shift's errors summed over
+    its severities, normalised by the clean run's error at as many severities instead of a
+    baseline model's; the mean over shifts is the mCE (1 = no loss). The error of a score is
+    its distance to the top of its scale (1 - accuracy, 4 - judge score). The relative drop
+    per modality is (clean - shifted) / clean, averaged over every shift and severity."""
+    grouped: dict[tuple[str, str, str], list[PairReport]] = defaultdict(list)
+    for pair in report.pairs:
+        for metric in pair.metrics:
+            grouped[(pair.shifted.model, pair.shifted.task, metric)].append(pair)
+    summaries = []
+    for (model, task, metric), pairs in sorted(grouped.items()):
+        top = METRIC_SCALES[metric][1]
+        clean_error = top - pairs[0].metrics[metric].mean_a
+        by_shift: dict[str, list[float]] = defaultdict(list)
+        for pair in pairs:
+            by_shift[pair.shifted.shift or ""].append(top - pair.metrics[metric].mean_b)
+        note = ""
+        if clean_error <= 0 or math.isnan(clean_error):
+            shifts: dict[str, float | None] = dict.fromkeys(sorted(by_shift))
+            mean_ce = None
+            note = "the clean run has no error (every case at the top of the scale): a "
+            note += "corruption error relative to it is undefined; read the changes instead"
+        else:
+            shifts = {s: sum(e) / (clean_error * len(e)) for s, e in sorted(by_shift.items())}
+            values = [v for v in shifts.values() if v is not None]
+            mean_ce = sum(values) / len(values) if values else None
+        drops: dict[str, list[float]] = defaultdict(list)
+        for pair in pairs:
+            for change in pair.modalities.get(metric, []):
+                if change.result.cases and change.result.mean_a > 0:
+                    drops[change.modality].append(
+                        (change.result.mean_a - change.result.mean_b) / change.result.mean_a
+                    )
+        modality_drop: dict[str, float | None] = {
+            m: sum(d) / len(d) for m, d in sorted(drops.items())
+        }
+        summaries.append(Summary(model, task, metric, shifts, mean_ce, modality_drop, note))
+    return summaries
+
+
+SUMMARY_HEADER = ["model", "task", "metric", "corruption error per shift (1 = clean)",
+                  "mean (mCE)", "relative drop per modality", "note"]  # fmt: skip
+
+
+def _summary_rows(report: ShiftReport) -> list[list[str]]:
+    return [
+        [
+            s.model,
+            s.task,
+            s.metric,
+            ", ".join(f"{shift} {_number(ce, 2)}" for shift, ce in s.shifts.items()),
+            _number(s.mean_ce, 2),
+            ", ".join(f"{m} {_number(d, 2)}" for m, d in s.modality_drop.items()),
+            s.note,
+        ]
+        for s in summarise(report)
+    ]
+
+
+SUMMARY_NOTE = (
+    "Corruption error: a shift's errors (1 - accuracy, or 4 - judge score) summed over its "
+    "severities, over the clean run's error as many times (Hendrycks and Dietterich 2019, "
+    "normalised by the clean run instead of a baseline model): 1 is no loss, 2 twice the "
+    "errors. mCE: its mean over shifts. Relative drop per modality: (clean - shifted) / "
+    "clean, averaged over every shift and severity."
+)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [
         "| " + " | ".join(header) + " |",
@@ -601,7 +685,9 @@ def render(report: ShiftReport, fmt: str) -> str:
         return _html(report)
     lines = ["# Image-quality shifts", ""]
     lines += [f"> warning: {w}" for w in _warnings(report)]
-    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, "", "## By modality", ""]
+    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, ""]
+    lines += ["## Summary across shifts", "", *_table(SUMMARY_HEADER, _summary_rows(report))]
+    lines += ["", SUMMARY_NOTE, "", "## By modality", ""]
     lines += _table(MODALITY_HEADER, _modality_rows(report))
     lines += [
         "",
@@ -656,8 +742,21 @@ def document(report: ShiftReport) -> dict[str, Any]:
             }
             for p in report.pairs
         ],
+        "summary": [
+            {
+                "model": s.model,
+                "task": s.task,
+                "metric": s.metric,
+                "corruption_error": s.shifts,
+                "mean_corruption_error": s.mean_ce,
+                "relative_drop_by_modality": s.modality_drop,
+                "note": s.note,
+            }
+            for s in summarise(report)
+        ],
         "notes": report.notes,
         "method": NOTE,
+        "summary_method": SUMMARY_NOTE,
     }
 
 
@@ -680,6 +779,8 @@ def _html(report: ShiftReport) -> str:
         f"<h1>Image-quality shifts</h1>\n{warnings}{table(HEADER, _rows(report))}"
         f"<p>{html.escape(NOTE)}</p>\n"
         f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
+        f"<h2>Summary across shifts</h2>\n{table(SUMMARY_HEADER, _summary_rows(report))}"
+        f"<p>{html.escape(SUMMARY_NOTE)}</p>\n"
         f"<h2>By modality</h2>\n{table(MODALITY_HEADER, _modality_rows(report))}"
         f"<h2>Answers and quality remarks</h2>\n{table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
         "</body>\n</html>\n"
