@@ -332,6 +332,9 @@ SLOW_TESTS = {
         "the report script in a subprocess"
     ),
     "tests/docs/test_test_order.py": "pytest itself in subprocesses, shuffled and replayed",
+    "tests/core/test_shift_statistics.py::test_the_interval_covers_and_the_test_holds_its_level_on_shared_images": (
+        "500 simulated datasets per scenario, each an interval and a sign-flip test"
+    ),
 }
 
 

@@ -38,7 +38,7 @@ def new_benchmark(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     **unknown_parameters: Any,
 ) -> Task:
     """NEW_BENCHMARK, one split (default: the one the paper reports).
@@ -56,8 +56,9 @@ def new_benchmark(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What a vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What a vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
     """
     refuse_unknown_parameters(new_benchmark, unknown_parameters)
     # Checked before anything is read, so a mistyped shift costs no download.

@@ -5,23 +5,43 @@ outputs in every format."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import re
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from conftest import scripted_output, user_text, write_json
-from inspect_ai import eval
-from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from inspect_ai import Task, eval
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ChatMessage, ContentImage, ModelOutput, get_model
 from PIL import Image
+from utils.published_schemas import gemex_folder, medxpertqa_folder, vqa_rad_parquet
 
+import inspect_medreason
 from inspect_medreason.cli.challenge import ChallengeError
 from inspect_medreason.cli.main import main
-from inspect_medreason.cli.shift import build_report, says_poor_quality
-from inspect_medreason.medreason.medreason import mcq
+from inspect_medreason.cli.shift import (
+    PairReport,
+    ShiftReport,
+    ShiftRun,
+    _confined_files,
+    build_report,
+    contact_sheets,
+    says_poor_quality,
+    summarise,
+)
+from inspect_medreason.core.intervals import CLUSTER_TEST, NO_INTERVAL, PairedResult
+from inspect_medreason.core.shift import judge_image_files
+from inspect_medreason.gemex.gemex import gemex
+from inspect_medreason.medreason.medreason import mcq, medreason
+from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
+from inspect_medreason.vqa.vqa import vqa_rad
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_shift_report")
@@ -104,7 +124,7 @@ def test_a_known_drop_per_severity_lies_inside_its_interval(runs: Path) -> None:
         assert result.difference == pytest.approx(-drop)
         assert result.interval.lower <= -drop <= result.interval.upper
         assert result.interval.upper < 0  # a real loss, not chance
-        assert result.test == "McNemar exact"
+        assert result.test == CLUSTER_TEST
         # both modalities, each with its own paired interval
         by_modality = {m.modality: m.result for m in pair.modalities["MCQ Accuracy"]}
         assert set(by_modality) == {"CT", "MR"} or set(by_modality) == {"CT", "MRI"}
@@ -197,3 +217,123 @@ def test_an_output_on_an_input_is_refused_before_any_work(runs: Path, tmp_path: 
     before = log.read_bytes()
     assert main(["shift", str(runs / "logs"), "--output", str(log), "--force"]) == 1
     assert log.read_bytes() == before
+
+
+def test_open_ended_answers_are_compared_and_the_plot_names_each_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An open-ended run's answers are the open_ended_scorer's (its mcq_scorer has none):
+    every reply is compared, none is called unanswered; the plot is drawn on fixed scales."""
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    data = tmp_path / "demo"
+    shutil.copytree(Path(inspect_medreason.__file__).parent / "sample_data", data)
+    judge = "medreason/pipeline-check"
+    shifts: list[dict[str, Any]] = [{}, {"shift": "downsample", "severity": 3}]
+    for shift in shifts:
+        [log] = eval(
+            medreason(data=str(data), **shift),
+            model="medreason/image-sensitive",
+            model_roles={"grader": judge, "vision_grader": judge},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+        assert log.status == "success", log.error
+    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    assert pair.consistency_pairs == 28  # 18 MCQ and 10 open-ended replies, all answered
+    assert not any("gave no answer" in w for w in pair.warnings)
+    assert pair.consistency is not None and pair.consistency < 1.0
+    assert pair.shifted.judge_image == "clean" and pair.shifted.seed == 0
+    output = tmp_path / "shift.md"
+    assert main(["shift", str(tmp_path / "logs"), "--output", str(output)]) == 0
+    assert "| 0 | clean | Open-ended VA |" in output.read_text()
+
+
+def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))  # made afresh
+    sheets = tmp_path / "sheets"
+    assert main(["shift", str(runs / "logs"), "--output", str(tmp_path / "r.md"),
+                 "--examples", str(sheets)]) == 0  # fmt: skip
+    names = sorted(path.name for path in sheets.iterdir())
+    assert names == [f"mockllm_model_inspect_medreason_mcq_blur-{s}.png" for s in (1, 2, 3)]
+    with Image.open(sheets / names[2]) as sheet:
+        assert sheet.format == "PNG" and sheet.width >= 4 * 150
+    # the image made again is, pixel for pixel, the one the model was sent
+    log = next(
+        read_eval_log(str(path), resolve_attachments=True)
+        for path in (runs / "logs").glob("*.eval")
+        if (read_eval_log(str(path), header_only=True).eval.metadata or {})["shift"]["severity"]
+        == 3
+    )
+    assert log.samples
+    sample = log.samples[0]
+    [part] = [c for m in sample.input if not isinstance(m, str) and m.role == "user"
+              for c in m.content if isinstance(c, ContentImage)]  # fmt: skip
+    sent = Image.open(io.BytesIO(base64.b64decode(part.image.partition(",")[2])))
+    files = _confined_files(runs / "data", sample.metadata)
+    [again] = judge_image_files(files, {**sample.metadata, "shift_judge_image": "degraded"}, "x")
+    assert np.array_equal(np.asarray(sent), np.asarray(Image.open(again)))
+    # a data folder whose image is not the run's is named, and nothing of it is shown
+    other = tmp_path / "other"
+    shutil.copytree(runs / "data", other)
+    Image.fromarray(np.zeros((16, 16), np.uint8), mode="L").save(other / "img000.png")
+    report = build_report([str(runs / "logs")])
+    made, notes = contact_sheets(report, other)
+    assert any("'c000'" in note and "not the file the run loaded" in note for note in notes)
+    assert len(made) == 3
+
+
+@pytest.mark.parametrize("family", ["vqa_rad", "gemex", "medxpertqa_mm"])
+def test_the_other_image_families_are_reported(
+    family: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    task: Callable[..., Task]
+    if family == "vqa_rad":
+        task, data, metric = vqa_rad, vqa_rad_parquet(tmp_path / "vqa_rad"), "VQA closed accuracy"
+    elif family == "gemex":
+        task, data, metric = gemex, gemex_folder(tmp_path / "gemex"), "GEMeX accuracy"
+    else:
+        task, data, metric = medxpertqa_mm, medxpertqa_folder(tmp_path / "mx"), "MCQ Accuracy"
+    shifts: list[dict[str, Any]] = [{}, {"shift": "blur", "severity": 2}]
+    for shift in shifts:
+        [log] = eval(
+            task(data=str(data), **shift),
+            model="mockllm/model",
+            model_roles={"grader": "mockllm/model"},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+        )
+        assert log.status == "success", log.error
+    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    assert metric in pair.metrics and pair.metrics[metric].cases > 0
+    assert pair.shifted.shift == "blur" and pair.metrics[metric].difference == 0.0
+    plot = tmp_path / "shift.png"
+    assert main(["shift", str(tmp_path / "logs"), "--output", str(tmp_path / "r.md"),
+                 "--plot", str(plot)]) == 0  # fmt: skip
+    assert f"| {metric} |" in (tmp_path / "r.md").read_text()
+
+
+def test_the_summary_across_shifts_names_what_it_cannot_compute(runs: Path) -> None:
+    """The scripted model is right on every clean case: a corruption error relative to no
+    error is undefined, and says so; each modality loses 5, 10 and 15 of its 30 cases."""
+    [summary] = summarise(build_report([str(runs / "logs")]))
+    assert summary.metric == "MCQ Accuracy" and summary.mean_ce is None
+    assert summary.shifts == {"blur": None} and "undefined" in summary.note
+    assert set(summary.modality_drop) == {"CT", "MRI"}
+    for drop in summary.modality_drop.values():
+        assert drop == pytest.approx((5 + 10 + 15) / 30 / 3)
+
+
+def test_the_corruption_error_is_the_shifts_errors_over_the_clean_ones() -> None:
+    def pair(severity: int, shifted: float) -> PairReport:
+        run = ShiftRun(
+            Path("x"), "m", "t", "noise", severity, 0, "clean", 1, {}, {}, {}, {}, {}, {}
+        )
+        result = PairedResult(10, 0.8, shifted, shifted - 0.8, NO_INTERVAL, "", None, None)
+        return PairReport(run, run, {"MCQ Accuracy": result}, {}, None, 0, result)
+
+    [summary] = summarise(ShiftReport([pair(1, 0.8), pair(2, 0.6), pair(3, 0.4)], []))
+    # errors 0.2 + 0.4 + 0.6 over 3 x 0.2
+    assert summary.shifts["noise"] == pytest.approx(2.0) and summary.mean_ce == pytest.approx(2.0)

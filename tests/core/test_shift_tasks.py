@@ -1,5 +1,5 @@
 """Shifts on the tasks: the log records the shift, every sample's images are the degraded
-ones, the vision judge sees the degraded image by default and the clean one when asked, every
+ones, the vision judge sees the clean image by default and the degraded one when asked, every
 image task takes the arguments, and a bad value stops the task before any data is read."""
 
 from __future__ import annotations
@@ -136,7 +136,13 @@ def test_a_shifted_run_records_the_shift_and_sends_only_degraded_images(
 ) -> None:
     recorder = Recorder()
     log = run(
-        medreason(data=str(shift_data), shift="noise", severity=2, shift_seed=5),
+        medreason(
+            data=str(shift_data),
+            shift="noise",
+            severity=2,
+            shift_seed=5,
+            shift_judge_image="degraded",
+        ),
         recorder,
         tmp_path,
     )
@@ -168,7 +174,7 @@ def test_a_shifted_run_records_the_shift_and_sends_only_degraded_images(
         [image] = images
         seen, clean = pixels_of(image), pixels_of(str(shift_data / names[case]))
         assert seen.shape == clean.shape and not np.array_equal(seen, clean), case
-    # the vision judge saw what the model saw
+    # asked for the degraded image, the vision judge saw what the model saw
     assert recorder.judge_images
     assert all(
         np.array_equal(pixels_of(j), pixels_of(recorder.model_images["xr1"][0]))
@@ -191,13 +197,9 @@ def test_the_same_seed_gives_the_same_images_and_another_seed_others(
     assert np.array_equal(seen[0], seen[1]) and not np.array_equal(seen[0], seen[2])
 
 
-def test_the_vision_judge_sees_the_clean_image_when_asked(shift_data: Path, tmp_path: Path) -> None:
+def test_the_vision_judge_sees_the_clean_image_by_default(shift_data: Path, tmp_path: Path) -> None:
     recorder = Recorder()
-    log = run(
-        open_ended(data=str(shift_data), shift="blur", severity=3, shift_judge_image="clean"),
-        recorder,
-        tmp_path,
-    )
+    log = run(open_ended(data=str(shift_data), shift="blur", severity=3), recorder, tmp_path)
     assert shift_record(log)["judge_image"] == "clean"
     clean = pixels_of(str(shift_data / "xr.png"))
     assert not np.array_equal(pixels_of(recorder.model_images["xr1"][0]), clean)

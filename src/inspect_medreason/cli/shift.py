@@ -4,9 +4,9 @@ Runs are grouped by model and task. Each shifted run (``-T shift=... -T severity
 paired with the clean run of the same model and task (no shift, or severity 0) on the same
 cases; a run that cannot be paired is refused, named, with why (no clean run of its model,
 other data, other cases), all at once. For each pair and each metric (MCQ accuracy, GT_final,
-VA_final): both means and the change (shifted - clean) with a paired bootstrap 95% interval
-that resamples cases sharing an image together (``core.intervals.paired_difference``), the
-same per modality, then answer consistency (the same extracted answer clean and shifted)
+VA_final, VQA closed and open accuracy, GEMeX accuracy): both means and the change (shifted - clean) with a 95% interval and a test that
+keep cases sharing an image together (``core.intervals.clustered_paired_change``), the same
+per modality, then answer consistency (the same extracted answer clean and shifted)
 and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
 The command's arguments and what it prints are at the end of the module.
 """
@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from inspect_ai.log import read_eval_log
+from PIL import Image, ImageDraw
 
 from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
 from inspect_medreason.cli.command_line import (
@@ -47,8 +49,12 @@ from inspect_medreason.cli.log_reading import (
 )
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
-from inspect_medreason.core.intervals import PairedResult, paired_difference
-from inspect_medreason.core.shift import SEVERITIES, SHIFTS
+from inspect_medreason.core.files import OutputSet
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests, run_data_folder
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.intervals import PairedResult, clustered_paired_change
+from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.shift import SEVERITIES, SHIFTS, judge_image_files
 
 # What counts as the model saying the image is poor: a quality or resolution called poor
 # (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad; before or after
@@ -141,11 +147,42 @@ def _shift_of(path: Path, metadata: dict[str, Any]) -> tuple[str | None, int, in
     return str(name), int(severity), seed, record.get("judge_image")
 
 
+# The scorers whose ``answer`` is the reply's extracted answer, in the order they are read.
+# In a combined run every case carries both MedReason scorers and the one that does not
+# apply has an empty answer (an open case's mcq_scorer), so the first non-empty one counts:
+# reading only the first scorer present called every open-ended reply unanswered.
+ANSWER_SCORERS = ("mcq_scorer", "open_ended_scorer", "vqa_scorer", "gemex_scorer")
+
+# The other image families' per-case values (MedXpertQA's is the MCQ scorer, read as MCQ
+# Accuracy): VQA-RAD, SLAKE and PathVQA score each case 0/1, closed and open questions
+# apart (the sample's answer_type); GEMeX's answer accuracy is its scorer's "accuracy".
+VQA_METRICS = {"closed": "VQA closed accuracy", "open": "VQA open accuracy"}
+GEMEX_METRIC = "GEMeX accuracy"
+SHIFT_METRICS = (*LEADERBOARD_METRICS, *VQA_METRICS.values(), GEMEX_METRIC)
+# right or wrong per case (one epoch): the paired-proportion interval applies
+BINARY_METRICS = {"MCQ Accuracy", *VQA_METRICS.values(), GEMEX_METRIC}
+
+
+def _add_family_values(sample: LoggedSample, sums: dict[str, dict[str, list[float]]]) -> None:
+    case = str(sample.id)
+    vqa = sample.scores.get("vqa_scorer")
+    if vqa is not None and isinstance(vqa.value, (int, float)) and not isinstance(vqa.value, bool):
+        metric = VQA_METRICS.get(str(sample.metadata.get("answer_type")))
+        if metric is not None and not math.isnan(float(vqa.value)):
+            sums[metric][case].append(float(vqa.value))
+    gemex = sample.scores.get("gemex_scorer")
+    if gemex is not None and isinstance(gemex.value, dict):
+        accuracy = gemex.value.get("accuracy")
+        if isinstance(accuracy, (int, float)) and not math.isnan(float(accuracy)):
+            sums[GEMEX_METRIC][case].append(float(accuracy))
+
+
 def _answer(sample: LoggedSample) -> str:
-    for name in ("mcq_scorer", "open_ended_scorer"):
+    for name in ANSWER_SCORERS:
         score = sample.scores.get(name)
-        if score is not None:
-            return " ".join(str(score.answer or "").casefold().split())
+        answer = " ".join(str(score.answer or "").casefold().split()) if score else ""
+        if answer:
+            return answer
     return ""
 
 
@@ -164,6 +201,7 @@ class _Collected:
 
     def add(self, sample: LoggedSample) -> None:
         self.unreadable.extend(_add_case_values(sample, self.sums, self.groups, self.clusters))
+        _add_family_values(sample, self.sums)
         key = (str(sample.id), sample.epoch)
         self.answers[key] = _answer(sample)
         self.poor[key] = says_poor_quality(sample.completion)
@@ -358,7 +396,7 @@ def _paired(
     clean: dict[str, float], shifted: dict[str, float], clusters: dict[str, str], binary: bool
 ) -> PairedResult:
     cases = sorted(set(clean) & set(shifted))
-    return paired_difference(
+    return clustered_paired_change(
         [clean[c] for c in cases],
         [shifted[c] for c in cases],
         [clusters.get(c, c) for c in cases],
@@ -370,11 +408,15 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
     binary = clean.epochs == 1 and shifted.epochs == 1
     metrics: dict[str, PairedResult] = {}
     modalities: dict[str, list[ModalityChange]] = {}
-    for metric in LEADERBOARD_METRICS:
+    for metric in SHIFT_METRICS:
         first, second = clean.values.get(metric, {}), shifted.values.get(metric, {})
         if not set(first) & set(second):
             continue
-        is_binary = binary and metric == "MCQ Accuracy"
+        is_binary = (
+            binary
+            and metric in BINARY_METRICS
+            and all(v in (0.0, 1.0) for v in (*first.values(), *second.values()))
+        )
         metrics[metric] = _paired(first, second, clean.clusters, is_binary)
         by_modality: dict[str, list[str]] = defaultdict(list)
         for case in sorted(set(first) & set(second)):
@@ -396,7 +438,7 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
     same = sum(clean.answers[k] == shifted.answers[k] for k in answered)
     consistency = same / len(answered) if answered else None
     quality_keys = sorted(set(clean.poor_quality) & set(shifted.poor_quality))
-    poor = paired_difference(
+    poor = clustered_paired_change(
         [float(clean.poor_quality[k]) for k in quality_keys],
         [float(shifted.poor_quality[k]) for k in quality_keys],
         [clean.clusters.get(k[0], k[0]) for k in quality_keys],
@@ -408,6 +450,12 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
         for run in (clean, shifted)
         if run.unreadable
     ]
+    if clean.judge_image != shifted.judge_image and "Open-ended VA" in metrics:
+        warnings.append(
+            f"{shifted.path} ({shifted.label}) had its vision judge see the "
+            f"{shifted.judge_image} image and its clean run the {clean.judge_image} one: the "
+            "VA change mixes the model's loss with the judge's view"
+        )
     if len(answered) < len(keys):
         warnings.append(
             f"{len(keys) - len(answered)} of {len(keys)} replies of {shifted.label} or its "
@@ -446,10 +494,10 @@ def _interval(result: PairedResult) -> str:
     return f"[{_number(result.interval.lower)}, {_number(result.interval.upper)}]"
 
 
-HEADER = ["model", "task", "shift", "severity", "metric", "cases", "clean", "shifted",
-          "shifted − clean", "95% interval", "test", "p"]  # fmt: skip
+HEADER = ["model", "task", "shift", "severity", "seed", "judge image", "metric", "cases",
+          "clean", "shifted", "shifted − clean", "95% interval", "test", "p", "note"]  # fmt: skip
 MODALITY_HEADER = ["model", "shift", "severity", "metric", "modality", "cases", "clean",
-                   "shifted", "shifted − clean", "95% interval"]  # fmt: skip
+                   "shifted", "shifted − clean", "95% interval", "note"]  # fmt: skip
 BEHAVIOUR_HEADER = ["model", "task", "shift", "severity", "same answer", "answered pairs",
                     "says poor quality: clean", "shifted", "change", "95% interval"]  # fmt: skip
 
@@ -465,6 +513,8 @@ def _rows(report: ShiftReport) -> list[list[str]]:
             p.shifted.task,
             str(p.shifted.shift),
             str(p.shifted.severity),
+            str(p.shifted.seed),
+            str(p.shifted.judge_image or "—"),
             metric,
             str(r.cases),
             _number(r.mean_a),
@@ -473,6 +523,7 @@ def _rows(report: ShiftReport) -> list[list[str]]:
             _interval(r),
             r.test,
             _p(r.p_value),
+            r.note,
         ]
         for p in report.pairs
         for metric, r in p.metrics.items()
@@ -492,6 +543,7 @@ def _modality_rows(report: ShiftReport) -> list[list[str]]:
             _number(m.result.mean_b),
             _change(m.result),
             _interval(m.result),
+            m.result.note,
         ]
         for p in report.pairs
         for metric, changes in p.modalities.items()
@@ -519,14 +571,102 @@ def _behaviour_rows(report: ShiftReport) -> list[list[str]]:
 
 NOTE = (
     "Each shifted run is paired with the clean run of the same model and task on the same "
-    "cases. shifted − clean < 0 is a loss. The interval is a paired bootstrap (2,000 "
-    "resamples, fixed seed) that resamples cases sharing an image together; the test is "
-    "McNemar's exact test for MCQ correctness and the Wilcoxon signed-rank test for the 0-4 "
-    "judge components. 'Same answer' is the share of replies whose extracted answer is the "
+    "cases. shifted − clean < 0 is a loss. Cases that share an image are not independent, so "
+    "both the interval and the test keep them together. The 95% interval is a range of "
+    "changes compatible with the data: for MCQ correctness, the Bonett-Price adjusted Wald "
+    "interval widened by the shared images' design effect; for the 0-4 judge components, a "
+    "paired bootstrap (2,000 resamples, fixed seed) resampling whole images. The test is "
+    "the exact sign-flip randomization test of Durkalski's clustered McNemar statistic (each "
+    "image's summed change negated or not). A change that cannot be estimated (one image, no "
+    "case changed) says why in the note column. 'Same answer' is the share of replies whose extracted answer is the "
     "same clean and shifted (replies without one left out). 'Says poor quality' is the share "
     "of replies that call the image poor, non-diagnostic, blurry, noisy or full of artefacts "
     "(docs/shift.md lists the phrases). A simulated shift is not a new scanner: see "
     "docs/shift.md for what each shift models and its limits."
+)
+
+
+@dataclass
+class Summary:
+    """One model, task and metric across every shift: the corruption error of each shift
+    relative to the clean run, their mean, and the relative drop per modality."""
+
+    model: str
+    task: str
+    metric: str
+    shifts: dict[str, float | None]  # shift -> relative corruption error (None: undefined)
+    mean_ce: float | None
+    modality_drop: dict[str, float | None]  # modality -> mean relative drop
+    note: str = ""
+
+
+def summarise(report: ShiftReport) -> list[Summary]:
+    """Hendrycks and Dietterich's corruption error ("Benchmarking neural network robustness
+    to common corruptions and perturbations", ICLR 2019), each shift's errors summed over
+    its severities, normalised by the clean run's error at as many severities instead of a
+    baseline model's; the mean over shifts is the mCE (1 = no loss). The error of a score is
+    its distance to the top of its scale (1 - accuracy, 4 - judge score). The relative drop
+    per modality is (clean - shifted) / clean, averaged over every shift and severity."""
+    grouped: dict[tuple[str, str, str], list[PairReport]] = defaultdict(list)
+    for pair in report.pairs:
+        for metric in pair.metrics:
+            grouped[(pair.shifted.model, pair.shifted.task, metric)].append(pair)
+    summaries = []
+    for (model, task, metric), pairs in sorted(grouped.items()):
+        top = METRIC_SCALES[metric][1]
+        clean_error = top - pairs[0].metrics[metric].mean_a
+        by_shift: dict[str, list[float]] = defaultdict(list)
+        for pair in pairs:
+            by_shift[pair.shifted.shift or ""].append(top - pair.metrics[metric].mean_b)
+        note = ""
+        if clean_error <= 0 or math.isnan(clean_error):
+            shifts: dict[str, float | None] = dict.fromkeys(sorted(by_shift))
+            mean_ce = None
+            note = "the clean run has no error (every case at the top of the scale): a "
+            note += "corruption error relative to it is undefined; read the changes instead"
+        else:
+            shifts = {s: sum(e) / (clean_error * len(e)) for s, e in sorted(by_shift.items())}
+            values = [v for v in shifts.values() if v is not None]
+            mean_ce = sum(values) / len(values) if values else None
+        drops: dict[str, list[float]] = defaultdict(list)
+        for pair in pairs:
+            for change in pair.modalities.get(metric, []):
+                if change.result.cases and change.result.mean_a > 0:
+                    drops[change.modality].append(
+                        (change.result.mean_a - change.result.mean_b) / change.result.mean_a
+                    )
+        modality_drop: dict[str, float | None] = {
+            m: sum(d) / len(d) for m, d in sorted(drops.items())
+        }
+        summaries.append(Summary(model, task, metric, shifts, mean_ce, modality_drop, note))
+    return summaries
+
+
+SUMMARY_HEADER = ["model", "task", "metric", "corruption error per shift (1 = clean)",
+                  "mean (mCE)", "relative drop per modality", "note"]  # fmt: skip
+
+
+def _summary_rows(report: ShiftReport) -> list[list[str]]:
+    return [
+        [
+            s.model,
+            s.task,
+            s.metric,
+            ", ".join(f"{shift} {_number(ce, 2)}" for shift, ce in s.shifts.items()),
+            _number(s.mean_ce, 2),
+            ", ".join(f"{m} {_number(d, 2)}" for m, d in s.modality_drop.items()),
+            s.note,
+        ]
+        for s in summarise(report)
+    ]
+
+
+SUMMARY_NOTE = (
+    "Corruption error: a shift's errors (1 - accuracy, or 4 - judge score) summed over its "
+    "severities, over the clean run's error as many times (Hendrycks and Dietterich 2019, "
+    "normalised by the clean run instead of a baseline model): 1 is no loss, 2 twice the "
+    "errors. mCE: its mean over shifts. Relative drop per modality: (clean - shifted) / "
+    "clean, averaged over every shift and severity."
 )
 
 
@@ -550,7 +690,9 @@ def render(report: ShiftReport, fmt: str) -> str:
         return _html(report)
     lines = ["# Image-quality shifts", ""]
     lines += [f"> warning: {w}" for w in _warnings(report)]
-    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, "", "## By modality", ""]
+    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, ""]
+    lines += ["## Summary across shifts", "", *_table(SUMMARY_HEADER, _summary_rows(report))]
+    lines += ["", SUMMARY_NOTE, "", "## By modality", ""]
     lines += _table(MODALITY_HEADER, _modality_rows(report))
     lines += [
         "",
@@ -567,6 +709,7 @@ def _result(r: PairedResult) -> dict[str, Any]:
         "clean": r.mean_a,
         "shifted": r.mean_b,
         "change": r.difference,
+        # NaN bounds are written null, with the reason in "note"
         "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95},
         "test": r.test,
         "p_value": r.p_value,
@@ -604,8 +747,21 @@ def document(report: ShiftReport) -> dict[str, Any]:
             }
             for p in report.pairs
         ],
+        "summary": [
+            {
+                "model": s.model,
+                "task": s.task,
+                "metric": s.metric,
+                "corruption_error": s.shifts,
+                "mean_corruption_error": s.mean_ce,
+                "relative_drop_by_modality": s.modality_drop,
+                "note": s.note,
+            }
+            for s in summarise(report)
+        ],
         "notes": report.notes,
         "method": NOTE,
+        "summary_method": SUMMARY_NOTE,
     }
 
 
@@ -628,66 +784,195 @@ def _html(report: ShiftReport) -> str:
         f"<h1>Image-quality shifts</h1>\n{warnings}{table(HEADER, _rows(report))}"
         f"<p>{html.escape(NOTE)}</p>\n"
         f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
+        f"<h2>Summary across shifts</h2>\n{table(SUMMARY_HEADER, _summary_rows(report))}"
+        f"<p>{html.escape(SUMMARY_NOTE)}</p>\n"
         f"<h2>By modality</h2>\n{table(MODALITY_HEADER, _modality_rows(report))}"
         f"<h2>Answers and quality remarks</h2>\n{table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
         "</body>\n</html>\n"
     )
 
 
+# Each metric's fixed scale: a panel never autoscales (a 0.02 wobble must not look like a
+# collapse), and its axis says what the number is.
+METRIC_SCALES = {
+    "MCQ Accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "VQA closed accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "VQA open accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "GEMeX accuracy": (0.0, 1.0, "accuracy (0-1)"),
+    "Open-ended GT": (0.0, 4.0, "GT_final, judge score (0-4)"),
+    "Open-ended VA": (0.0, 4.0, "VA_final, judge score (0-4)"),
+}
+PLOT_CAPTION = (
+    "Points: the clean mean (severity 0) and each shifted run's mean. Bars: the 95% interval "
+    "of the change (shifted − clean), drawn from the clean mean, clipped to the scale; cases "
+    "sharing an image are kept together. n: cases scored in both runs."
+)
+
+
+def _line_label(run: ShiftRun, cases: int) -> str:
+    judge = f", judge sees {run.judge_image}" if run.judge_image else ""
+    return f"{run.model} · {run.task} · seed {run.seed}{judge} · n={cases}"
+
+
 def plot_png(report: ShiftReport) -> bytes:
-    """A severity curve per shift (rows) and metric (columns): the clean mean at severity 0,
-    each severity's mean with the 95% interval of its change placed around it, one line per
-    model and task."""
+    """A severity curve per shift (rows) and metric (columns) on the metric's fixed scale:
+    the clean mean at severity 0, each severity's mean with the 95% interval of its change
+    drawn from the clean mean; one line per model, task, seed and judge image, each named in
+    the legend with its case count."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     shifts = sorted({p.shifted.shift or "" for p in report.pairs})
-    metrics = [m for m in LEADERBOARD_METRICS if any(m in p.metrics for p in report.pairs)]
+    metrics = [m for m in SHIFT_METRICS if any(m in p.metrics for p in report.pairs)]
+    columns = max(len(metrics), 1)
     figure, axes = plt.subplots(
-        len(shifts),
-        max(len(metrics), 1),
-        figsize=(4 * max(len(metrics), 1), 3 * len(shifts)),
-        squeeze=False,
+        len(shifts), columns, figsize=(5 * columns, 3.6 * len(shifts) + 1.2), squeeze=False
     )
     for row, shift in enumerate(shifts):
         for column, metric in enumerate(metrics):
             axis = axes[row, column]
-            lines: dict[tuple[str, str], list[PairReport]] = defaultdict(list)
+            low_end, high_end, unit = METRIC_SCALES[metric]
+            lines: dict[tuple[str, str, int | None, str | None], list[PairReport]]
+            lines = defaultdict(list)
             for p in report.pairs:
                 if p.shifted.shift == shift and metric in p.metrics:
-                    lines[(p.shifted.model, p.shifted.task)].append(p)
-            for (model, _task), pairs in sorted(lines.items()):
+                    key = (p.shifted.model, p.shifted.task, p.shifted.seed, p.shifted.judge_image)
+                    lines[key].append(p)
+            tasks = sorted({key[1] for key in lines})
+            counts = sorted({p.metrics[metric].cases for ps in lines.values() for p in ps})
+            for _key, pairs in sorted(lines.items(), key=lambda item: str(item[0])):
                 pairs.sort(key=lambda p: p.shifted.severity)
-                clean = pairs[0].metrics[metric].mean_a
+                results = [p.metrics[metric] for p in pairs]
+                clean = results[0].mean_a
                 xs = [0, *(p.shifted.severity for p in pairs)]
-                ys = [clean, *(p.metrics[metric].mean_b for p in pairs)]
-                low = [
-                    0.0,
-                    *(
-                        p.metrics[metric].difference - p.metrics[metric].interval.lower
-                        for p in pairs
-                    ),
-                ]
-                high = [
-                    0.0,
-                    *(
-                        p.metrics[metric].interval.upper - p.metrics[metric].difference
-                        for p in pairs
-                    ),
-                ]
-                errors = np.nan_to_num(np.array([low, high]), nan=0.0)
-                axis.errorbar(xs, ys, yerr=errors, marker="o", capsize=3, label=model)
-            axis.set_title(f"{shift}: {metric}", fontsize=9)
+                ys = [clean, *(r.mean_b for r in results)]
+                lower = [clean, *(clean + r.interval.lower for r in results)]
+                upper = [clean, *(clean + r.interval.upper for r in results)]
+                lower = list(np.clip(np.nan_to_num(lower, nan=np.nan), low_end, high_end))
+                upper = list(np.clip(np.nan_to_num(upper, nan=np.nan), low_end, high_end))
+                errors = np.nan_to_num(
+                    np.array([np.subtract(ys, lower), np.subtract(upper, ys)]).clip(min=0),
+                    nan=0.0,
+                )
+                axis.errorbar(
+                    xs,
+                    ys,
+                    yerr=errors,
+                    marker="o",
+                    capsize=3,
+                    label=_line_label(pairs[0].shifted, results[0].cases),
+                )
+            n = "/".join(map(str, counts)) or "0"
+            axis.set_title(f"{shift}: {metric}\n{', '.join(tasks)}, n = {n}", fontsize=9)
+            axis.set_ylim(low_end, high_end)
+            axis.set_xlim(-0.3, max(SEVERITIES) + 0.3)
             axis.set_xticks([0, *SEVERITIES])
             axis.set_xlabel("severity (0 = clean)")
-            axis.legend(fontsize=7)
-    figure.tight_layout()
+            axis.set_ylabel(unit)
+            axis.grid(alpha=0.3)
+            axis.legend(fontsize=6, loc="lower left")
+    figure.text(0.01, 0.005, PLOT_CAPTION, fontsize=7, wrap=True)
+    figure.tight_layout(rect=(0, 0.06, 1, 1))
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
+
+
+# --- contact sheets: the images each shifted run's model saw ---------------------------
+
+EXAMPLE_CASES = 12  # cases per sheet: enough to see the shift, small enough to look at
+TILE = 192  # pixels a side per image
+
+
+def _confined_files(folder: Path, metadata: dict[str, Any]) -> list[Path]:
+    """A sample's case images under ``folder`` with the loader's confinement and decoding
+    checks, each checked against the digest its run recorded; ImagePathError when refused.
+    A path written in the log is never opened: only ``image_paths`` relative to ``folder``."""
+    relatives = [str(relative) for relative in metadata.get("image_paths") or []]
+    frame = (metadata.get("extra_metadata") or {}).get("frame")
+    files = [prepare_image(folder, relative, frame) for relative in relatives]
+    digests = metadata.get(DIGESTS_KEY)
+    if not (isinstance(digests, list) and len(digests) == len(files)):
+        raise ImagePathError("the log records no digest of the images its run loaded")
+    for relative, digest, expected in zip(relatives, image_digests(files), digests, strict=True):
+        if digest != expected:
+            raise ImagePathError(f"{relative} in {folder} is not the file the run loaded")
+    return files
+
+
+def _sheet(tiles: list[tuple[str, Image.Image]], title: str) -> bytes:
+    """A contact sheet: each image fitted into a tile, its caption under it, a title above."""
+    columns = min(4, max(1, len(tiles)))
+    rows = max(1, math.ceil(len(tiles) / columns))
+    caption, head = 16, 24
+    sheet = Image.new("RGB", (columns * TILE, head + rows * (TILE + caption)), "white")
+    draw = ImageDraw.Draw(sheet)
+    draw.text((4, 4), title, fill="black")
+    for index, (label, picture) in enumerate(tiles):
+        thumbnail = picture.convert("RGB")
+        thumbnail.thumbnail((TILE - 4, TILE - 4))
+        left = (index % columns) * TILE
+        top = head + (index // columns) * (TILE + caption)
+        sheet.paste(thumbnail, (left + 2, top + 2))
+        draw.text((left + 2, top + TILE), label[:30], fill="black")
+    buffer = io.BytesIO()
+    sheet.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+
+
+def contact_sheets(report: ShiftReport, data: Path | None) -> tuple[dict[str, bytes], list[str]]:
+    """Per shifted run (each shift and severity), a PNG of the first ``EXAMPLE_CASES`` cases'
+    images as its model saw them: read again from the data folder (``data``, or the folder
+    the run recorded) with the loader's checks, and degraded again from the sample's shift
+    record exactly as the run degraded them. Returns the sheets by file name and notes on
+    what could not be shown."""
+    sheets: dict[str, bytes] = {}
+    notes: list[str] = []
+    for pair in report.pairs:
+        run = pair.shifted
+        header = read_eval_log(str(run.path), header_only=True)
+        folder = data if data is not None else run_data_folder(header)
+        if folder is None:
+            notes.append(f"{run.path}: no data folder recorded; name it with --data")
+            continue
+        tiles: list[tuple[str, Image.Image]] = []
+        for sample in logged_samples(run.path, header):
+            if len(tiles) >= EXAMPLE_CASES:
+                break
+            if isinstance(sample, UnreadableSample) or sample.epoch != 1:
+                continue
+            record = sample.metadata.get("shift")
+            if not isinstance(record, dict) or (record.get("name"), record.get("severity")) != (
+                run.shift,
+                run.severity,
+            ):
+                continue  # another combination of a grid
+            try:
+                files = _confined_files(Path(folder), sample.metadata)
+                shown = judge_image_files(
+                    files, {**sample.metadata, "shift_judge_image": "degraded"}, sample.id
+                )
+                for index, path in enumerate(shown):
+                    with Image.open(path) as picture:
+                        picture.load()
+                        tiles.append((f"{record.get('case')} #{index + 1}", picture.copy()))
+            except (ImagePathError, OSError, ValueError) as error:
+                notes.append(f"{run.path}: sample {sample.id!r} not shown ({error})")
+        if tiles:
+            title = (
+                f"{run.model} · {run.task} · {run.shift} {run.severity} · seed {run.seed}: "
+                "the images the model saw"
+            )
+            name = f"{_safe(run.model)}_{_safe(run.task)}_{run.shift}-{run.severity}.png"
+            sheets[name] = _sheet(tiles, title)
+    return sheets, notes
 
 
 # --- the command line: medreason shift ----------------------------------------------------
@@ -705,6 +990,18 @@ def add_parsers(commands: Subcommands) -> None:
         "(docs/shift.md).",
     )
     shift.add_argument("logs", nargs="+", metavar="LOGS", help="eval logs or folders of them")
+    shift.add_argument(
+        "--examples",
+        metavar="DIR",
+        help="write here, per shift and severity, a contact sheet (PNG) of the images the "
+        "model saw, made again from the data folder and each sample's shift record",
+    )
+    shift.add_argument(
+        "--data",
+        metavar="FOLDER",
+        help="the data folder the images are read from for --examples (default: the one "
+        "each run recorded)",
+    )
     add_report_arguments(
         shift,
         ["md", "json", "html"],
@@ -716,8 +1013,22 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_shift(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, args.logs)
+    examples = Path(args.examples) if args.examples else None
+    if examples is not None and examples.exists() and not examples.is_dir():
+        raise ChallengeError([f"--examples {examples}: not a folder"])
     report = build_report(args.logs)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
     emit(args, outputs, render(report, args.format), lambda: plot_png(report))
+    if examples is not None:
+        sheets, notes = contact_sheets(report, Path(args.data) if args.data else None)
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+        examples.mkdir(parents=True, exist_ok=True)
+        sheet_outputs = OutputSet(args.force, args.logs)
+        files: dict[Path, bytes | str] = {
+            sheet_outputs.add(examples / name): data for name, data in sheets.items()
+        }
+        sheet_outputs.write(files)
+        print(f"wrote {len(files)} contact sheet(s) to {examples}", file=sys.stderr)
     return EXIT_OK

@@ -49,7 +49,7 @@ def med_cmr(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -82,8 +82,9 @@ def med_cmr(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.

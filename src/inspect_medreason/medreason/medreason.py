@@ -205,7 +205,7 @@ def mcq(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     extractor_check_rate: float = 0.0,
     **unknown_parameters: Any,
 ) -> Task:
@@ -221,8 +221,9 @@ def mcq(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         extractor_check_rate: With ``--model-role extractor=...``, the share of replies the
             rules read that are sent to the extractor too, for the rules-extractor agreement
             (unread replies are always sent; see docs/mcq.md).
@@ -251,7 +252,7 @@ def open_ended(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -281,8 +282,9 @@ def open_ended(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.
@@ -339,7 +341,7 @@ def medreason(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -368,8 +370,9 @@ def medreason(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.

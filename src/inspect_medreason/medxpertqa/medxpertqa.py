@@ -36,7 +36,7 @@ def medxpertqa_mm(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     **unknown_parameters: Any,
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
@@ -55,8 +55,9 @@ def medxpertqa_mm(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
     """
     refuse_unknown_parameters(medxpertqa_mm, unknown_parameters)
     show_images = coerce_bool(images, "images")

@@ -98,7 +98,7 @@ def medreason_vqa_rad(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -126,8 +126,9 @@ def medreason_vqa_rad(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.
@@ -179,7 +180,7 @@ def path_vqa(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -204,8 +205,9 @@ def path_vqa(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.
@@ -258,7 +260,7 @@ def slake(
     shift: str | list[str] | None = None,
     severity: int | list[int] = 0,
     shift_seed: int = 0,
-    shift_judge_image: str = "degraded",
+    shift_judge_image: str = "clean",
     allow_self_judging: bool = False,
     judge_retries: int = JUDGE_DEFAULTS.retries,
     judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
@@ -286,8 +288,9 @@ def slake(
             is the clean image.
         severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
         shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the image the model saw
-            (``degraded``) or the clean one (``clean``).
+        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
+            default: the judge grades against the best evidence) or the one the model saw
+            (``degraded``).
         allow_self_judging: Judge with the model under test when a judge role is not
             given (otherwise a missing role stops the run).
         judge_retries: Extra attempts after an invalid judge reply before it is unscored.

@@ -221,7 +221,7 @@ class ShiftSpec:
     name: str | None = None
     severity: int = 0
     seed: int = 0
-    judge_image: str = "degraded"
+    judge_image: str = "clean"
     default_modality: str | None = None
 
     @property
@@ -327,7 +327,7 @@ def parse_shift(
     shift: object,
     severity: object,
     seed: object,
-    judge_image: object = "degraded",
+    judge_image: object = "clean",
     default_modality: str | None = None,
 ) -> ShiftPlan:
     """The task's ``-T shift/severity/shift_seed/shift_judge_image``, checked together: every
