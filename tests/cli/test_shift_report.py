@@ -41,7 +41,7 @@ from inspect_medreason.core.shift import judge_image_files
 from inspect_medreason.gemex.gemex import gemex
 from inspect_medreason.medreason.medreason import mcq, medreason
 from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa.vqa import vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_shift_report")
@@ -291,7 +291,11 @@ def test_the_other_image_families_are_reported(
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
     task: Callable[..., Task]
     if family == "vqa_rad":
-        task, data, metric = vqa_rad, vqa_rad_parquet(tmp_path / "vqa_rad"), "VQA closed accuracy"
+        task, data, metric = (
+            medreason_vqa_rad,
+            vqa_rad_parquet(tmp_path / "vqa_rad"),
+            "VQA closed accuracy",
+        )
     elif family == "gemex":
         task, data, metric = gemex, gemex_folder(tmp_path / "gemex"), "GEMeX accuracy"
     else:
