@@ -81,3 +81,21 @@ def test_the_medreason_command_modules_never_import_its_table_and_have_no_cycle(
     assert "command_line" in graph["challenge"] and "leaderboard" in graph["main"]
     # raises graphlib.CycleError naming the modules of a cycle
     assert len(list(graphlib.TopologicalSorter(graph).static_order())) == len(cli)
+
+
+def test_the_core_package_map_names_every_module() -> None:
+    """core/__init__.py is a newcomer's map of the package: each module and subpackage of
+    core is named there (in double backquotes)."""
+    import re
+
+    import inspect_medreason.core as core
+
+    folder = Path(core.__file__).parent
+    modules = {
+        path.stem if path.is_file() else path.name
+        for path in folder.iterdir()
+        if (path.suffix == ".py" and path.stem != "__init__")
+        or (path.is_dir() and (path / "__init__.py").is_file())
+    }
+    named = set(re.findall(r"``([a-z_]+)``", core.__doc__ or ""))
+    assert not modules - named, f"core modules missing from core/__init__.py: {modules - named}"

@@ -3,12 +3,20 @@ here imports a family or the ``medreason`` command (``inspect_medreason.cli``).
 
 - Reading data: ``loaders`` (MedReason case files), ``hub`` (the public benchmarks as
   published: splits, pinned revisions, image cells), ``splits``, ``archives``, ``schema``
-  (the case contract), ``images`` and ``dicom`` (image files), ``lazy_dataset``.
+  (the case contract), ``images`` and ``dicom`` (image files), ``lazy_dataset``,
+  ``user_files`` (bounded reads of the files a user names), ``eval_metadata`` (each
+  family's ``eval.yaml``: task versions).
 - Prompting: ``prompts`` (templates in files), ``solvers``.
-- Reading replies: ``extraction`` (option labels), ``short_answers`` (yes/no and short
-  answers), ``official_template`` (what the challenge's containers would have read).
-- Judging and scoring: ``judges`` (model roles, panels, the VA_final gate), ``metrics``,
+- Reading replies: ``extraction`` (option labels), ``extractor`` (the ``extractor`` role,
+  for what the rules leave unread), ``short_answers`` (yes/no and short answers),
+  ``official_template`` (what the challenge's containers would have read).
+- Judging and scoring: ``judges`` (model roles, panels, judge calls), ``gate`` (the
+  official VA_final gate), ``lineage`` (a judge of the tested model's family), ``metrics``,
   ``intervals``.
+- Image-quality shifts: ``shift`` (the degradations, their catalog and how a task applies
+  them), ``image_quality`` (no-reference blur and noise measures).
 - Plumbing: ``errors`` (the user's mistakes as messages), ``params`` (``-T`` coercion),
-  ``files`` (atomic writes, content hashes), ``offline_model``.
+  ``files`` (atomic writes, content hashes), ``strict_json`` (JSON every reader accepts),
+  ``image_confinement`` (where a command may read a case's images), ``offline_model`` (the
+  built-in ``medreason/...`` stand-in models).
 """
