@@ -174,10 +174,10 @@ def test_each_judging_is_its_own_row_with_its_own_judges(
     appended.parent.mkdir()
     shutil.copy(source, appended)
     _inspect_score(appended, "--action", "append", "--overwrite")
-    results = read_eval_log(str(appended), header_only=True).results
-    assert results is not None
+    logged = read_eval_log(str(appended), header_only=True).results
+    assert logged is not None
     # a score per component for each judging, each naming its scorer
-    names = [(s.scorer, s.name) for s in results.scores]
+    names = [(s.scorer, s.name) for s in logged.scores]
     assert list(dict.fromkeys(scorer for scorer, _ in names)) == [
         "open_ended_scorer",
         "open_ended_scorer1",
