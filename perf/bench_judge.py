@@ -228,16 +228,13 @@ def metrics_pass_seconds(log: Any) -> float:
 def check_scores(variant: str, log: Any) -> None:
     """Every judge call must have produced a score (3 from the stand-in judge)."""
     assert log.results is not None
-    [score] = log.results.scores
-    if score.name == "open_ended_scorer":
-        metrics = score.metrics
-        if any(
-            metrics[f"{name}_unscored"].value for name in ("gt_final", "va_answer", "rvf_trace")
-        ):
+    scores = {score.name: score for score in log.results.scores}
+    if "open_ended_scorer" in scores:  # a score per component, Inspect's count of unscored
+        if any(scores[name].unscored_samples for name in ("gt_final", "va_answer", "rvf_trace")):
             raise SystemExit(f"{variant}: judge components went unscored")
-        if metrics["gt_final"].value != 3:
+        if scores["gt_final"].metrics["mean"].value != 3:
             raise SystemExit(f"{variant}: unexpected judge scores")
-    elif score.metrics["mean"].value != 3:
+    elif [score.metrics["mean"].value for score in scores.values()] != [3]:
         raise SystemExit(f"{variant}: unexpected judge scores")
 
 

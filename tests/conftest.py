@@ -295,6 +295,9 @@ SLOW_TESTS = {
         "451 questions scored by our medreason_vqa_rad and by inspect_evals' scorer"
     ),
     "tests/cli/test_signals.py": "signals commands held mid-write, each in a subprocess",
+    "tests/cli/test_metric_shapes.py": (
+        "four judged evals, then every log-reading subcommand on them in two metric shapes"
+    ),
     "tests/medreason/test_open_ended.py::test_no_score_then_inspect_score_rejudges": (
         "inspect eval --no-score, then inspect score, in subprocesses"
     ),

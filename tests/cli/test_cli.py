@@ -7,15 +7,17 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import SHARED_OFFICIAL, scripted_output, user_text
 from inspect_ai import eval
-from inspect_ai.log import EvalLog, EvalMetric, EvalScore, read_eval_log, write_eval_log
+from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from scipy import stats
+from utils.metric_shapes import components_results, legacy_results
 
 from inspect_medreason.cli import main
 from inspect_medreason.cli.challenge import export_results
@@ -124,9 +126,8 @@ def test_round_trip_export_validate_score(
     assert scored["metrics"]["MCQ Accuracy"] == pytest.approx(
         log_metrics["mcq_scorer"]["accuracy"].value
     )
-    open_metrics = log_metrics["open_ended_scorer"]
-    assert scored["metrics"]["Open-ended GT"] == open_metrics["gt_final"].value == 4.0
-    assert scored["metrics"]["Open-ended VA"] == open_metrics["va_final"].value == 3.0
+    assert scored["metrics"]["Open-ended GT"] == log_metrics["gt_final"]["mean"].value == 4.0
+    assert scored["metrics"]["Open-ended VA"] == log_metrics["va_final"]["mean"].value == 3.0
     assert scored["counts"] == {"num_cases": 4, "num_mcq": 3, "num_open": 1}
 
 
@@ -234,58 +235,22 @@ def test_leaderboard_ranks_ties_and_missing(
         assert marker in capsys.readouterr().out
 
 
-def legacy_results(log: EvalLog) -> EvalLog:
-    """The log as versions before 2026-11-24 wrote its results: each judge component a score
-    of its own (``gt_final``: ``mean``, ``stderr``, ``bootstrap_ci`` lower/upper,
-    ``grouped_modality:CT``; Inspect's own scored/unscored counts)."""
-    assert log.results is not None
-    legacy = log.model_copy(deep=True)
-    assert legacy.results is not None
-    [flat] = [s for s in log.results.scores if s.name == "open_ended_scorer"]
-    scores = [s for s in log.results.scores if s.name != "open_ended_scorer"]
-    for key in ("gt_final", "va_answer", "rvf_trace", "va_final"):
-        unscored = int(flat.metrics[f"{key}_unscored"].value)
-        metrics = {
-            "mean": EvalMetric(name="mean", value=flat.metrics[key].value),
-            "stderr": EvalMetric(name="stderr", value=flat.metrics[f"{key}_stderr"].value),
-            "bootstrap_ci_lower": EvalMetric(
-                name="lower", group="bootstrap_ci", value=flat.metrics[f"{key}_lower"].value
-            ),
-            "bootstrap_ci_upper": EvalMetric(
-                name="upper", group="bootstrap_ci", value=flat.metrics[f"{key}_upper"].value
-            ),
-            **{
-                f"grouped_{name.removeprefix(f'{key} by ')}": EvalMetric(
-                    name=name.removeprefix(f"{key} by "), group="grouped", value=m.value
-                )
-                for name, m in flat.metrics.items()
-                if name.startswith(f"{key} by ")
-            },
-        }
-        scores.append(
-            EvalScore(
-                name=key,
-                scorer="open_ended_scorer",
-                metrics=metrics,
-                scored_samples=(flat.scored_samples or 0) - unscored,
-                unscored_samples=(flat.unscored_samples or 0) + unscored,
-            )
-        )
-    legacy.results.scores = scores
-    return legacy
-
-
-def test_leaderboard_reads_the_results_of_logs_before_the_flat_layout(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], official_dataset: Path
+@pytest.mark.parametrize("rewrite", [components_results, legacy_results])
+def test_leaderboard_reads_the_results_of_logs_in_earlier_metric_shapes(
+    rewrite: Callable[[EvalLog], EvalLog],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    official_dataset: Path,
 ) -> None:
-    """A log written before the open-ended components became metrics of one score (each a
-    score of its own) ranks with the same values, intervals, case counts and breakdowns."""
+    """A log whose results are in an earlier shape (one ``components`` metric, or each
+    component a score with its breakdowns in it) ranks with the same values, intervals, case
+    counts and breakdowns."""
     log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", text_score="no JSON here")
-    legacy = tmp_path / "legacy" / Path(log.location).name
-    legacy.parent.mkdir()
-    write_eval_log(legacy_results(read_eval_log(log.location)), str(legacy))
+    old = tmp_path / "old" / Path(log.location).name
+    old.parent.mkdir()
+    write_eval_log(rewrite(read_eval_log(log.location)), str(old))
     boards = []
-    for folder in (tmp_path / "logs", legacy.parent):
+    for folder in (tmp_path / "logs", old.parent):
         assert main(["leaderboard", str(folder), "--format", "json", "--breakdown"]) == 0
         [row] = json.loads(capsys.readouterr().out)["rows"]
         boards.append(row)
@@ -295,6 +260,7 @@ def test_leaderboard_reads_the_results_of_logs_before_the_flat_layout(
     for field in ("intervals", "counts", "breakdown"):
         assert boards[0][field] == boards[1][field], field
     assert boards[0]["breakdown"]["Open-ended VA"]  # per modality
+    assert boards[0]["counts"]["Open-ended VA"] == 1
 
 
 def test_rank_rows_average_ties() -> None:

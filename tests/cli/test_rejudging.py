@@ -174,8 +174,18 @@ def test_each_judging_is_its_own_row_with_its_own_judges(
     appended.parent.mkdir()
     shutil.copy(source, appended)
     _inspect_score(appended, "--action", "append", "--overwrite")
-    names = [s.name for s in read_eval_log(str(appended), header_only=True).results.scores]  # type: ignore[union-attr]
-    assert names == ["open_ended_scorer", "open_ended_scorer1"]
+    logged = read_eval_log(str(appended), header_only=True).results
+    assert logged is not None
+    # a score per component for each judging, each naming its scorer
+    names = [(s.scorer, s.name) for s in logged.scores]
+    assert list(dict.fromkeys(scorer for scorer, _ in names)) == [
+        "open_ended_scorer",
+        "open_ended_scorer1",
+    ]
+    assert ("open_ended_scorer1", "gt_final") in names and (
+        "open_ended_scorer",
+        "gt_final",
+    ) in names
 
     rows, err = _board(capsys, str(appended.parent))
     assert sorted(row["metrics"]["Open-ended GT"] for row in rows) == [1.0, 2.0], err

@@ -56,8 +56,8 @@ def test_every_reader_names_and_leaves_out_an_edited_logs_impossible_values(
                 "strict_correct": 1.0,
                 "parsed": 1.0,
             }
-    [open_results] = [s for s in log.results.scores if s.name == "open_ended_scorer"]
-    open_results.metrics["gt_final"].value = 7.0  # the header's mean, edited too
+    [gt_results] = [s for s in log.results.scores if s.name == "gt_final"]
+    gt_results.metrics["mean"].value = 7.0  # the header's mean, edited too
     edited = tmp_path / "edited" / "edited.eval"
     edited.parent.mkdir()
     write_eval_log(log, str(edited))

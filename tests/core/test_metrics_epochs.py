@@ -4,14 +4,16 @@ bootstrap interval and per-component summary), through Inspect's real epoch redu
 from __future__ import annotations
 
 import math
+from typing import Any, cast
 
 from inspect_ai.scorer import Score
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
 from inspect_medreason.core.intervals import bootstrap_ci, bootstrap_interval
 from inspect_medreason.core.metrics import (
+    component_breakdowns,
+    component_metrics,
     parsed_accuracy,
-    score_components,
     strict_accuracy,
     unparsed,
 )
@@ -65,24 +67,37 @@ COMPONENT_METADATA = [
 ]
 
 
-def test_score_components_is_unchanged_by_agreeing_epochs() -> None:
+def open_ended_shape() -> list[Any]:
+    return [
+        {key: component_metrics() for key in ("gt_final", "va_final")},
+        *component_breakdowns({"gt_final": ["modality"]}),
+    ]
+
+
+def test_component_metrics_are_unchanged_by_agreeing_epochs() -> None:
     assert_agreeing_epochs_change_nothing(
-        [score_components({"gt_final": ["modality"], "va_final": []})],
-        COMPONENT_SCORES,
-        metadata=COMPONENT_METADATA,
+        open_ended_shape(),
+        COMPONENT_SCORES[:4] + COMPONENT_SCORES[5:],
+        metadata=COMPONENT_METADATA[:4] + COMPONENT_METADATA[5:],
     )
 
 
-def test_score_components_reads_the_reduced_score() -> None:
+def test_component_metrics_read_the_reduced_score() -> None:
     """Disagreeing epochs: each component is the mean of its scored epochs (a NaN epoch is
-    left out by the reducer), and a component unscored in every epoch stays unscored."""
+    left out by the reducer), a component unscored in every epoch stays unscored, and the
+    breakdown reads the reduced values too."""
     values = run_metrics(
-        [score_components({"gt_final": []})],
+        open_ended_shape(),
         [
-            [{"gt_final": 4.0}, {"gt_final": 2.0}],
-            [{"gt_final": math.nan}, {"gt_final": 1.0}],
-            [{"gt_final": math.nan}, {"gt_final": math.nan}],
+            [{"gt_final": 4.0, "va_final": 1.0}, {"gt_final": 2.0, "va_final": 1.0}],
+            [{"gt_final": math.nan, "va_final": 1.0}, {"gt_final": 1.0, "va_final": 1.0}],
+            [{"gt_final": math.nan, "va_final": 1.0}, {"gt_final": math.nan, "va_final": 1.0}],
         ],
         reducer="mean",
+        metadata=[{"modality": "CT"}, {"modality": "CT"}, {"modality": "MR"}],
     )
-    assert values["gt_final"] == 2.0 and values["gt_final_unscored"] == 1
+    # (4 + 2) / 2 and 1 (its NaN epoch left out); the third case is unscored
+    assert values["gt_final/mean"] == 2.0 and values["gt_final/stderr"] == 1.0
+    assert values["va_final/mean"] == 1.0
+    assert values["gt_final by modality:CT"] == 2.0
+    assert math.isnan(cast(float, values["gt_final by modality:MR"]))  # none scored: no zero

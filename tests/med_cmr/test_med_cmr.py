@@ -125,8 +125,8 @@ def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
     assert log.results is not None
     metrics = {(s.name, k): m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert metrics["mcq_scorer", "accuracy"] == 0.5  # case 0 is A, case 1 is B
-    assert metrics["open_ended_scorer", "gt_final"] == 3.0
-    assert metrics["open_ended_scorer", "va_final"] == 4.0
+    assert metrics["gt_final", "mean"] == 3.0
+    assert metrics["va_final", "mean"] == 4.0
     assert len(grader.requests) == 2 and len(vision.requests) == 4
     origin = (log.eval.metadata or {})["data_origin"]
     assert origin["kind"] == "local" and "Apache-2.0" in origin["licence"]

@@ -109,10 +109,17 @@ def scores_by_id(log: EvalLog, scorer: str = "open_ended_scorer") -> dict[str, A
 
 
 def metric(log: EvalLog, component: str, statistic: str) -> float:
-    """A component's statistic in the results (``mean`` is the metric named for it)."""
+    """A component's statistic in the results, in Inspect's shape for a dictionary score: a
+    score per component (``mean``, ``stderr``; ``unscored`` is its ``unscored_samples``),
+    breakdowns (``va_final by modality:CT``) among the scorer's own metrics."""
     assert log.results is not None
-    found = next(s for s in log.results.scores if s.name == "open_ended_scorer")
-    return found.metrics[component if statistic == "mean" else f"{component}_{statistic}"].value
+    scores = {s.name: s for s in log.results.scores if s.scorer == "open_ended_scorer"}
+    if " by " in component:
+        return scores["open_ended_scorer"].metrics[component].value
+    found = scores[component]
+    if statistic == "unscored":
+        return float(found.unscored_samples or 0)
+    return found.metrics[statistic].value
 
 
 def test_gate_and_components_end_to_end(open_dataset: Path, tmp_path: Path) -> None:
@@ -126,6 +133,10 @@ def test_gate_and_components_end_to_end(open_dataset: Path, tmp_path: Path) -> N
         assert value["va_final"] == expected, (rvf, va)
     explanation = scores["r1v4"].explanation
     assert "va_final = 1" in explanation and "scripted 1" in explanation
+    # Plain dicts in the score, no subclass Inspect's copies would treat differently.
+    metadata = scores["r1v4"].metadata
+    assert type(metadata) is dict and type(metadata["judges"]) is dict
+    assert type(scores["r1v4"].value) is dict
 
 
 def test_empty_fields_are_zero_by_rule_without_a_judge_call(
@@ -171,9 +182,13 @@ def test_invalid_judge_output_is_retried_then_unscored(open_dataset: Path, tmp_p
     assert math.isnan(noref.value["gt_final"])
     assert noref.metadata["judges"]["gt_final"]["failure"] == "no reference answer for this case"
 
-    # Unscored components are counted (gt_final_unscored beside gt_final) and excluded from
-    # the means, never zeros; every case was scored by the scorer itself.
-    [results] = log.results.scores if log.results else []
+    # Unscored components are counted (in the component's score) and excluded from the
+    # means, never zeros; every case was scored by the scorer itself.
+    assert log.results is not None
+    assert [s.name for s in log.results.scores] == [
+        "open_ended_scorer", "gt_final", "va_answer", "rvf_trace", "va_final"
+    ]  # fmt: skip
+    results = log.results.scores[0]
     assert results.scored_samples == len(scores) and results.unscored_samples == 0
     assert metric(log, "gt_final", "unscored") == 2
     assert metric(log, "va_answer", "unscored") == 0

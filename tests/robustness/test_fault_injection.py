@@ -106,16 +106,18 @@ def test_faulty_judges_and_hostile_replies_never_error_a_sample(tmp_path: Path) 
     # Which component a fault hits depends on the order the calls arrive in, so each
     # component's counts are checked against its own samples; some component is unscored.
     unscored = 0
-    [counted] = log.results.scores
-    assert counted.name == "open_ended_scorer" and counted.scored_samples == cases
+    results = {score.name: score for score in log.results.scores}
+    assert results["open_ended_scorer"].scored_samples == cases  # every case was scored
     for component in ("gt_final", "va_answer", "rvf_trace"):
         values = [
             cast(dict[str, float], sample.scores["open_ended_scorer"].value)[component]  # type: ignore[index]
             for sample in log.samples
         ]
         missing = sum(math.isnan(value) for value in values)
-        assert counted.metrics[f"{component}_unscored"].value == missing, component
+        counted = results[component]  # Inspect's score for the component counts it
+        assert counted.unscored_samples == missing, component
+        assert counted.scored_samples == cases - missing, component
         if missing < cases:  # the mean leaves the unscored out instead of turning NaN
-            assert not math.isnan(counted.metrics[component].value), component
+            assert not math.isnan(counted.metrics["mean"].value), component
         unscored += missing
     assert unscored > 0

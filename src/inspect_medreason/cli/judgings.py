@@ -39,9 +39,11 @@ def is_score_of(name: str, base: str) -> bool:
 
 def score_names(header: EvalLog, base: str) -> list[str]:
     """The scores of scorer ``base`` a log's results hold, in order (once each, whatever
-    the number of epoch reducers)."""
+    the number of epoch reducers and of components). Read from each result's ``scorer``:
+    a scorer with a dictionary of metrics logs a result per key (``gt_final``, ...), each
+    naming its scorer (``open_ended_scorer1`` for an appended judging)."""
     scores = header.results.scores if header.results else []
-    return list(dict.fromkeys(s.name for s in scores if is_score_of(s.name, base)))
+    return list(dict.fromkeys(s.scorer for s in scores if is_score_of(s.scorer, base)))
 
 
 def choose_score(path: Path, names: list[str], wanted: str | None) -> str | None:

@@ -74,21 +74,27 @@ from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
 
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
-# metric name, the Inspect group of its interval). MCQ accuracy and, in logs written before
-# 2026-11-24, each judge component are a score of their own (Inspect's scored-sample count,
-# ``lower``/``upper`` of the interval metric's group, breakdowns named ``field:value``
-# after a prefix). Since then a judge component is a metric of the one open_ended_scorer
-# score (group None): ``gt_final`` with ``gt_final_unscored``, ``gt_final_lower``/``_upper``
-# and ``gt_final by modality:CT`` beside it.
+# metric name, the Inspect group of its interval). A score is found under the scorer it
+# names (``open_ended_scorer1`` for an appended judging). MCQ accuracy is the mcq_scorer
+# score's own metric (Inspect's scored-sample count, ``lower``/``upper`` of ci_wilson,
+# breakdowns ``accuracy by field:value``). A judge component has two layouts:
+# - since 2026-11-28, and before 2026-11-24, Inspect's for a dictionary score: a score of
+#   its own named for the component (``gt_final``: ``mean``, ``stderr``,
+#   ``bootstrap_ci_lower``/``_upper``, its unscored cases in Inspect's count), with the
+#   breakdowns ``gt_final by modality:CT`` among the scorer's own score's metrics (before
+#   2026-11-24 they were ``grouped_modality:CT`` in the component's score);
+# - from 2026-11-24 to 2026-11-28, metrics of the one open_ended_scorer score (group None):
+#   ``gt_final`` with ``gt_final_unscored``, ``gt_final_lower``/``_upper`` and
+#   ``gt_final by modality:CT`` beside it.
 METRIC_SOURCES: dict[str, list[tuple[str, str, str | None]]] = {
     "MCQ Accuracy": [("mcq_scorer", "accuracy", "ci_wilson")],
     "Open-ended GT": [
-        ("open_ended_scorer", "gt_final", None),
         ("gt_final", "mean", "bootstrap_ci"),
+        ("open_ended_scorer", "gt_final", None),
     ],
     "Open-ended VA": [
-        ("open_ended_scorer", "va_final", None),
         ("va_final", "mean", "bootstrap_ci"),
+        ("open_ended_scorer", "va_final", None),
     ],
 }
 # How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
@@ -356,19 +362,37 @@ def logged_metric(
     ``reducer`` the epoch reducer when the run had several (``--epochs-reducer mean,max``
     logs one score per reducer)."""
     scores = log.results.scores if log.results else []
+    base = MCQ_SCORER if name == "MCQ Accuracy" else OPEN_SCORER
+    judging = scorer if scorer is not None and is_score_of(scorer, base) else base
+
+    def found(score: Any, score_name: str) -> bool:
+        return (
+            score.name == score_name
+            and score.scorer == judging
+            and (reducer is None or score.reducer in (reducer, None))
+        )
+
     for score_name, metric_name, interval_group in METRIC_SOURCES[name]:
-        wanted = scorer if scorer is not None and is_score_of(scorer, score_name) else score_name
+        wanted = judging if score_name == base else score_name
         for score in scores:
             metric = score.metrics.get(metric_name)
-            if score.name != wanted or metric is None or metric.value != metric.value:
-                continue
-            if reducer is not None and score.reducer not in (reducer, None):
+            if not found(score, wanted) or metric is None or metric.value != metric.value:
                 continue
             if interval_group is not None:  # a score of its own
+                breakdown = _breakdown(score.metrics, BREAKDOWN_PREFIXES)
+                if wanted != judging:  # a component: its breakdowns are the scorer's own
+                    breakdown |= next(
+                        (
+                            _breakdown(own.metrics, (f"{wanted} by ",), only_prefixed=True)
+                            for own in scores
+                            if found(own, judging) and own.reducer == score.reducer
+                        ),
+                        {},
+                    )
                 return LoggedMetric(
                     float(metric.value),
                     int(score.scored_samples or 0),
-                    _breakdown(score.metrics, BREAKDOWN_PREFIXES),
+                    breakdown,
                     _interval(score.metrics, group=interval_group),
                 )
             unscored = score.metrics.get(f"{metric_name}_unscored")

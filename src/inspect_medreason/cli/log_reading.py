@@ -622,7 +622,10 @@ def _outcome(path: Path, header: EvalLog) -> _Outcome:
     except Exception as error:  # damaged: unlike any other attempt
         replies.update(f"unreadable {path}: {error}".encode())
     metrics = {
-        f"{score.name}/{score.reducer}": {name: m.value for name, m in score.metrics.items()}
+        # a dictionary of metrics logs one result per key for each scorer: the scorer too
+        f"{score.scorer}/{score.name}/{score.reducer}": {
+            name: m.value for name, m in score.metrics.items()
+        }
         for score in (header.results.scores if header.results else [])
     }
     reply_digest = json.dumps({"model": header.eval.model, "samples": replies.hexdigest()})

@@ -61,7 +61,7 @@ from inspect_medreason.core.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.core.metrics import component, component_mean, shared_score_metadata
+from inspect_medreason.core.metrics import component, component_mean
 from inspect_medreason.core.params import coerce_bool
 
 MULTI_ANSWER = "多项选择题"
@@ -356,7 +356,7 @@ def cmb_clin_scorer(
         value["turns_unscored"] = float(len(turns) - len(scored))
         return Score(
             value=cast(Value, value),
-            metadata=shared_score_metadata({"turns": turns}),
+            metadata={"turns": turns},
             explanation=json.dumps({k: v for k, v in value.items()}, ensure_ascii=False),
         )
 

@@ -7,9 +7,7 @@ zero; ``unparsed`` reports how many replies had no readable answer.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
 
 from inspect_ai.scorer import (
     Metric,
@@ -25,81 +23,12 @@ from inspect_ai.scorer import (
     value_to_float,
 )
 
-from inspect_medreason.core.intervals import (
-    IMAGE_CLUSTER,
-    LEVEL,
-    RESAMPLES,
-    SEED,
-    bootstrap_interval,
-    case_cluster,
-)
-from inspect_medreason.core.loaders import UNKNOWN_GROUP
+from inspect_medreason.core.intervals import bootstrap_ci
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 # Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
 # grouped metric over any of them never meets a sample without its key.
 CASE_GROUP_FIELDS = (*MCQ_GROUP_FIELDS, "task")
-
-
-class _SharedOnCopy:
-    """Mixin: copies (deep or shallow) of a finished record are the record itself."""
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
-    def __copy__(self) -> Any:
-        return self
-
-    def _read_only(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise TypeError("score metadata is read-only once the scorer has returned it")
-
-
-class ReadOnlyRecord(_SharedOnCopy, dict[str, Any]):
-    """A dict in score metadata that Inspect's copies share instead of deep-copying."""
-
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = (
-        _SharedOnCopy._read_only
-    )
-
-    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
-        return dict, (dict(self),)  # unpickled as a plain dict
-
-
-class ReadOnlyList(_SharedOnCopy, list[Any]):
-    """A list in score metadata that Inspect's copies share instead of deep-copying."""
-
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = append = extend = insert = pop = remove = (
-        clear
-    ) = sort = reverse = _SharedOnCopy._read_only
-
-    def __reduce__(self) -> tuple[type, tuple[list[Any]]]:
-        return list, (list(self),)
-
-
-def shared_score_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
-    """Score metadata whose records Inspect's per-metric copies share.
-
-    Inspect deep-copies every sample's score once per key of a dictionary score each time it
-    computes metrics (about once a second for the progress display, and again at the end).
-    With the judges' records in the metadata that copying was a third of a judged run's CPU
-    (7 s of 22 s of a profiled 300-case run, perf/bench_judge.py). A score's metadata is written
-    once by its scorer and only read afterwards, so the copies can share it: each record or
-    list in it becomes a read-only container that copies share, holding plain dicts and lists
-    (what is inside is shared as it is: a change to it would show through every copy, so
-    nothing may change it). Only the outer containers are wrapped because pydantic serialises
-    a dict subclass on a slower path: wrapping every level made each of the several
-    serialisations of a score per sample four times slower (72 against 17 microseconds). In
-    the log they are ordinary JSON objects and arrays.
-    """
-    return {key: _read_only(value) for key, value in metadata.items()}
-
-
-def _read_only(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ReadOnlyRecord(value)
-    if isinstance(value, list):
-        return ReadOnlyList(value)
-    return value
 
 
 def breakdown(
@@ -308,71 +237,38 @@ def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metr
     ]
 
 
-@metric(name="components")
-def score_components(
-    components: Mapping[str, Sequence[str]],
-    cluster: str = IMAGE_CLUSTER,
-    level: float = LEVEL,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
-) -> Metric:
-    """The components of a dictionary score, each read in place (``components`` maps each
-    key to the metadata fields it is broken down by): its mean (named for the key),
-    ``{key}_stderr`` (as Inspect's ``stderr()``), the 95% cluster-bootstrap interval
-    ``{key}_lower``/``{key}_upper`` (cases sharing an image resampled together), the number
-    of cases that left it unscored (``{key}_unscored``: NaN or absent, never counted as zero)
-    and a mean per value of each field (``{key} by modality:CT``).
-
-    Inspect's own way, a dictionary of metric lists keyed by component, deep-copies every
-    sample's score (with its metadata and the sample's) once per key at each metrics pass:
-    the open-ended score's four keys made a pass cost 8 times a float score's (0.22 against
-    0.027 s on 1,000 cases), and Inspect repeats the pass through the run for its progress
-    display, spaced at ten times its cost. Here nothing is copied, each case's cluster is
-    derived once per pass for all components, and components with as many scored clusters
-    share one bootstrap draw.
-    """
-    to_float = value_to_float()
+@metric
+def scored_mean(key: str) -> Metric:
+    """The mean of one key of a dictionary score over the cases that scored it (a NaN
+    component, a failed judge, is left out, never counted as zero), for a breakdown of that
+    key with ``grouped()`` beside the scorer's dictionary of metrics."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        clusters = [case_cluster(s.sample_metadata, s.sample_id, cluster) for s in scores]
-        result: dict[str, float] = {}
-        for key, breakdown_fields in components.items():
-            values: list[float] = []
-            kept: list[int] = []
-            for row, sample_score in enumerate(scores):
-                value = sample_score.score.value
-                component = value.get(key) if isinstance(value, dict) else None
-                number = math.nan if component is None else to_float(component)
-                if not math.isnan(number):
-                    values.append(number)
-                    kept.append(row)
-            count = len(values)
-            interval = bootstrap_interval(
-                values, [clusters[row] for row in kept], level, resamples, seed
-            )
-            result[key] = statistics.fmean(values) if count else math.nan
-            result[f"{key}_stderr"] = _standard_error(values)
-            result[f"{key}_lower"] = interval.lower
-            result[f"{key}_upper"] = interval.upper
-            result[f"{key}_unscored"] = float(len(scores) - count)
-            for field in breakdown_fields:
-                groups: dict[str, list[float]] = {}
-                for number, row in zip(values, kept, strict=True):
-                    group = (scores[row].sample_metadata or {}).get(field, UNKNOWN_GROUP)
-                    groups.setdefault(str(group), []).append(number)
-                for group, members in groups.items():
-                    result[f"{key} by {field}:{group}"] = statistics.fmean(members)
-        return result
+        return component_mean(scores, key)
 
     return compute
 
 
-def _standard_error(values: Sequence[float]) -> float:
-    """The standard error of the mean as Inspect's ``stderr()`` gives it (sample standard
-    deviation over the square root of n; 0 for one value), NaN for none. In plain floats, not
-    ``statistics.stdev``, which raises on an infinite value (an edited log can hold one)."""
-    count = len(values)
-    if count < 2:
-        return 0.0 if count else math.nan
-    centre = math.fsum(values) / count
-    return math.sqrt(math.fsum((value - centre) ** 2 for value in values) / (count - 1) / count)
+def component_metrics() -> list[Metric]:
+    """One component of a dictionary score, Inspect's way (its list in the scorer's
+    dictionary of metrics, logged as a score named for the key): ``mean``, ``stderr``
+    and ``bootstrap_ci`` (``lower``/``upper``, the 95% interval resampling cases that share
+    an image together). Inspect leaves a NaN component out of all three and counts it in the
+    score's ``unscored_samples``."""
+    return [mean(), stderr(), bootstrap_ci()]
+
+
+def component_breakdowns(components: Mapping[str, Sequence[str]]) -> list[Metric]:
+    """A ``grouped()`` mean per metadata field of each component (``components`` maps a key
+    to its fields), named ``{key} by {field}:{value}`` among the scorer's own metrics.
+
+    They sit beside the dictionary of metrics, not in its lists: in a dictionary of metrics
+    Inspect keeps one metric per name and key, so a second ``grouped()`` on one key is
+    dropped without a word (docs/inspect_notes.md has the reproduction)."""
+    return [
+        grouped(
+            scored_mean(key), field, all=False, name_template=f"{key} by {field}:{{group_name}}"
+        )
+        for key, fields in components.items()
+        for field in fields
+    ]

@@ -38,7 +38,7 @@ from inspect_medreason.core.judges import (
     rationale_text,
     short_repr,
 )
-from inspect_medreason.core.metrics import breakdown, shared_score_metadata
+from inspect_medreason.core.metrics import breakdown
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.short_answers import (
     ShortAnswer,
@@ -268,7 +268,7 @@ def gemex_scorer(
         return Score(
             value=cast(Value, values),
             answer=answer_text,
-            metadata=shared_score_metadata(details),
+            metadata=details,
             explanation=explanation,
         )
 

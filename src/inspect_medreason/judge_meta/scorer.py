@@ -28,7 +28,6 @@ from inspect_medreason.core.judges import (
     run_judge,
 )
 from inspect_medreason.core.loaders import sample_data_dir
-from inspect_medreason.core.metrics import shared_score_metadata
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.medreason.image_folder import ImageFolder
 from inspect_medreason.medreason.scorer import JUDGE_ROLES, case_image_uris
@@ -127,13 +126,11 @@ def judge_meta_scorer(
             explanation=f"{meta['probe']} ({kind}, band {low}-{high}): judge {role} gave {shown}, "
             f"then {second.score if second.score is not None else 'failed'} when asked again"
             + (f"; {first.failure}" if first.failure else ""),
-            metadata=shared_score_metadata(
-                {
-                    "first": first.as_metadata(),
-                    "retest": second.as_metadata(),
-                    "judge_model": str(model),
-                }
-            ),
+            metadata={
+                "first": first.as_metadata(),
+                "retest": second.as_metadata(),
+                "judge_model": str(model),
+            },
         )
 
     return score

@@ -45,7 +45,7 @@ from inspect_medreason.core.judges import (
     run_judge,
     short_repr,
 )
-from inspect_medreason.core.metrics import breakdown, shared_score_metadata
+from inspect_medreason.core.metrics import breakdown
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.prompts import context_block
 from inspect_medreason.medreason.image_folder import image_folder
@@ -199,7 +199,7 @@ def med_cmr_scorer(
             return Score(
                 value=cast(Value, unscored),
                 explanation="no reference answer",
-                metadata=shared_score_metadata({**base, "failure": "no reference answer"}),
+                metadata={**base, "failure": "no reference answer"},
             )
         try:
             images = await case_image_uris(state, folder)
@@ -207,7 +207,7 @@ def med_cmr_scorer(
             return Score(
                 value=cast(Value, unscored),
                 explanation=f"case image refused: {error}",
-                metadata=shared_score_metadata({**base, "failure": f"case image refused: {error}"}),
+                metadata={**base, "failure": f"case image refused: {error}"},
             )
         if not reply.answer and not reply.reasoning_trace:
             zero = {"med_cmr_score": 0.0, **dict.fromkeys(CRITERIA, 0.0), "med_cmr_unscored": 0.0}
@@ -215,7 +215,7 @@ def med_cmr_scorer(
                 value=cast(Value, zero),
                 answer="",
                 explanation="empty reply: 0 on every criterion by rule",
-                metadata=shared_score_metadata({**base, "by_rule": True}),
+                metadata={**base, "by_rule": True},
             )
         messages = med_cmr_messages(
             templates, state.metadata, reply.reasoning_trace, reply.answer, images
@@ -251,7 +251,7 @@ def med_cmr_scorer(
                 value=cast(Value, unscored),
                 answer=reply.answer,
                 explanation=f"UNSCORED: {failures}",
-                metadata=shared_score_metadata({**base, "judges": judges}),
+                metadata={**base, "judges": judges},
             )
         value: dict[str, float] = {
             "med_cmr_score": reduce_scores([weighted_score(o.parts) for o in rated], how),
@@ -269,9 +269,7 @@ def med_cmr_scorer(
             value=cast(Value, value),
             answer=reply.answer,
             explanation=explanation,
-            metadata=shared_score_metadata(
-                {**base, "judges": judges, "panel_failed": len(outcomes) - len(rated)}
-            ),
+            metadata={**base, "judges": judges, "panel_failed": len(outcomes) - len(rated)},
         )
 
     return score

@@ -58,8 +58,9 @@ from inspect_medreason.core.judges import (
 )
 from inspect_medreason.core.metrics import (
     MCQ_GROUP_FIELDS,
+    component_breakdowns,
+    component_metrics,
     mcq_metrics,
-    score_components,
 )
 from inspect_medreason.core.official_template import READERS, official_reading
 from inspect_medreason.core.params import coerce_bool
@@ -205,24 +206,27 @@ JUDGE_ROLES = {"gt": "grader", "va": "vision_grader", "rvf": "vision_grader"}
 
 
 OPEN_COMPONENTS = {"gt": "gt_final", "va": "va_answer", "rvf": "rvf_trace"}
+# The keys of the open-ended score's value: the three judges' components and the gated one.
+OPEN_COMPONENT_KEYS = (*OPEN_COMPONENTS.values(), "va_final")
 
 
 OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
 
 
-def open_ended_metrics() -> list[Metric]:
-    """Per component: the mean, stderr, a 95% bootstrap interval (resampling cases that
-    share an image together) and the count of cases it left unscored; breakdowns for the two
-    leaderboard metrics. The components are read from the dictionary score in place
-    (``score_components``), so the results are one score, ``open_ended_scorer``, whose
-    metrics are named ``gt_final``, ``gt_final_stderr``, ..., ``va_final by modality:CT``.
+def open_ended_metrics() -> list[Metric | dict[str, list[Metric]]]:
+    """Inspect's shape for a dictionary score: per component a score named for it
+    (``gt_final``, ``va_answer``, ``rvf_trace``, ``va_final``) with ``mean``, ``stderr`` and
+    the 95% ``bootstrap_ci`` (resampling cases that share an image together); beside them,
+    among ``open_ended_scorer``'s own metrics, a ``grouped()`` breakdown per field of the
+    two leaderboard components (``gt_final by modality:CT``).
 
-    An unscored component is NaN: left out of its metrics and counted in ``{key}_unscored``.
-    A case the scorer does not score at all (an MCQ case in the combined task) is left out of
-    every component and counted by Inspect (``unscored_samples``)."""
+    An unscored component is NaN: left out of its metrics and counted in its score's
+    ``unscored_samples`` (which also counts a case the scorer does not score at all, an MCQ
+    case in the combined task)."""
     fields = list(OPEN_GROUP_FIELDS)
     return [
-        score_components({"gt_final": fields, "va_answer": [], "rvf_trace": [], "va_final": fields})
+        {key: component_metrics() for key in OPEN_COMPONENT_KEYS},
+        *component_breakdowns({"gt_final": fields, "va_final": fields}),
     ]
 
 
@@ -371,8 +375,6 @@ async def score_open_reply(
         value=cast(Value, value),
         answer=reply.answer,
         explanation=_explain(judges, va_final),
-        # A plain dict: the metrics read the score in place, so Inspect makes no copies of
-        # it for them to share (see score_components).
         metadata={
             "answer": reply.answer,
             "reasoning_trace": reply.reasoning_trace,
