@@ -18,7 +18,6 @@ from inspect_medreason.core.judges import (
     GRADER_MAX_TOKENS,
     JUDGE_DEFAULTS,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -147,7 +146,6 @@ def cmb_clin(
     )
     template = load_template("cmb_clin_user", family="cmb")
     dataset, origin, reference_keys = load_clin_dataset(data, revision, split)
-    require_judge_roles(["grader"], judges.allow_self_judging)
     return Task(
         dataset=dataset,
         setup=judge_roles_check(["grader"], panels=False),

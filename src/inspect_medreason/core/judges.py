@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import re
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -814,29 +813,6 @@ MIXED_PANEL_MESSAGE = (
 )
 
 
-def cli_role_bindings() -> dict[str, int]:
-    """How many models each ``--model-role`` of this ``inspect eval`` command line binds
-    (``grader=a,b`` and ``grader=[a, b]`` bind two), read from the command line because a
-    task is built before Inspect makes its roles known."""
-    argv = sys.argv
-    counts: dict[str, int] = {}
-    for index, arg in enumerate(argv):
-        if arg == "--model-role" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif arg.startswith("--model-role="):
-            value = arg.split("=", 1)[1]
-        else:
-            continue
-        role, _, models = value.partition("=")
-        text = models.strip()
-        if text.startswith("{"):
-            counts[role.strip()] = 1
-        else:
-            parts = [part for part in text.strip("[]").split(",") if part.strip()]
-            counts[role.strip()] = max(1, len(parts))
-    return counts
-
-
 def refuse_bad_bindings(roles: Iterable[str], bindings: dict[str, int], panels: bool) -> None:
     """Refuse, in one line, a judge role bound to several models where the task asks one
     judge of it (Inspect would use the first and say nothing), or a panel given both as a
@@ -858,43 +834,6 @@ def bound_role_counts() -> dict[str, int]:
     return {
         role: len(bound) if isinstance(bound, list) else 1 for role, bound in model_roles().items()
     }
-
-
-def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool = False) -> None:
-    """Stop an ``inspect eval`` that will score before the model under test is called, when
-    a judge role is missing.
-
-    Inspect does not tell a task whether scoring is on, and ``--no-score`` runs need no
-    judge; so the command line is read: an ``inspect eval``/``eval-set`` without
-    ``--no-score`` is checked here, at task creation, where the roles given with
-    ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
-    the first score.
-    """
-    if not _cli_run_that_scores():
-        return
-    refuse_bad_bindings(roles, cli_role_bindings(), panels)
-    if allow_self_judging:
-        return
-    missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
-    if missing:
-        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
-
-
-def inspect_subcommand() -> str | None:
-    """The ``inspect`` subcommand this process runs (``eval``, ``score``, ...), or None when
-    it is not Inspect's command line (Python's ``eval()``, a test)."""
-    argv = sys.argv
-    if len(argv) < 2:
-        return None
-    program = Path(argv[0]).name
-    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
-        "inspect_ai/__main__.py"
-    )
-    return argv[1] if is_inspect else None
-
-
-def _cli_run_that_scores() -> bool:
-    return inspect_subcommand() in {"eval", "eval-set"} and "--no-score" not in sys.argv
 
 
 CORRECT_FORMAT = '{"correct": <true or false>, "rationale": "<one sentence>"}'

@@ -12,7 +12,6 @@ from inspect_medreason.core.judges import (
     GRADER_MAX_TOKENS,
     JUDGE_DEFAULTS,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -126,7 +125,6 @@ def gemex(
         (system, user),
         coerce_int(coordinate_size, "coordinate_size"),
     )
-    require_judge_roles(["grader"], judges.allow_self_judging)
     task = Task(
         dataset=dataset,
         setup=judge_roles_check(["grader"], panels=False),

@@ -71,7 +71,7 @@ def judge_meta(
         max_tokens=judge_max_tokens,
         prompts=judge_prompts,
     )
-    record = judge_choices(judges, panels=False)
+    record = judge_choices(judges)
     return Task(
         dataset=build_probes(),
         setup=judge_roles_check(list(JUDGE_ROLE_BY_COMPONENT.values()), panels=False),

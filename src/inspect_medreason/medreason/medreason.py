@@ -22,7 +22,6 @@ from inspect_medreason.core.judges import (
     JudgeTemplates,
     judge_arguments,
     panel_roles,
-    require_judge_roles,
 )
 from inspect_medreason.core.loaders import LoadedCases
 from inspect_medreason.core.params import (
@@ -82,12 +81,13 @@ def judge_choices(
     open_scoring: str = "challenge",
     roles: dict[str, str] | None = None,
     templates: JudgeTemplates | None = None,
-    panels: bool = True,
 ) -> dict[str, Any]:
-    """Check the judge roles and templates at task creation (not at the first score), and
-    the record of every judge choice for the eval log. Another open scoring
-    (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
-    ``templates``; ``panels`` False where each role must be one judge."""
+    """Check the judge templates at task creation (not at the first score), and the record
+    of every judge choice for the eval log. Another open scoring (``open_scoring``) brings
+    its own ``roles`` (component -> role) and built-in ``templates``. The roles themselves
+    are checked where Inspect binds them: a bad binding by the task's set-up step
+    (``judge_roles_check``), a missing role at the first score (a ``--no-score`` run,
+    however it is asked for, needs no judge)."""
     if templates is None:
         templates = JudgeTemplates.load(judges.prompts)
     elif judges.prompts:
@@ -96,9 +96,6 @@ def judge_choices(
             f"open_scoring={open_scoring} its judge's built-in template is used, so drop it"
         )
     component_roles = roles or JUDGE_ROLE_BY_COMPONENT
-    require_judge_roles(
-        list(dict.fromkeys(component_roles.values())), judges.allow_self_judging, panels=panels
-    )
     return {
         "open_scoring": open_scoring,
         "roles": component_roles,

@@ -12,7 +12,6 @@ from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     JudgeArguments,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -48,7 +47,6 @@ def vqa_task(
     shift: ShiftPlan,
 ) -> Task:
     show_images = coerce_bool(images, "images")
-    require_judge_roles(["grader"], judges.allow_self_judging)
     system, user = (
         load_template("vqa_system", family="vqa"),
         load_template("vqa_user", family="vqa"),
