@@ -55,6 +55,12 @@ JUDGE_TEMPLATE_NAMES = (
 MIN_SCORE, MAX_SCORE = 0, 4
 # The default bound on one judge call, in seconds (-T judge_timeout).
 DEFAULT_JUDGE_TIMEOUT = 120.0
+# What a judge that fails (no usable verdict after its attempts: a provider error, a
+# timeout, an unusable reply) does to its sample (-T judge_failure): "unscored" leaves the
+# component unscored, counted and explained; "error" makes the sample an error, so that
+# Inspect's --fail-on-error and eval-retry act on it.
+JudgeFailureMode = Literal["unscored", "error"]
+JUDGE_FAILURE_MODES: tuple[JudgeFailureMode, ...] = ("unscored", "error")
 # A score written as text must be plain ASCII digits (not "²", not 5,000 digits).
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,3}")
 
@@ -93,6 +99,7 @@ class JudgeSettings:
     timeout: float = DEFAULT_JUDGE_TIMEOUT
     # None: the judges share the eval's --max-connections (see _judge_generate_config).
     max_connections: int | None = None
+    failure: JudgeFailureMode = "unscored"
 
     @classmethod
     def from_args(
@@ -105,8 +112,15 @@ class JudgeSettings:
         cache: Any,
         timeout: Any = DEFAULT_JUDGE_TIMEOUT,
         max_connections: Any = None,
+        failure: Any = "unscored",
     ) -> JudgeSettings:
         """From `-T`/`-S` values, which arrive as YAML scalars or strings."""
+        if failure not in JUDGE_FAILURE_MODES:
+            raise TaskArgumentError(
+                f"-T judge_failure={failure!r}: expected unscored (a failed judge leaves its "
+                "component unscored, counted) or error (the sample is an error, for "
+                "--fail-on-error and eval-retry)"
+            )
         settings = cls(
             temperature=coerce_float(temperature, "judge_temperature"),
             seed=coerce_int(seed, "judge_seed"),
@@ -118,6 +132,7 @@ class JudgeSettings:
             max_connections=None
             if max_connections is None or max_connections == ""
             else coerce_int(max_connections, "judge_max_connections"),
+            failure=failure,
         )
         if not 0 < settings.timeout < float("inf"):
             raise TaskArgumentError(
@@ -502,12 +517,61 @@ def judge_request(system: str, text: str, images: list[str]) -> list[ChatMessage
     return [ChatMessageSystem(content=system.strip()), ChatMessageUser(content=content)]
 
 
+class JudgeFailure(RuntimeError):
+    """A judge gave no usable verdict under ``-T judge_failure=error``: raised from the
+    scorer, so Inspect records the sample as an error (counted by --fail-on-error, re-run
+    by eval-retry) instead of leaving the component unscored."""
+
+
 SCORE_FORMAT = '{"score": <integer 0-4>, "rationale": "<one or two sentences>"}'
 # A judge reply kept in the log is cut to this length (a runaway judge can write megabytes).
 MAX_KEPT_REPLY_CHARS = 20_000
 
 
 async def run_judge(
+    kind: str,
+    model: Model,
+    messages: list[ChatMessage],
+    templates: JudgeTemplates,
+    settings: JudgeSettings,
+    parse: Callable[[str], tuple[Verdict | None, str]] = parse_judge_reply,
+    expected: str = SCORE_FORMAT,
+    schema: type[BaseModel] = JudgeScore,
+    candidate: str = "",
+    role: str = "",
+) -> JudgeOutcome:
+    """Ask the judge (``ask_judge``); a judge that gives no usable verdict leaves the
+    outcome unscored with its reason, or, under ``-T judge_failure=error``, raises
+    ``JudgeFailure`` so that the sample is an error. Judges asked concurrently call
+    ``ask_judge`` and then ``raise_judge_failures`` on all the outcomes, so the error
+    names the judge rather than the task group it ran in."""
+    outcome = await ask_judge(
+        kind, model, messages, templates, settings, parse, expected, schema, candidate, role
+    )
+    raise_judge_failures(settings, [(role or kind, str(model), outcome)])
+    return outcome
+
+
+def raise_judge_failures(
+    settings: JudgeSettings, outcomes: Iterable[tuple[str, str, JudgeOutcome]]
+) -> None:
+    """Under ``-T judge_failure=error``, raise ``JudgeFailure`` naming every judge
+    (``(role, model, outcome)``) that gave no usable verdict; under ``unscored``, nothing."""
+    if settings.failure != "error":
+        return
+    failed = [
+        f"{role} ({model}) on {outcome.kind}: {outcome.failure}"
+        for role, model, outcome in outcomes
+        if outcome.score is None and not outcome.by_rule
+    ]
+    if failed:
+        raise JudgeFailure(
+            "a judge failed and -T judge_failure=error makes that a sample error: "
+            + "; ".join(failed)
+        )
+
+
+async def ask_judge(
     kind: str,
     model: Model,
     messages: list[ChatMessage],
@@ -617,6 +681,10 @@ JUDGE_PARAMETERS: dict[str, str] = {
         "concurrent calls per judge model (a role's own max_connections gives way to the "
         "eval's --max-connections in Inspect; default: that)"
     ),
+    "judge_failure": (
+        "what a judge that fails does: unscored (the component is unscored and counted) or "
+        "error (the sample is an error, so --fail-on-error and eval-retry act)"
+    ),
 }
 # Taken by the tasks whose judges follow the challenge's rubric (their templates can be
 # replaced) and, where panels are scored, how a panel's scores become one.
@@ -648,6 +716,7 @@ class JudgeScorerArguments(TypedDict):
     judge_cache: bool
     judge_timeout: float
     judge_max_connections: int | None
+    judge_failure: str
 
 
 @dataclass(frozen=True)
@@ -670,6 +739,7 @@ class JudgeArguments:
             judge_cache=self.settings.cache,
             judge_timeout=self.settings.timeout,
             judge_max_connections=self.settings.max_connections,
+            judge_failure=self.settings.failure,
         )
 
 
@@ -681,6 +751,7 @@ def judge_arguments(
     cache: Any,
     timeout: Any,
     max_connections: Any,
+    failure: Any = JUDGE_DEFAULTS.failure,
     temperature: Any = None,
     seed: Any = None,
     max_tokens: Any = None,
@@ -714,6 +785,7 @@ def judge_arguments(
         cache=cache,
         timeout=timeout,
         max_connections=max_connections,
+        failure=failure,
     )
     return JudgeArguments(
         settings=settings,

@@ -93,6 +93,7 @@ def vqa_rad(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -123,6 +124,9 @@ def vqa_rad(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -145,6 +149,7 @@ def vqa_rad(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
@@ -170,6 +175,7 @@ def path_vqa(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -200,6 +206,9 @@ def path_vqa(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -222,6 +231,7 @@ def path_vqa(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
@@ -249,6 +259,7 @@ def slake(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -282,6 +293,9 @@ def slake(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -304,6 +318,7 @@ def slake(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
