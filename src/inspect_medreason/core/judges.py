@@ -164,6 +164,7 @@ class JudgeSettings:
         schema: type[BaseModel] = JudgeScore,
         generation: dict[str, Any] | None = None,
         bounds: JudgeBounds | None = None,
+        batch: Any = None,
     ) -> GenerateConfig:
         """The judges' generation config for the effective ``generation`` (this object's
         ``generation()`` of a role's config; the defaults when None) and time ``bounds``
@@ -172,13 +173,17 @@ class JudgeSettings:
         run's CPU when it was done for every call)."""
         generation = generation or self.generation()
         bounds = bounds or judge_bounds(self)
-        return _judge_generate_config(
+        config = _judge_generate_config(
             self,
             schema,
             *(generation[name] for name in JUDGE_GENERATION_FIELDS),
             _whole_seconds(bounds.timeout),
             _whole_seconds(bounds.attempt_timeout),
         )
+        # The run's --batch reaches a role only this way (Inspect passes a role the run's
+        # connections, retries, timeout and cache, not its batch). Added outside the cache:
+        # a BatchConfig is not hashable.
+        return config if batch is None else config.model_copy(update={"batch": batch})
 
 
 @dataclass(frozen=True)
@@ -186,8 +191,10 @@ class JudgeBounds:
     """How long one judge call may take: ``timeout`` for the whole call (Inspect's retries
     included), ``attempt_timeout`` for each attempt; and where each bound came from."""
 
-    timeout: float
-    attempt_timeout: float
+    # None: no bound of ours (a batched call with no run or role timeout: the provider's
+    # batch window bounds it, see BATCH_BOUND).
+    timeout: float | None
+    attempt_timeout: float | None
     source: dict[str, str] = field(default_factory=dict)
 
     def as_record(self) -> dict[str, Any]:
@@ -202,12 +209,17 @@ def judge_bounds(
     settings: JudgeSettings,
     role_config: GenerateConfig | None = None,
     run_config: GenerateConfig | None = None,
+    batched: bool = False,
 ) -> JudgeBounds:
     """The smallest of the judge's own limits (``judge_timeout``, the role's ``timeout`` and
     ``attempt_timeout``) and the run's (``--timeout``, ``--attempt-timeout``): a judge may
     never hold a run longer than the run allows its own model, nor longer than its own
-    limit. An attempt is never allowed longer than the whole call."""
-    whole: list[tuple[float, str]] = [(settings.timeout, "judge_timeout")]
+    limit. An attempt is never allowed longer than the whole call.
+
+    A ``batched`` call waits for its batch (minutes to hours): ``judge_timeout``, a bound on
+    one interactive call, does not apply; only the run's and the role's own timeouts do,
+    and with neither the batch's own bound (``BATCH_BOUND``) holds."""
+    whole: list[tuple[float, str]] = [] if batched else [(settings.timeout, "judge_timeout")]
     attempt: list[tuple[float, str]] = []
     for config, origin in ((role_config, "role"), (run_config, "run")):
         if config is None:
@@ -216,6 +228,19 @@ def judge_bounds(
             whole.append((float(config.timeout), f"{origin} timeout"))
         if config.attempt_timeout is not None:
             attempt.append((float(config.attempt_timeout), f"{origin} attempt_timeout"))
+    if not whole:
+        if attempt:
+            attempt_timeout, attempt_source = min(attempt, key=lambda bound: bound[0])
+            return JudgeBounds(
+                timeout=None,
+                attempt_timeout=attempt_timeout,
+                source={"timeout": BATCH_BOUND, "attempt_timeout": attempt_source},
+            )
+        return JudgeBounds(
+            timeout=None,
+            attempt_timeout=None,
+            source={"timeout": BATCH_BOUND, "attempt_timeout": BATCH_BOUND},
+        )
     # min() keeps the first of equal bounds: the judge's own setting names a tie.
     timeout, timeout_source = min(whole, key=lambda bound: bound[0])
     attempt_timeout, attempt_source = min(
@@ -226,6 +251,31 @@ def judge_bounds(
         attempt_timeout=attempt_timeout,
         source={"timeout": timeout_source, "attempt_timeout": attempt_source},
     )
+
+
+# What bounds a batched judge call when neither the run nor the role sets a timeout: the
+# provider's batch window (Inspect asks OpenAI for completion_window="24h"; a batch not done
+# by then expires and its calls fail, leaving their components unscored).
+BATCH_BOUND = "the provider's batch window (24 h at OpenAI), then unscored"
+
+
+def judge_batch(
+    role_config: GenerateConfig | None, run_config: GenerateConfig | None
+) -> tuple[Any, str]:
+    """The batch setting a judge is called with, and where it came from: the role's own
+    (``--model-role 'grader={model: ..., batch: true}'``) where it sets one, else the run's
+    (``--batch``, ``INSPECT_EVAL_BATCH``, ``eval(batch=...)``), which Inspect does not pass
+    on to a role by itself; None when neither batches."""
+    for config, origin in ((role_config, "role"), (run_config, "run")):
+        if config is not None and config.batch is not None:
+            return config.batch, origin
+    return None, "none"
+
+
+def batch_record(batch: Any, origin: str) -> dict[str, Any]:
+    """A batch setting as the log records it (a BatchConfig as its fields)."""
+    value = batch.model_dump(exclude_none=True) if isinstance(batch, BaseModel) else batch
+    return {"batch": value, "from": origin}
 
 
 def run_generate_config() -> GenerateConfig:
@@ -239,10 +289,10 @@ def run_generate_config() -> GenerateConfig:
         return GenerateConfig()
 
 
-def _whole_seconds(seconds: float) -> int:
+def _whole_seconds(seconds: float | None) -> int | None:
     # GenerateConfig takes whole seconds; a fraction rounds down (never past the bound), to
-    # at least 1 (0 would mean no time at all).
-    return max(1, int(seconds))
+    # at least 1 (0 would mean no time at all). None: no bound of ours.
+    return None if seconds is None else max(1, int(seconds))
 
 
 # The judge settings' defaults, defined once: every task's and scorer's judge parameters
@@ -264,8 +314,8 @@ def _judge_generate_config(
     temperature: float,
     seed: int,
     max_tokens: int,
-    timeout: int,
-    attempt_timeout: int,
+    timeout: int | None,
+    attempt_timeout: int | None,
 ) -> GenerateConfig:
     response_schema = (
         ResponseSchema(
@@ -370,6 +420,8 @@ class JudgeOutcome:
     generation: dict[str, Any] = field(default_factory=dict)
     # The time bounds the judge was called with (judge_bounds), and where each came from.
     bounds: dict[str, Any] = field(default_factory=dict)
+    # Whether the call went through the provider's batch API (judge_batch), and from where.
+    batch: dict[str, Any] = field(default_factory=dict)
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -387,6 +439,7 @@ class JudgeOutcome:
             },
             **({"generation": self.generation} if self.generation else {}),
             **({"bounds": self.bounds} if self.bounds else {}),
+            **({"batch": self.batch} if self.batch else {}),
         }
 
 
@@ -600,9 +653,14 @@ async def ask_judge(
         else False
     )
     outcome.generation = settings.generation(model.config)
-    bounds = judge_bounds(settings, model.config, run_generate_config())
+    run_config = run_generate_config()
+    batch, batch_origin = judge_batch(model.config, run_config)
+    batched = bool(batch)
+    bounds = judge_bounds(settings, model.config, run_config, batched=batched)
     outcome.bounds = bounds.as_record()
-    config = settings.generate_config(schema, outcome.generation, bounds)
+    if batch is not None:
+        outcome.batch = batch_record(batch, batch_origin)
+    config = settings.generate_config(schema, outcome.generation, bounds, batch)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         started = time.monotonic()
@@ -612,15 +670,22 @@ async def ask_judge(
         except TimeoutError:
             outcome.seconds += time.monotonic() - started
             outcome.failure = (
-                f"judge call timed out after {bounds.timeout:g} s ({bounds.source['timeout']})"
+                f"judge call timed out after {bounds.timeout or 0:g} s ({bounds.source['timeout']})"
             )
             return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
             if is_setup_error(error):
                 raise  # a missing role or provider set-up: the run must stop, not go unscored
             outcome.seconds += time.monotonic() - started
+            cause = error.__cause__
             outcome.failure = (
-                f"judge call failed: {type(error).__name__}: {short_repr(str(error), 300)}"
+                f"{'judge batch' if batched else 'judge call'} failed: "
+                f"{type(error).__name__}: {short_repr(str(error), 300)}"
+                + (
+                    f" (from {type(cause).__name__}: {short_repr(str(cause), 200)})"
+                    if cause
+                    else ""
+                )
             )
             return outcome
         outcome.seconds += time.monotonic() - started
