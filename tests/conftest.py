@@ -301,8 +301,12 @@ SLOW_TESTS = {
     "tests/medreason/test_open_ended.py::test_no_score_then_inspect_score_rejudges": (
         "inspect eval --no-score, then inspect score, in subprocesses"
     ),
-    "tests/robustness/test_user_errors.py::test_a_missing_judge_stops_the_run_before_any_generation": (
-        "two inspect eval runs in subprocesses"
+    "tests/robustness/test_user_errors.py::test_inspects_options_work_alike_as_flags_and_environment": (
+        "four inspect eval runs in subprocesses"
+    ),
+    "tests/robustness/test_batch_judges.py": "waits for batches of a local batch API stand-in",
+    "tests/robustness/test_fault_injection.py::test_judge_failure_error_makes_the_sample_an_error_that_eval_retry_reruns": (
+        "two evals and an eval-retry against the fault-injecting judge server"
     ),
     "tests/robustness/test_user_errors.py::test_task_mistakes_print_one_message": (
         "one inspect eval subprocess per mistake"

@@ -163,7 +163,14 @@ def test_judge_parameters_are_one_set_with_judge_settings_defaults(name: str) ->
         **{f"judge_{setting}": None for setting in ("temperature", "seed", "max_tokens")},
         **{
             f"judge_{setting}": getattr(JUDGE_DEFAULTS, setting)
-            for setting in ("retries", "structured_output", "cache", "timeout", "max_connections")
+            for setting in (
+                "retries",
+                "structured_output",
+                "cache",
+                "timeout",
+                "max_connections",
+                "failure",
+            )
         },
     }
     assert {p: parameters[p].default for p in judging} == {p: defaults[p] for p in judging}

@@ -560,6 +560,7 @@ def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path
     """judge_max_connections changes no number: two runs differing only there are one
     configuration, while a setting that can change a number (the temperature) keeps them apart."""
     logs = []
+    first: EvalLog | None = None
     for extra in ({}, {"judge_max_connections": 3}, {"judge_temperature": 0.7}):
         [log] = eval(
             open_ended(data=str(sample_data_dir()), **extra),
@@ -572,10 +573,22 @@ def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path
             log_dir=str(tmp_path / "logs"),
         )
         assert log.status == "success", log.error
+        first = first or log
         logs.append(run_settings(log).tracks["open"])
     assert logs[0] == logs[1]
     assert logs[0]["judge_settings"]["temperature"] == 0.0
     assert logs[2] != logs[0]
+    # A log written before judge_failure was recorded ran with unscored failures: the same
+    # configuration as today's default, not another one; judge_failure=error is another.
+    assert first is not None and first.eval.metadata is not None
+    older = first.model_copy(deep=True)
+    assert older.eval.metadata is not None
+    del older.eval.metadata["judges"]["settings"]["failure"]
+    assert run_settings(older).tracks["open"] == logs[0]
+    erroring = first.model_copy(deep=True)
+    assert erroring.eval.metadata is not None
+    erroring.eval.metadata["judges"]["settings"]["failure"] = "error"
+    assert run_settings(erroring).tracks["open"] != logs[0]
 
 
 def test_export_of_an_unfinished_run_keeps_what_it_holds(

@@ -17,8 +17,12 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.solver import multiple_choice
+from utils.published_schemas import vqa_rad_parquet
 
+from inspect_medreason.core.prompts import load_template
+from inspect_medreason.core.solvers import RUN_SYSTEM_MESSAGE
 from inspect_medreason.medreason.medreason import mcq, open_ended
+from inspect_medreason.vqa.vqa import vqa_rad
 
 
 def test_the_solver_prompts_per_track_and_keeps_the_images(
@@ -99,3 +103,84 @@ def test_another_solver_runs_on_the_same_samples_and_is_scored(
         next(s for s in log.results.scores if s.name == "mcq_scorer").metrics["accuracy"].value
     )
     assert accuracy == 2 / 3  # q1 (A) and q2 (C) right, q3 (A for B) wrong
+
+
+def _system_turns(messages: list[ChatMessage]) -> list[str]:
+    return [m.text for m in messages if isinstance(m, ChatMessageSystem)]
+
+
+def test_the_track_prompt_is_a_system_message_in_the_samples_messages(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    seen: list[list[ChatMessage]] = []
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        seen.append(list(messages))
+        return scripted_output(json.dumps({"reasoning_trace": "r", "answer": "A"}))
+
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        model=get_model("mockllm/model", custom_outputs=respond),
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success" and log.samples is not None
+    system_text = load_template("mcq_system").text.strip()
+    # Exactly one system turn reaches the model, and it is the track's (braces intact).
+    assert all(_system_turns(messages) == [system_text] for messages in seen)
+    for sample in log.samples:
+        assert _system_turns(sample.messages) == [system_text]  # in the sample's messages
+        assert sample.metadata["system_prompt"] == "mcq_system"
+
+
+def test_the_runs_system_message_replaces_the_track_prompt_and_is_recorded(
+    official_dataset: Path, tmp_path: Path
+) -> None:
+    seen: list[list[ChatMessage]] = []
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        seen.append(list(messages))
+        return scripted_output(json.dumps({"reasoning_trace": "r", "answer": "A"}))
+
+    run_message = "You are a terse radiologist. Reply in JSON."
+    [log] = eval(
+        mcq(data=str(official_dataset)),
+        # By name, as the command line gives it: Inspect gives the model the run's config.
+        model="mockllm/model",
+        model_args={"custom_outputs": respond},
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+        system_message=run_message,  # Inspect's own switch (--system-message)
+    )
+    assert log.status == "success" and log.samples is not None and len(seen) == 3
+    # The run's message replaces the track's, never joins it, and is never ignored.
+    assert all(_system_turns(messages) == [run_message] for messages in seen)
+    assert all(s.metadata["system_prompt"] == RUN_SYSTEM_MESSAGE for s in log.samples)
+    assert log.eval.model_generate_config.system_message == run_message
+
+
+def test_a_template_tasks_system_prompt_follows_the_run_too(tmp_path: Path) -> None:
+    data = vqa_rad_parquet(tmp_path / "vqa_rad")
+    seen: list[list[ChatMessage]] = []
+
+    def respond(messages: list[ChatMessage], *_: Any) -> ModelOutput:
+        seen.append(list(messages))
+        return scripted_output("ANSWER: yes")
+
+    for run_message in (None, "Answer briefly."):
+        seen.clear()
+        [log] = eval(
+            vqa_rad(data=str(data)),
+            model="mockllm/model",
+            model_args={"custom_outputs": respond},
+            model_roles={"grader": get_model("mockllm/model", custom_outputs=respond)},
+            display="none",
+            log_dir=str(tmp_path / "logs"),
+            system_message=run_message,
+            score=False,
+        )
+        assert log.status == "success" and log.samples is not None and seen
+        expected = run_message or load_template("vqa_system", family="vqa").text.strip()
+        assert all(_system_turns(messages) == [expected] for messages in seen)
+        recorded = RUN_SYSTEM_MESSAGE if run_message else "vqa_system"
+        assert all(s.metadata["system_prompt"] == recorded for s in log.samples)

@@ -8,11 +8,13 @@ import math
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from conftest import scripted_output, user_text, write_json, write_png
-from inspect_ai import eval
+from inspect_ai import eval, eval_retry
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 from utils.fault_server import FAULTS, FaultPlan, fault_server
 
+from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.medreason.medreason import open_ended
 
 HOSTILE_REPLIES = [
@@ -121,3 +123,60 @@ def test_faulty_judges_and_hostile_replies_never_error_a_sample(tmp_path: Path) 
             assert not math.isnan(counted.metrics["mean"].value), component
         unscored += missing
     assert unscored > 0
+
+
+def test_judge_failure_error_makes_the_sample_an_error_that_eval_retry_reruns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-T judge_failure=error: a judge that fails makes its sample an error, so Inspect's
+    --fail-on-error stops the run and eval-retry runs it again; the choice is in the log."""
+    cases = 6
+    data = _dataset(tmp_path / "data", cases)
+    # Every judge call fails at first (server errors and unusable replies); the retry's
+    # judge is sound. eval-retry rebuilds the judge from the log and its key from here.
+    plan = FaultPlan(rate=1.0, seed=11, kinds=("error", "garbage"))
+    monkeypatch.setenv("FAULTY_API_KEY", "stub")
+    with fault_server(plan) as url:
+        roles = {
+            role: get_model(
+                "openai-api/faulty/judge",
+                base_url=url,
+                api_key="stub",
+                config=GenerateConfig(max_retries=0),
+            )
+            for role in ("grader", "vision_grader")
+        }
+        [unscored] = eval(
+            open_ended(data=str(data), judge_retries=0, judge_cache=False),
+            model="medreason/pipeline-check",
+            model_roles=roles,
+            display="none",
+            log_dir=str(tmp_path / "unscored"),
+        )
+        # The default: unscored and counted, the run a success.
+        assert unscored.status == "success" and unscored.samples is not None
+        assert all(sample.error is None for sample in unscored.samples)
+        [failed] = eval(
+            open_ended(data=str(data), judge_retries=0, judge_cache=False, judge_failure="error"),
+            model="medreason/pipeline-check",
+            model_roles=roles,
+            display="none",
+            log_dir=str(tmp_path / "error"),
+        )
+        assert failed.status == "error" and failed.error is not None  # --fail-on-error acts
+        assert "judge_failure=error" in failed.error.message
+        assert failed.eval.metadata is not None
+        assert failed.eval.metadata["judges"]["settings"]["failure"] == "error"
+        plan.rate = 0.0  # the judge recovers
+        [retried] = eval_retry(failed, display="none", log_dir=str(tmp_path / "error"))
+    assert retried.status == "success" and retried.samples is not None
+    assert len(retried.samples) == cases and all(s.error is None for s in retried.samples)
+    for sample in retried.samples:
+        score = sample.scores["open_ended_scorer"]  # type: ignore[index]
+        assert isinstance(score.value, dict)
+        assert not any(math.isnan(score.value[c]) for c in ("gt_final", "va_answer", "rvf_trace"))
+
+
+def test_an_unknown_judge_failure_mode_is_refused() -> None:
+    with pytest.raises(TaskArgumentError, match=r"judge_failure='raise': expected unscored"):
+        open_ended(judge_failure="raise")

@@ -12,10 +12,16 @@ from typing import Any
 
 from conftest import scripted_output, write_json, write_png
 from inspect_ai import eval
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.model import BatchConfig, GenerateConfig, ModelOutput, get_model
 from utils.fault_server import FaultPlan, fault_server
 
-from inspect_medreason.core.judges import DEFAULT_JUDGE_TIMEOUT, JudgeSettings, judge_bounds
+from inspect_medreason.core.judges import (
+    BATCH_BOUND,
+    DEFAULT_JUDGE_TIMEOUT,
+    JudgeSettings,
+    judge_batch,
+    judge_bounds,
+)
 from inspect_medreason.medreason.medreason import open_ended
 
 
@@ -42,6 +48,34 @@ def test_the_smaller_of_the_judges_and_the_runs_limits_applies() -> None:
     # the config the judge is called with carries the reduced bounds
     config = settings.generate_config(bounds=bounds)
     assert (config.timeout, config.attempt_timeout) == (15, 3)
+
+
+def test_a_batched_call_is_bounded_by_the_run_or_the_role_never_by_judge_timeout() -> None:
+    settings = JudgeSettings(timeout=120.0)
+    # nothing but judge_timeout: a batched call waits for its batch, bounded by its window
+    free = judge_bounds(settings, GenerateConfig(), GenerateConfig(), batched=True)
+    assert (free.timeout, free.attempt_timeout) == (None, None)
+    assert free.source == {"timeout": BATCH_BOUND, "attempt_timeout": BATCH_BOUND}
+    config = settings.generate_config(bounds=free, batch=True)
+    assert (config.timeout, config.attempt_timeout, config.batch) == (None, None, True)
+    # the run's own --timeout still bounds it, and a role's attempt bound its attempts
+    run = judge_bounds(
+        settings, GenerateConfig(attempt_timeout=600), GenerateConfig(timeout=7200), batched=True
+    )
+    assert (run.timeout, run.attempt_timeout) == (7200.0, 600.0)
+    assert run.source == {"timeout": "run timeout", "attempt_timeout": "role attempt_timeout"}
+    # the same settings unbatched: judge_timeout bounds the call
+    assert judge_bounds(settings, GenerateConfig(), GenerateConfig()).timeout == 120.0
+    assert settings.generate_config().batch is None
+
+
+def test_a_roles_own_batch_wins_over_the_runs() -> None:
+    quick = BatchConfig(size=10)
+    assert judge_batch(GenerateConfig(batch=quick), GenerateConfig(batch=True)) == (quick, "role")
+    assert judge_batch(GenerateConfig(batch=False), GenerateConfig(batch=True)) == (False, "role")
+    assert judge_batch(GenerateConfig(), GenerateConfig(batch=500)) == (500, "run")
+    assert judge_batch(GenerateConfig(), GenerateConfig()) == (None, "none")
+    assert judge_batch(None, None) == (None, "none")
 
 
 def _one_open_case(root: Path) -> Path:

@@ -1,7 +1,7 @@
 """A bad binding of the judge roles is refused before any model is called, in one line,
-by every judged task, whichever way the eval is started: here Python's ``eval()``, where
-the task is built before the roles are known (the command line's check at task creation
-is in tests/medreason/test_panels.py)."""
+by every judged task, whichever way the eval is started: here Python's ``eval()``; the
+task's set-up step reads the roles Inspect bound, so the command line's flags and their
+environment forms are checked the same way (tests/robustness/test_user_errors.py)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,6 @@ from inspect_medreason import (
     path_vqa,
     slake,
 )
-from inspect_medreason.core.errors import UserInputError
 
 
 class CountingModel:
@@ -90,15 +89,3 @@ def test_a_bad_role_binding_stops_the_run_before_any_model_call(name: str, tmp_p
     expected = "give the panel one way" if panels else "is bound to 2 models"
     assert expected in message and "\n" not in message.strip(), message
     assert tested.calls == 0 and [judge.calls for judge in judges] == [0, 0, 0, 0]
-
-
-def test_judge_meta_refuses_a_list_bound_role_on_the_command_line_when_built(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # `inspect eval` binds the roles before the task is built: refused there, in one line,
-    # not as a traceback at score time
-    cli = ["inspect", "eval", "inspect_medreason/judge_meta", "--model-role", "grader=a,b"]
-    monkeypatch.setattr("sys.argv", [*cli, "--model-role", "vision_grader=c"])
-    with pytest.raises(UserInputError, match=r"grader is bound to 2 models") as refused:
-        judge_meta()
-    assert "\n" not in str(refused.value)

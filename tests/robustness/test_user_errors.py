@@ -1,5 +1,6 @@
 """A user's mistake gets one clear message and a non-zero exit, never a traceback; a missing
-judge stops the run before the model under test is called."""
+judge stops a run that scores at its first score (where Inspect decides whether a run
+scores), and a run that does not score needs none, however Inspect's options are given."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import write_json
+from inspect_ai.log import read_eval_log
 
 from inspect_medreason.cli import main
+from inspect_medreason.core.solvers import RUN_SYSTEM_MESSAGE
 
 
 def inspect_cli(
@@ -97,36 +101,48 @@ def test_an_unreachable_hub_asks_for_a_local_copy(tmp_path: Path) -> None:
     assert "pass -T data=PATH" in output and "image, question, answer" in output
 
 
-def test_a_missing_judge_stops_the_run_before_any_generation(tmp_path: Path) -> None:
-    result = inspect_cli(
-        "eval",
-        "inspect_medreason/open_ended",
-        "--model",
-        "medreason/pipeline-check",
-        "--model-role",
-        "grader=medreason/pipeline-check",
-        "--log-dir",
-        str(tmp_path / "logs"),
-        cwd=tmp_path,
-    )
-    output = result.stdout + result.stderr
-    assert result.returncode != 0 and "'vision_grader' was not given" in output
-    assert "Traceback" not in output and not (tmp_path / "logs").exists()
-    # Without scoring no judge is needed.
-    generated = inspect_cli(
-        "eval",
-        "inspect_medreason/open_ended",
-        "--model",
-        "medreason/pipeline-check",
-        "--no-score",
-        "--limit",
-        "1",
-        "--log-dir",
-        str(tmp_path / "logs"),
-        cwd=tmp_path,
-    )
-    assert generated.returncode == 0, generated.stderr[-2000:]
-    assert len(list((tmp_path / "logs").glob("*.eval"))) == 1
+def test_inspects_options_work_alike_as_flags_and_environment(tmp_path: Path) -> None:
+    """A judge missing from a run that scores stops it, naming the role; ``--no-score`` and
+    ``INSPECT_EVAL_NO_SCORE=true`` both run without judges; ``INSPECT_EVAL_MODEL_ROLE`` binds
+    the judges like ``--model-role``; ``INSPECT_EVAL_SYSTEM_MESSAGE`` replaces the prompt
+    like ``--system-message``. The plugin reads none of them itself: Inspect does."""
+    task, model = "inspect_medreason/open_ended", "medreason/pipeline-check"
+    # Each run's own variables only: a user's INSPECT_* settings must not leak in.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("INSPECT_EVAL_")}
+
+    def run(name: str, *args: str, **env: str) -> tuple[subprocess.CompletedProcess[str], Any]:
+        logs = tmp_path / name
+        result = subprocess.run(
+            [sys.executable, "-m", "inspect_ai", "eval", task, "--model", model, "--limit", "1",
+             "--log-dir", str(logs), "--display", "plain", *args],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300, check=False,
+            env={**clean, "NO_COLOR": "1", **env},
+        )  # fmt: skip
+        [log_file] = logs.glob("*.eval")
+        return result, read_eval_log(str(log_file))
+
+    result, log = run("missing", "--model-role", f"grader={model}")
+    assert log.status == "error" and log.error is not None, result.stderr[-2000:]
+    assert "'vision_grader' was not given" in log.error.message
+    for name, args, env in (
+        ("flag", ["--no-score", "--system-message", "Be brief."], {}),
+        (
+            "environment",
+            [],
+            {"INSPECT_EVAL_NO_SCORE": "true", "INSPECT_EVAL_SYSTEM_MESSAGE": "Be brief."},
+        ),
+    ):
+        result, log = run(name, *args, **env)
+        assert log.status == "success", result.stderr[-2000:]
+        [sample] = log.samples or []
+        assert not sample.scores and log.eval.model_generate_config.system_message == "Be brief."
+        assert sample.metadata["system_prompt"] == RUN_SYSTEM_MESSAGE
+    roles = {"INSPECT_EVAL_MODEL_ROLE": f"grader={model} vision_grader={model}"}
+    result, log = run("roles", **roles)
+    assert log.status == "success", result.stderr[-2000:]
+    assert set(log.eval.model_roles or {}) == {"grader", "vision_grader"}
+    [sample] = log.samples or []
+    assert sample.scores and sample.metadata["system_prompt"] == "open_system"
 
 
 def test_the_medreason_command_survives_a_real_log_folder(

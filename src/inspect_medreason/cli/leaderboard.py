@@ -225,6 +225,9 @@ def _prompt_digests(prompts: dict[str, TemplateRecord], prefix: str) -> dict[str
 # Judge settings that size concurrency and change no number: runs that differ only there
 # are one configuration (and logs from before a setting existed match the ones after).
 CONCURRENCY_SETTINGS = frozenset({"max_connections"})
+# Judge settings recorded only since a later version, with the behaviour every run had
+# before: a log without them ran with these (judge_failure came with issue 53).
+SETTINGS_BEFORE_RECORDED = {"failure": "unscored"}
 
 
 def run_settings(
@@ -280,7 +283,7 @@ def run_settings(
             "judges": roles,
             "judge_settings": {
                 name: value
-                for name, value in judges.settings.items()
+                for name, value in {**SETTINGS_BEFORE_RECORDED, **judges.settings}.items()
                 if name not in CONCURRENCY_SETTINGS
             },
             "panel_reduce": judges.panel_reduce,

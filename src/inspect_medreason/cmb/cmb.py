@@ -18,7 +18,6 @@ from inspect_medreason.core.judges import (
     GRADER_MAX_TOKENS,
     JUDGE_DEFAULTS,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -102,6 +101,7 @@ def cmb_clin(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -126,6 +126,9 @@ def cmb_clin(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -140,6 +143,7 @@ def cmb_clin(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,
@@ -147,7 +151,6 @@ def cmb_clin(
     )
     template = load_template("cmb_clin_user", family="cmb")
     dataset, origin, reference_keys = load_clin_dataset(data, revision, split)
-    require_judge_roles(["grader"], judges.allow_self_judging)
     return Task(
         dataset=dataset,
         setup=judge_roles_check(["grader"], panels=False),

@@ -300,6 +300,7 @@ def cmb_clin_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
 ) -> Scorer:
     """Each answer rated by the ``grader`` role; the case's score is the mean over turns."""
     settings = JudgeSettings.from_args(
@@ -311,6 +312,7 @@ def cmb_clin_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()

@@ -12,7 +12,6 @@ import json
 import logging
 import math
 import re
-import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -56,6 +55,12 @@ JUDGE_TEMPLATE_NAMES = (
 MIN_SCORE, MAX_SCORE = 0, 4
 # The default bound on one judge call, in seconds (-T judge_timeout).
 DEFAULT_JUDGE_TIMEOUT = 120.0
+# What a judge that fails (no usable verdict after its attempts: a provider error, a
+# timeout, an unusable reply) does to its sample (-T judge_failure): "unscored" leaves the
+# component unscored, counted and explained; "error" makes the sample an error, so that
+# Inspect's --fail-on-error and eval-retry act on it.
+JudgeFailureMode = Literal["unscored", "error"]
+JUDGE_FAILURE_MODES: tuple[JudgeFailureMode, ...] = ("unscored", "error")
 # A score written as text must be plain ASCII digits (not "²", not 5,000 digits).
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,3}")
 
@@ -94,6 +99,7 @@ class JudgeSettings:
     timeout: float = DEFAULT_JUDGE_TIMEOUT
     # None: the judges share the eval's --max-connections (see _judge_generate_config).
     max_connections: int | None = None
+    failure: JudgeFailureMode = "unscored"
 
     @classmethod
     def from_args(
@@ -106,8 +112,15 @@ class JudgeSettings:
         cache: Any,
         timeout: Any = DEFAULT_JUDGE_TIMEOUT,
         max_connections: Any = None,
+        failure: Any = "unscored",
     ) -> JudgeSettings:
         """From `-T`/`-S` values, which arrive as YAML scalars or strings."""
+        if failure not in JUDGE_FAILURE_MODES:
+            raise TaskArgumentError(
+                f"-T judge_failure={failure!r}: expected unscored (a failed judge leaves its "
+                "component unscored, counted) or error (the sample is an error, for "
+                "--fail-on-error and eval-retry)"
+            )
         settings = cls(
             temperature=coerce_float(temperature, "judge_temperature"),
             seed=coerce_int(seed, "judge_seed"),
@@ -119,6 +132,7 @@ class JudgeSettings:
             max_connections=None
             if max_connections is None or max_connections == ""
             else coerce_int(max_connections, "judge_max_connections"),
+            failure=failure,
         )
         if not 0 < settings.timeout < float("inf"):
             raise TaskArgumentError(
@@ -150,6 +164,7 @@ class JudgeSettings:
         schema: type[BaseModel] = JudgeScore,
         generation: dict[str, Any] | None = None,
         bounds: JudgeBounds | None = None,
+        batch: Any = None,
     ) -> GenerateConfig:
         """The judges' generation config for the effective ``generation`` (this object's
         ``generation()`` of a role's config; the defaults when None) and time ``bounds``
@@ -158,13 +173,17 @@ class JudgeSettings:
         run's CPU when it was done for every call)."""
         generation = generation or self.generation()
         bounds = bounds or judge_bounds(self)
-        return _judge_generate_config(
+        config = _judge_generate_config(
             self,
             schema,
             *(generation[name] for name in JUDGE_GENERATION_FIELDS),
             _whole_seconds(bounds.timeout),
             _whole_seconds(bounds.attempt_timeout),
         )
+        # The run's --batch reaches a role only this way (Inspect passes a role the run's
+        # connections, retries, timeout and cache, not its batch). Added outside the cache:
+        # a BatchConfig is not hashable.
+        return config if batch is None else config.model_copy(update={"batch": batch})
 
 
 @dataclass(frozen=True)
@@ -172,8 +191,10 @@ class JudgeBounds:
     """How long one judge call may take: ``timeout`` for the whole call (Inspect's retries
     included), ``attempt_timeout`` for each attempt; and where each bound came from."""
 
-    timeout: float
-    attempt_timeout: float
+    # None: no bound of ours (a batched call with no run or role timeout: the provider's
+    # batch window bounds it, see BATCH_BOUND).
+    timeout: float | None
+    attempt_timeout: float | None
     source: dict[str, str] = field(default_factory=dict)
 
     def as_record(self) -> dict[str, Any]:
@@ -188,12 +209,17 @@ def judge_bounds(
     settings: JudgeSettings,
     role_config: GenerateConfig | None = None,
     run_config: GenerateConfig | None = None,
+    batched: bool = False,
 ) -> JudgeBounds:
     """The smallest of the judge's own limits (``judge_timeout``, the role's ``timeout`` and
     ``attempt_timeout``) and the run's (``--timeout``, ``--attempt-timeout``): a judge may
     never hold a run longer than the run allows its own model, nor longer than its own
-    limit. An attempt is never allowed longer than the whole call."""
-    whole: list[tuple[float, str]] = [(settings.timeout, "judge_timeout")]
+    limit. An attempt is never allowed longer than the whole call.
+
+    A ``batched`` call waits for its batch (minutes to hours): ``judge_timeout``, a bound on
+    one interactive call, does not apply; only the run's and the role's own timeouts do,
+    and with neither the batch's own bound (``BATCH_BOUND``) holds."""
+    whole: list[tuple[float, str]] = [] if batched else [(settings.timeout, "judge_timeout")]
     attempt: list[tuple[float, str]] = []
     for config, origin in ((role_config, "role"), (run_config, "run")):
         if config is None:
@@ -202,6 +228,19 @@ def judge_bounds(
             whole.append((float(config.timeout), f"{origin} timeout"))
         if config.attempt_timeout is not None:
             attempt.append((float(config.attempt_timeout), f"{origin} attempt_timeout"))
+    if not whole:
+        if attempt:
+            attempt_timeout, attempt_source = min(attempt, key=lambda bound: bound[0])
+            return JudgeBounds(
+                timeout=None,
+                attempt_timeout=attempt_timeout,
+                source={"timeout": BATCH_BOUND, "attempt_timeout": attempt_source},
+            )
+        return JudgeBounds(
+            timeout=None,
+            attempt_timeout=None,
+            source={"timeout": BATCH_BOUND, "attempt_timeout": BATCH_BOUND},
+        )
     # min() keeps the first of equal bounds: the judge's own setting names a tie.
     timeout, timeout_source = min(whole, key=lambda bound: bound[0])
     attempt_timeout, attempt_source = min(
@@ -212,6 +251,31 @@ def judge_bounds(
         attempt_timeout=attempt_timeout,
         source={"timeout": timeout_source, "attempt_timeout": attempt_source},
     )
+
+
+# What bounds a batched judge call when neither the run nor the role sets a timeout: the
+# provider's batch window (Inspect asks OpenAI for completion_window="24h"; a batch not done
+# by then expires and its calls fail, leaving their components unscored).
+BATCH_BOUND = "the provider's batch window (24 h at OpenAI), then unscored"
+
+
+def judge_batch(
+    role_config: GenerateConfig | None, run_config: GenerateConfig | None
+) -> tuple[Any, str]:
+    """The batch setting a judge is called with, and where it came from: the role's own
+    (``--model-role 'grader={model: ..., batch: true}'``) where it sets one, else the run's
+    (``--batch``, ``INSPECT_EVAL_BATCH``, ``eval(batch=...)``), which Inspect does not pass
+    on to a role by itself; None when neither batches."""
+    for config, origin in ((role_config, "role"), (run_config, "run")):
+        if config is not None and config.batch is not None:
+            return config.batch, origin
+    return None, "none"
+
+
+def batch_record(batch: Any, origin: str) -> dict[str, Any]:
+    """A batch setting as the log records it (a BatchConfig as its fields)."""
+    value = batch.model_dump(exclude_none=True) if isinstance(batch, BaseModel) else batch
+    return {"batch": value, "from": origin}
 
 
 def run_generate_config() -> GenerateConfig:
@@ -225,10 +289,10 @@ def run_generate_config() -> GenerateConfig:
         return GenerateConfig()
 
 
-def _whole_seconds(seconds: float) -> int:
+def _whole_seconds(seconds: float | None) -> int | None:
     # GenerateConfig takes whole seconds; a fraction rounds down (never past the bound), to
-    # at least 1 (0 would mean no time at all).
-    return max(1, int(seconds))
+    # at least 1 (0 would mean no time at all). None: no bound of ours.
+    return None if seconds is None else max(1, int(seconds))
 
 
 # The judge settings' defaults, defined once: every task's and scorer's judge parameters
@@ -250,8 +314,8 @@ def _judge_generate_config(
     temperature: float,
     seed: int,
     max_tokens: int,
-    timeout: int,
-    attempt_timeout: int,
+    timeout: int | None,
+    attempt_timeout: int | None,
 ) -> GenerateConfig:
     response_schema = (
         ResponseSchema(
@@ -356,6 +420,8 @@ class JudgeOutcome:
     generation: dict[str, Any] = field(default_factory=dict)
     # The time bounds the judge was called with (judge_bounds), and where each came from.
     bounds: dict[str, Any] = field(default_factory=dict)
+    # Whether the call went through the provider's batch API (judge_batch), and from where.
+    batch: dict[str, Any] = field(default_factory=dict)
 
     def as_metadata(self) -> dict[str, object]:
         return {
@@ -373,6 +439,7 @@ class JudgeOutcome:
             },
             **({"generation": self.generation} if self.generation else {}),
             **({"bounds": self.bounds} if self.bounds else {}),
+            **({"batch": self.batch} if self.batch else {}),
         }
 
 
@@ -503,12 +570,61 @@ def judge_request(system: str, text: str, images: list[str]) -> list[ChatMessage
     return [ChatMessageSystem(content=system.strip()), ChatMessageUser(content=content)]
 
 
+class JudgeFailure(RuntimeError):
+    """A judge gave no usable verdict under ``-T judge_failure=error``: raised from the
+    scorer, so Inspect records the sample as an error (counted by --fail-on-error, re-run
+    by eval-retry) instead of leaving the component unscored."""
+
+
 SCORE_FORMAT = '{"score": <integer 0-4>, "rationale": "<one or two sentences>"}'
 # A judge reply kept in the log is cut to this length (a runaway judge can write megabytes).
 MAX_KEPT_REPLY_CHARS = 20_000
 
 
 async def run_judge(
+    kind: str,
+    model: Model,
+    messages: list[ChatMessage],
+    templates: JudgeTemplates,
+    settings: JudgeSettings,
+    parse: Callable[[str], tuple[Verdict | None, str]] = parse_judge_reply,
+    expected: str = SCORE_FORMAT,
+    schema: type[BaseModel] = JudgeScore,
+    candidate: str = "",
+    role: str = "",
+) -> JudgeOutcome:
+    """Ask the judge (``ask_judge``); a judge that gives no usable verdict leaves the
+    outcome unscored with its reason, or, under ``-T judge_failure=error``, raises
+    ``JudgeFailure`` so that the sample is an error. Judges asked concurrently call
+    ``ask_judge`` and then ``raise_judge_failures`` on all the outcomes, so the error
+    names the judge rather than the task group it ran in."""
+    outcome = await ask_judge(
+        kind, model, messages, templates, settings, parse, expected, schema, candidate, role
+    )
+    raise_judge_failures(settings, [(role or kind, str(model), outcome)])
+    return outcome
+
+
+def raise_judge_failures(
+    settings: JudgeSettings, outcomes: Iterable[tuple[str, str, JudgeOutcome]]
+) -> None:
+    """Under ``-T judge_failure=error``, raise ``JudgeFailure`` naming every judge
+    (``(role, model, outcome)``) that gave no usable verdict; under ``unscored``, nothing."""
+    if settings.failure != "error":
+        return
+    failed = [
+        f"{role} ({model}) on {outcome.kind}: {outcome.failure}"
+        for role, model, outcome in outcomes
+        if outcome.score is None and not outcome.by_rule
+    ]
+    if failed:
+        raise JudgeFailure(
+            "a judge failed and -T judge_failure=error makes that a sample error: "
+            + "; ".join(failed)
+        )
+
+
+async def ask_judge(
     kind: str,
     model: Model,
     messages: list[ChatMessage],
@@ -537,9 +653,14 @@ async def run_judge(
         else False
     )
     outcome.generation = settings.generation(model.config)
-    bounds = judge_bounds(settings, model.config, run_generate_config())
+    run_config = run_generate_config()
+    batch, batch_origin = judge_batch(model.config, run_config)
+    batched = bool(batch)
+    bounds = judge_bounds(settings, model.config, run_config, batched=batched)
     outcome.bounds = bounds.as_record()
-    config = settings.generate_config(schema, outcome.generation, bounds)
+    if batch is not None:
+        outcome.batch = batch_record(batch, batch_origin)
+    config = settings.generate_config(schema, outcome.generation, bounds, batch)
     for attempt in range(1, settings.retries + 2):
         outcome.attempts = attempt
         started = time.monotonic()
@@ -549,15 +670,22 @@ async def run_judge(
         except TimeoutError:
             outcome.seconds += time.monotonic() - started
             outcome.failure = (
-                f"judge call timed out after {bounds.timeout:g} s ({bounds.source['timeout']})"
+                f"judge call timed out after {bounds.timeout or 0:g} s ({bounds.source['timeout']})"
             )
             return outcome
         except Exception as error:  # a provider error on this request: unscored, reported as such
             if is_setup_error(error):
                 raise  # a missing role or provider set-up: the run must stop, not go unscored
             outcome.seconds += time.monotonic() - started
+            cause = error.__cause__
             outcome.failure = (
-                f"judge call failed: {type(error).__name__}: {short_repr(str(error), 300)}"
+                f"{'judge batch' if batched else 'judge call'} failed: "
+                f"{type(error).__name__}: {short_repr(str(error), 300)}"
+                + (
+                    f" (from {type(cause).__name__}: {short_repr(str(cause), 200)})"
+                    if cause
+                    else ""
+                )
             )
             return outcome
         outcome.seconds += time.monotonic() - started
@@ -618,6 +746,10 @@ JUDGE_PARAMETERS: dict[str, str] = {
         "concurrent calls per judge model (a role's own max_connections gives way to the "
         "eval's --max-connections in Inspect; default: that)"
     ),
+    "judge_failure": (
+        "what a judge that fails does: unscored (the component is unscored and counted) or "
+        "error (the sample is an error, so --fail-on-error and eval-retry act)"
+    ),
 }
 # Taken by the tasks whose judges follow the challenge's rubric (their templates can be
 # replaced) and, where panels are scored, how a panel's scores become one.
@@ -649,6 +781,7 @@ class JudgeScorerArguments(TypedDict):
     judge_cache: bool
     judge_timeout: float
     judge_max_connections: int | None
+    judge_failure: str
 
 
 @dataclass(frozen=True)
@@ -671,6 +804,7 @@ class JudgeArguments:
             judge_cache=self.settings.cache,
             judge_timeout=self.settings.timeout,
             judge_max_connections=self.settings.max_connections,
+            judge_failure=self.settings.failure,
         )
 
 
@@ -682,6 +816,7 @@ def judge_arguments(
     cache: Any,
     timeout: Any,
     max_connections: Any,
+    failure: Any = JUDGE_DEFAULTS.failure,
     temperature: Any = None,
     seed: Any = None,
     max_tokens: Any = None,
@@ -715,6 +850,7 @@ def judge_arguments(
         cache=cache,
         timeout=timeout,
         max_connections=max_connections,
+        failure=failure,
     )
     return JudgeArguments(
         settings=settings,
@@ -814,29 +950,6 @@ MIXED_PANEL_MESSAGE = (
 )
 
 
-def cli_role_bindings() -> dict[str, int]:
-    """How many models each ``--model-role`` of this ``inspect eval`` command line binds
-    (``grader=a,b`` and ``grader=[a, b]`` bind two), read from the command line because a
-    task is built before Inspect makes its roles known."""
-    argv = sys.argv
-    counts: dict[str, int] = {}
-    for index, arg in enumerate(argv):
-        if arg == "--model-role" and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif arg.startswith("--model-role="):
-            value = arg.split("=", 1)[1]
-        else:
-            continue
-        role, _, models = value.partition("=")
-        text = models.strip()
-        if text.startswith("{"):
-            counts[role.strip()] = 1
-        else:
-            parts = [part for part in text.strip("[]").split(",") if part.strip()]
-            counts[role.strip()] = max(1, len(parts))
-    return counts
-
-
 def refuse_bad_bindings(roles: Iterable[str], bindings: dict[str, int], panels: bool) -> None:
     """Refuse, in one line, a judge role bound to several models where the task asks one
     judge of it (Inspect would use the first and say nothing), or a panel given both as a
@@ -858,43 +971,6 @@ def bound_role_counts() -> dict[str, int]:
     return {
         role: len(bound) if isinstance(bound, list) else 1 for role, bound in model_roles().items()
     }
-
-
-def require_judge_roles(roles: list[str], allow_self_judging: bool, panels: bool = False) -> None:
-    """Stop an ``inspect eval`` that will score before the model under test is called, when
-    a judge role is missing.
-
-    Inspect does not tell a task whether scoring is on, and ``--no-score`` runs need no
-    judge; so the command line is read: an ``inspect eval``/``eval-set`` without
-    ``--no-score`` is checked here, at task creation, where the roles given with
-    ``--model-role`` are already known. Elsewhere (Python's ``eval()``) the check happens at
-    the first score.
-    """
-    if not _cli_run_that_scores():
-        return
-    refuse_bad_bindings(roles, cli_role_bindings(), panels)
-    if allow_self_judging:
-        return
-    missing = [role for role in dict.fromkeys(roles) if role not in model_roles()]
-    if missing:
-        raise UserInputError(MISSING_ROLE_MESSAGE.format(role=missing[0]))
-
-
-def inspect_subcommand() -> str | None:
-    """The ``inspect`` subcommand this process runs (``eval``, ``score``, ...), or None when
-    it is not Inspect's command line (Python's ``eval()``, a test)."""
-    argv = sys.argv
-    if len(argv) < 2:
-        return None
-    program = Path(argv[0]).name
-    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
-        "inspect_ai/__main__.py"
-    )
-    return argv[1] if is_inspect else None
-
-
-def _cli_run_that_scores() -> bool:
-    return inspect_subcommand() in {"eval", "eval-set"} and "--no-score" not in sys.argv
 
 
 CORRECT_FORMAT = '{"correct": <true or false>, "rationale": "<one sentence>"}'

@@ -4,9 +4,20 @@ Samples carry the case itself (its images and question as the user turn, MCQ opt
 ``choices``); the ``medreason_prompt`` solver turns it into the track's prompt and calls
 ``generate`` in the same step. It changes only the text part of the user turn (the image
 parts are left as they are, so Inspect's state-change record holds a few hundred bytes of
-text, never the images) and passes the system prompt as the generation's
-``system_message``, so the messages list is not reshuffled either. ``--solver`` swaps it
-for any other solver (Inspect's ``multiple_choice()`` runs on the same samples).
+text, never the images) and puts the track's system prompt into ``state.messages`` with
+Inspect's own ``system_message()`` solver, so the sample's messages hold what the model
+saw. ``--solver`` swaps it for any other solver (Inspect's ``multiple_choice()`` runs on
+the same samples).
+
+The run's ``--system-message`` (``eval(..., system_message=...)``,
+``INSPECT_EVAL_SYSTEM_MESSAGE``) replaces the track's system prompt: Inspect's model puts
+the run's message in front of every request, so the track's own is left out rather than
+sent as a second system turn (``system_prompt_choice``). Each sample's metadata records which
+one was used (``system_prompt``); the run's text is in the log's generate config. The run's
+message is read where Inspect puts it for the model under test, the model's own config
+(``get_model().config``): a model named to ``eval()`` or on the command line gets the run's
+settings there; a ``Model`` object built before ``eval()`` keeps its own config (Inspect's
+log then records no system message either), and the run's message joins the track's.
 """
 
 from __future__ import annotations
@@ -16,10 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import (
-    ContentText,
-)
-from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.model import ContentText, get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message
 
 from inspect_medreason.core.judges import bound_role_counts, refuse_bad_bindings
 from inspect_medreason.core.prompts import (
@@ -30,6 +39,11 @@ from inspect_medreason.core.prompts import (
     load_template,
 )
 from inspect_medreason.core.schema import sample_options
+
+# The sample metadata key recording which system prompt the model was given.
+SYSTEM_PROMPT_KEY = "system_prompt"
+# Its value when the run's own --system-message replaced the task's.
+RUN_SYSTEM_MESSAGE = "the run's --system-message"
 
 BLIND_NOTICE = (
     "Note: the image(s) for this question are withheld in this run. Answer from the text alone.\n\n"
@@ -67,20 +81,52 @@ def render_case_prompt(
 @solver
 def medreason_prompt() -> Solver:
     """Ask for ``{"reasoning_trace", "answer"}`` in the track's format (MCQ: the option
-    label; open: a concise answer), with the track's system prompt, then generate."""
+    label; open: a concise answer), with the track's system prompt (or the run's
+    ``--system-message`` in its place), then generate."""
     prompts = {track: TrackPrompts.load(track) for track in ("mcq", "open")}
+    systems = {
+        track: (templates.system.name, system_prompt(templates.system.text))
+        for track, templates in prompts.items()
+    }
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        track = state.metadata.get("task_type", "open")
-        templates = prompts["mcq" if track == "mcq" else "open"]
+        track = "mcq" if state.metadata.get("task_type", "open") == "mcq" else "open"
+        templates = prompts[track]
         choices = [choice.value for choice in state.choices]
         text = render_case_prompt(templates.user, state.metadata, choices)
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)
-        return await generate(state, system_message=templates.system.text.strip())
+        state = await system_prompt_choice(state, generate, systems[track])
+        return await generate(state)
 
     return solve
+
+
+def system_prompt(text: str) -> Solver:
+    """Inspect's ``system_message()`` solver for a prompt given as text: its braces escaped,
+    since ``system_message()`` fills ``{names}`` from sample metadata (a prompt's JSON
+    example would otherwise be mangled, and a ``{question}`` filled in)."""
+    return system_message(text.strip().replace("{", "{{").replace("}", "}}"))
+
+
+async def system_prompt_choice(
+    state: TaskState, generate: Generate, system: tuple[str, Solver] | None
+) -> TaskState:
+    """Put the task's system prompt (``(template name, system_prompt solver)``, None when
+    the task has none) into the conversation, unless the run gives its own
+    ``--system-message``: Inspect's model sends that one in front of every request, so the
+    task's is left out (the run's replaces it, never joins it). The sample's metadata
+    records which was used."""
+    run_message = get_model().config.system_message
+    if run_message:
+        state.metadata[SYSTEM_PROMPT_KEY] = RUN_SYSTEM_MESSAGE
+        return state
+    if system is None:
+        return state
+    name, insert = system
+    state.metadata[SYSTEM_PROMPT_KEY] = name
+    return await insert(state, generate)
 
 
 def replace_prompt_text(state: TaskState, text: str) -> None:
@@ -101,12 +147,18 @@ def _template(name: str, family: str) -> PromptTemplate:
     return load_template(name, family=family)
 
 
+@functools.cache
+def _system_prompt(name: str, family: str) -> Solver:
+    return system_prompt(_template(name, family).text)
+
+
 @solver
 def template_prompt() -> Solver:
     """The prompt of a benchmark sample: the templates its metadata names
     (``prompt = {"system": name or None, "user": name, "values": {...}}``), rendered into
-    the text part of the user turn, the system template as ``system_message``; then
-    generate. Swappable with ``--solver`` like ``medreason_prompt``."""
+    the text part of the user turn, the system template as a system message (or the run's
+    ``--system-message`` in its place); then generate. Swappable with ``--solver`` like
+    ``medreason_prompt``."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = state.metadata["prompt"]
@@ -115,9 +167,9 @@ def template_prompt() -> Solver:
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)
-        if spec.get("system"):
-            system = _template(spec["system"], family).text.strip()
-            return await generate(state, system_message=system)
+        name = spec.get("system")
+        system = (name, _system_prompt(name, family)) if name else None
+        state = await system_prompt_choice(state, generate, system)
         return await generate(state)
 
     return solve

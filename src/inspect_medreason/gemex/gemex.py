@@ -12,7 +12,6 @@ from inspect_medreason.core.judges import (
     GRADER_MAX_TOKENS,
     JUDGE_DEFAULTS,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -49,6 +48,7 @@ def gemex(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -85,6 +85,9 @@ def gemex(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -100,6 +103,7 @@ def gemex(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,
@@ -127,7 +131,6 @@ def gemex(
         (system, user),
         coerce_int(coordinate_size, "coordinate_size"),
     )
-    require_judge_roles(["grader"], judges.allow_self_judging)
     task = Task(
         dataset=dataset,
         setup=judge_roles_check(["grader"], panels=False),

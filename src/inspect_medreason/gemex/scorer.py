@@ -186,6 +186,7 @@ def gemex_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
 ) -> Scorer:
     """A-score (closed/single/multi), AR-score (open), V-score, BLEU, ROUGE-L."""
     settings = JudgeSettings.from_args(
@@ -197,6 +198,7 @@ def gemex_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()

@@ -30,6 +30,7 @@ def judge_meta(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_prompts: str | None = None,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
@@ -51,6 +52,9 @@ def judge_meta(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_prompts: A folder of judge templates replacing the built-in ones.
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
@@ -66,12 +70,13 @@ def judge_meta(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,
         prompts=judge_prompts,
     )
-    record = judge_choices(judges, panels=False)
+    record = judge_choices(judges)
     return Task(
         dataset=build_probes(),
         setup=judge_roles_check(list(JUDGE_ROLE_BY_COMPONENT.values()), panels=False),

@@ -58,6 +58,7 @@ def judge_meta_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
 ) -> Scorer:
     """Ask the probe's judge twice and compare its scores with the probe's band."""
     templates = JudgeTemplates.load(judge_prompts)
@@ -70,6 +71,7 @@ def judge_meta_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     retest = replace(settings, cache=False)
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")

@@ -56,6 +56,7 @@ def med_cmr(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_prompts: str | None = None,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     judge_temperature: float | None = None,
@@ -95,6 +96,9 @@ def med_cmr(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_prompts: A folder of judge templates replacing the built-in ones.
         panel_reduce: How a judge panel's scores become one: median, mean or min.
         judge_temperature: Deprecated: give it with the judge's role
@@ -117,6 +121,7 @@ def med_cmr(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,

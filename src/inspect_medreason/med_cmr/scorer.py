@@ -34,15 +34,16 @@ from inspect_medreason.core.judges import (
     JudgeTemplates,
     LineageWatch,
     Verdict,
+    ask_judge,
     check_panel_reduce,
     fence_id,
     grader_templates,
     integer_score,
     judge_request,
     panel_judges,
+    raise_judge_failures,
     rationale_text,
     reduce_panel,
-    run_judge,
     short_repr,
 )
 from inspect_medreason.core.metrics import breakdown
@@ -152,6 +153,7 @@ def med_cmr_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
 ) -> Scorer:
@@ -171,6 +173,7 @@ def med_cmr_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
@@ -225,7 +228,7 @@ def med_cmr_scorer(
         candidate = candidate_text(reply.reasoning_trace, reply.answer)
         outcomes: list[JudgeOutcome] = await collect(
             *[
-                run_judge(
+                ask_judge(
                     "med_cmr",
                     model,
                     messages,
@@ -239,6 +242,12 @@ def med_cmr_scorer(
                 )
                 for role, model in panel
             ]
+        )
+        # ask_judge never raises a judge's failure: under -T judge_failure=error it is
+        # raised here, naming the judge (not the task group the calls ran in).
+        raise_judge_failures(
+            settings,
+            [(role, str(model), out) for (role, model), out in zip(panel, outcomes, strict=True)],
         )
         rated = [outcome for outcome in outcomes if outcome.score is not None]
         judges = [

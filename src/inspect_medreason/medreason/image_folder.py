@@ -27,7 +27,6 @@ from inspect_medreason.core.image_confinement import (
     same_folder,
 )
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.judges import inspect_subcommand
 from inspect_medreason.core.loaders import prepare_image
 
 logger = logging.getLogger(__name__)
@@ -110,6 +109,21 @@ class ImageFolder:
                     f"differs: the file changed since, or the folder is not the run's); {NAME_IT}"
                 )
         return files
+
+
+def inspect_subcommand() -> str | None:
+    """The ``inspect`` subcommand this process runs (``eval``, ``score``, ...), or None when
+    it is not Inspect's command line (Python's ``eval()``, a test). Inspect tells a scorer
+    neither that it runs under ``inspect score`` nor which log it re-scores; this is the one
+    place the plugin reads the command line for it."""
+    argv = sys.argv
+    if len(argv) < 2:
+        return None
+    program = Path(argv[0]).name
+    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
+        "inspect_ai/__main__.py"
+    )
+    return argv[1] if is_inspect else None
 
 
 def image_folder(data_dir: str | None) -> ImageFolder:

@@ -22,7 +22,6 @@ from inspect_medreason.core.judges import (
     JudgeTemplates,
     judge_arguments,
     panel_roles,
-    require_judge_roles,
 )
 from inspect_medreason.core.loaders import LoadedCases
 from inspect_medreason.core.params import (
@@ -86,12 +85,13 @@ def judge_choices(
     open_scoring: str = "challenge",
     roles: dict[str, str] | None = None,
     templates: JudgeTemplates | None = None,
-    panels: bool = True,
 ) -> dict[str, Any]:
-    """Check the judge roles and templates at task creation (not at the first score), and
-    the record of every judge choice for the eval log. Another open scoring
-    (``open_scoring``) brings its own ``roles`` (component -> role) and built-in
-    ``templates``; ``panels`` False where each role must be one judge."""
+    """Check the judge templates at task creation (not at the first score), and the record
+    of every judge choice for the eval log. Another open scoring (``open_scoring``) brings
+    its own ``roles`` (component -> role) and built-in ``templates``. The roles themselves
+    are checked where Inspect binds them: a bad binding by the task's set-up step
+    (``judge_roles_check``), a missing role at the first score (a ``--no-score`` run,
+    however it is asked for, needs no judge)."""
     if templates is None:
         templates = JudgeTemplates.load(judges.prompts)
     elif judges.prompts:
@@ -100,9 +100,6 @@ def judge_choices(
             f"open_scoring={open_scoring} its judge's built-in template is used, so drop it"
         )
     component_roles = roles or JUDGE_ROLE_BY_COMPONENT
-    require_judge_roles(
-        list(dict.fromkeys(component_roles.values())), judges.allow_self_judging, panels=panels
-    )
     return {
         "open_scoring": open_scoring,
         "roles": component_roles,
@@ -259,6 +256,7 @@ def open_ended(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_prompts: str | None = None,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     judge_temperature: float | None = None,
@@ -295,6 +293,9 @@ def open_ended(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_prompts: A folder of judge templates replacing the built-in ones.
         panel_reduce: How a judge panel's scores become one: median, mean or min.
         judge_temperature: Deprecated: give it with the judge's role
@@ -311,6 +312,7 @@ def open_ended(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,
@@ -348,6 +350,7 @@ def medreason(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_prompts: str | None = None,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     judge_temperature: float | None = None,
@@ -383,6 +386,9 @@ def medreason(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_prompts: A folder of judge templates replacing the built-in ones.
         panel_reduce: How a judge panel's scores become one: median, mean or min.
         judge_temperature: Deprecated: give it with the judge's role
@@ -399,6 +405,7 @@ def medreason(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
         temperature=judge_temperature,
         seed=judge_seed,
         max_tokens=judge_max_tokens,

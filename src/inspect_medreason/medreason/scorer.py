@@ -48,12 +48,13 @@ from inspect_medreason.core.judges import (
     JudgeSettings,
     JudgeTemplates,
     LineageWatch,
+    ask_judge,
     check_panel_reduce,
     judge_messages,
     panel_component,
     panel_judges,
     panel_metadata,
-    run_judge,
+    raise_judge_failures,
     scored_by_rule,
 )
 from inspect_medreason.core.metrics import (
@@ -316,6 +317,7 @@ async def score_open_reply(
     outcomes: dict[JudgeKind, JudgeOutcome] = {}
     calls: dict[tuple[JudgeKind, str], Any] = {}
     models: dict[str, list[str]] = {}
+    judge_names: dict[tuple[JudgeKind, str], str] = {}
     lineage_notes: list[str] = []  # judges of the tested model's lineage (core.lineage)
     if not reply.answer:
         outcomes["gt"] = scored_by_rule("gt", "empty final answer: GT_final = 0 by rule")
@@ -341,11 +343,16 @@ async def score_open_reply(
             note = lineage.check(role, model) if lineage is not None else None
             if note is not None and note not in lineage_notes:
                 lineage_notes.append(note)
-            calls[kind, role] = run_judge(
+            judge_names[kind, role] = str(model)
+            calls[kind, role] = ask_judge(
                 kind, model, messages, templates, settings, candidate=candidate, role=role
             )
-    # Every judge call of a case is independent: run them concurrently.
+    # Every judge call of a case is independent: run them concurrently (ask_judge never
+    # raises a judge's failure; under -T judge_failure=error it is raised here, after all).
     judged = dict(zip(calls, await collect(*calls.values()), strict=True))
+    raise_judge_failures(
+        settings, [(role, judge_names[kind, role], out) for (kind, role), out in judged.items()]
+    )
     panels: dict[JudgeKind, list[tuple[str, JudgeOutcome]]] = {
         kind: [("rule" if outcomes[kind].by_rule else JUDGE_ROLES[kind], outcomes[kind])]
         if kind in outcomes
@@ -403,6 +410,7 @@ def open_ended_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
 ) -> Scorer:
@@ -423,6 +431,7 @@ def open_ended_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()

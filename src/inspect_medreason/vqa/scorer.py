@@ -149,6 +149,7 @@ def vqa_scorer(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     yes_no_vocabulary: str = "default",
 ) -> Scorer:
     """Closed: yes/no under the dataset's vocabulary (``yes_no_vocabulary``: ``vqa_rad``,
@@ -163,6 +164,7 @@ def vqa_scorer(
         cache=judge_cache,
         timeout=judge_timeout,
         max_connections=judge_max_connections,
+        failure=judge_failure,
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     vocabulary = yes_no_vocabulary_of(yes_no_vocabulary)

@@ -12,7 +12,6 @@ from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     JudgeArguments,
     judge_arguments,
-    require_judge_roles,
 )
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
@@ -49,7 +48,6 @@ def vqa_task(
     closed_open: str = "release",
 ) -> Task:
     show_images = coerce_bool(images, "images")
-    require_judge_roles(["grader"], judges.allow_self_judging)
     system, user = (
         load_template("vqa_system", family="vqa"),
         load_template("vqa_user", family="vqa"),
@@ -105,6 +103,7 @@ def medreason_vqa_rad(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -139,6 +138,9 @@ def medreason_vqa_rad(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -161,6 +163,7 @@ def medreason_vqa_rad(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
@@ -187,6 +190,7 @@ def path_vqa(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -218,6 +222,9 @@ def path_vqa(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -240,6 +247,7 @@ def path_vqa(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
@@ -267,6 +275,7 @@ def slake(
     judge_cache: bool = JUDGE_DEFAULTS.cache,
     judge_timeout: float = JUDGE_DEFAULTS.timeout,
     judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
+    judge_failure: str = JUDGE_DEFAULTS.failure,
     judge_temperature: float | None = None,
     judge_seed: int | None = None,
     judge_max_tokens: int | None = None,
@@ -301,6 +310,9 @@ def slake(
             smaller).
         judge_max_connections: Concurrent calls per judge model (default: the eval's
             --max-connections, which Inspect gives a role over its own).
+        judge_failure: What a judge that fails does: ``unscored`` (the component is
+            unscored and counted) or ``error`` (the sample is an error, so
+            --fail-on-error and eval-retry act).
         judge_temperature: Deprecated: give it with the judge's role
             (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
             role sets none.
@@ -323,6 +335,7 @@ def slake(
             cache=judge_cache,
             timeout=judge_timeout,
             max_connections=judge_max_connections,
+            failure=judge_failure,
             temperature=judge_temperature,
             seed=judge_seed,
             max_tokens=judge_max_tokens,
