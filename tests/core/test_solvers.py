@@ -22,7 +22,7 @@ from utils.published_schemas import vqa_rad_parquet
 from inspect_medreason.core.prompts import load_template
 from inspect_medreason.core.solvers import RUN_SYSTEM_MESSAGE
 from inspect_medreason.medreason.medreason import mcq, open_ended
-from inspect_medreason.vqa.vqa import vqa_rad
+from inspect_medreason.vqa.vqa import medreason_vqa_rad
 
 
 def test_the_solver_prompts_per_track_and_keeps_the_images(
@@ -170,7 +170,7 @@ def test_a_template_tasks_system_prompt_follows_the_run_too(tmp_path: Path) -> N
     for run_message in (None, "Answer briefly."):
         seen.clear()
         [log] = eval(
-            vqa_rad(data=str(data)),
+            medreason_vqa_rad(data=str(data)),
             model="mockllm/model",
             model_args={"custom_outputs": respond},
             model_roles={"grader": get_model("mockllm/model", custom_outputs=respond)},
