@@ -385,8 +385,19 @@ def appended_copy(source: Path, target: Path) -> Path:
         second = sample.scores["open_ended_scorer"].model_copy(deep=True)
         second.explanation = f"re-judged: {second.explanation}"
         sample.scores["open_ended_scorer1"] = second
-    [first] = [s for s in log.results.scores if s.name == "open_ended_scorer"]
-    log.results.scores.append(first.model_copy(update={"name": "open_ended_scorer1"}))
+    # a result per component and the breakdowns' result, each naming its scorer (Inspect's
+    # shape for a dictionary of metrics, as a real append writes it: test_rejudging.py)
+    first = [s for s in log.results.scores if s.scorer == "open_ended_scorer"]
+    assert first
+    log.results.scores.extend(
+        s.model_copy(
+            update={
+                "scorer": "open_ended_scorer1",
+                "name": s.name.replace("open_ended_scorer", "open_ended_scorer1"),
+            }
+        )
+        for s in first
+    )
     write_eval_log(log, str(target))
     return target
 

@@ -256,7 +256,7 @@ def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
     assert main(["shift", str(runs / "logs"), "--output", str(tmp_path / "r.md"),
                  "--examples", str(sheets)]) == 0  # fmt: skip
     names = sorted(path.name for path in sheets.iterdir())
-    assert names == [f"mockllm_model_inspect_medreason_mcq_blur-{s}.png" for s in (1, 2, 3)]
+    assert names == [f"mockllm_model_mcq_blur-{s}.png" for s in (1, 2, 3)]
     with Image.open(sheets / names[2]) as sheet:
         assert sheet.format == "PNG" and sheet.width >= 4 * 150
     # the image made again is, pixel for pixel, the one the model was sent
@@ -293,13 +293,19 @@ def test_the_other_image_families_are_reported(
     if family == "vqa_rad":
         task, data, metric = (
             medreason_vqa_rad,
-            vqa_rad_parquet(tmp_path / "vqa_rad"),
+            vqa_rad_parquet(tmp_path / "vqa_rad", textured=True),
             "VQA closed accuracy",
         )
     elif family == "gemex":
         task, data, metric = gemex, gemex_folder(tmp_path / "gemex"), "GEMeX accuracy"
     else:
         task, data, metric = medxpertqa_mm, medxpertqa_folder(tmp_path / "mx"), "MCQ Accuracy"
+    # random pixels, which a blur always changes (a uniform grey is refused as a no-op)
+    generator = np.random.default_rng(0)
+    for path in data.rglob("*"):
+        if path.suffix.lower() in {".png", ".jpg", ".jpeg"}:
+            pixels = (generator.random((16, 16)) * 200 + 20).astype(np.uint8)
+            Image.fromarray(pixels, mode="L").save(path)
     shifts: list[dict[str, Any]] = [{}, {"shift": "blur", "severity": 2}]
     for shift in shifts:
         [log] = eval(
