@@ -339,6 +339,21 @@ SLOW_TESTS = {
         "the report script in a subprocess"
     ),
     "tests/docs/test_test_order.py": "pytest itself in subprocesses, shuffled and replayed",
+    "tests/cli/test_shift_report.py::test_open_ended_answers_are_compared_and_the_plot_names_each_line": (
+        "an open-ended run judged clean and shifted, then the report and its plot"
+    ),
+    "tests/cli/test_shift_report.py::test_the_other_image_families_are_reported": (
+        "three image families, each run clean and blurred"
+    ),
+    "tests/core/test_image_sensitive_model.py::test_a_shift_run_with_it_shows_a_drop_the_report_finds": (
+        "the reference model's clean and shifted runs, then the report"
+    ),
+    "tests/robustness/test_http_judges.py::test_judge_max_connections_sizes_the_judges_pool_apart_from_the_eval": (
+        "judges over HTTP held at their pool size, timed"
+    ),
+    "tests/robustness/test_fault_injection.py::test_faulty_judges_and_hostile_replies_never_error_a_sample": (
+        "24 cases judged by a server that hangs, errs and echoes"
+    ),
     "tests/core/test_shift_statistics.py::test_the_interval_covers_and_the_test_holds_its_level_on_shared_images": (
         "500 simulated datasets per scenario, each an interval and a sign-flip test"
     ),
