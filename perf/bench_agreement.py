@@ -60,15 +60,20 @@ def make_log(data: Path, log_dir: Path) -> Path:
 
 
 def copy_logs(source: Path, folder: Path, count: int) -> None:
-    """``count`` copies of ``source``, each a run of its own (eval and task ids) judged by
-    judge models of their own names."""
+    """``count`` copies of ``source``, each a run of its own (eval and task ids) and a
+    judging of its own (its judges' explanations name the copy: ``agreement`` counts a
+    judging held by several files once), judged by judge models of their own names."""
     from inspect_ai.log import read_eval_log, write_eval_log
 
     log = read_eval_log(str(source))
     harness.require_success("inspect_medreason/open_ended", log)
     folder.mkdir(parents=True, exist_ok=True)
     roles = dict(log.eval.model_roles or {})
+    scores = [score for sample in log.samples or [] for score in (sample.scores or {}).values()]
+    explanations = [score.explanation for score in scores]
     for index in range(count):
+        for score, explanation in zip(scores, explanations, strict=True):
+            score.explanation = f"{explanation} (judging {index})"
         log.eval.eval_id = f"copy{index:05d}"
         log.eval.task_id = f"task{index:05d}"
         log.eval.run_id = f"run{index:05d}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import datasets
+import numpy as np
 from PIL import Image
 
 # (question, reference answer) of the test split; the train split has one row.
@@ -20,6 +21,13 @@ TEST_ROWS = [
 ]
 
 
+def checkerboard(shade: int) -> Image.Image:
+    """An 8 x 8 picture with edges (a checkerboard, its dark squares ``shade``-dependent):
+    an image shift always changes it, where a uniform grey would be refused as a no-op."""
+    squares = np.indices((8, 8)).sum(axis=0) % 2
+    return Image.fromarray((squares * 200 + 10 + 5 * shade).astype(np.uint8), mode="L")
+
+
 def published_snapshot(root: Path) -> Path:
     """The hub snapshot: one parquet shard per split under data/, images stored inside."""
     (root / "data").mkdir(parents=True, exist_ok=True)
@@ -27,7 +35,7 @@ def published_snapshot(root: Path) -> Path:
     for split, rows in splits.items():
         datasets.Dataset.from_dict(
             {
-                "image": [Image.new("L", (8, 8), 40 * i) for i in range(len(rows))],
+                "image": [checkerboard(i) for i in range(len(rows))],
                 "question": [question for question, _ in rows],
                 "answer": [answer for _, answer in rows],
             }

@@ -146,5 +146,7 @@ def test_a_failed_batch_leaves_its_components_unscored_and_counted(
         assert isinstance(value, dict) and all(math.isnan(value[c]) for c in COMPONENTS)
     assert all(record["failure"].startswith("judge batch failed") for record in judge_records(log))
     assert log.results is not None
-    [scores] = log.results.scores
-    assert all(scores.metrics[f"{c}_unscored"].value == 3 for c in COMPONENTS)
+    # a result per component (Inspect's shape for a dictionary of metrics), each counting
+    # its unscored cases
+    by_name = {score.name: score for score in log.results.scores}
+    assert all(by_name[c].unscored_samples == 3 for c in COMPONENTS), by_name
