@@ -112,11 +112,11 @@ def test_agreement_on_many_logs_and_a_large_reference_is_fast_or_refused(
     assert log.status == "success"
     many = tmp_path / "many"
     # each copy a judging of its own (agreement counts one judging held by several files once)
-    scores = [score for sample in log.samples or [] for score in (sample.scores or {}).values()]
-    explanations = [score.explanation for score in scores]
+    judged = [score for sample in log.samples or [] for score in (sample.scores or {}).values()]
+    explanations = [score.explanation for score in judged]
     for index in range(120):
         log.eval.eval_id, log.eval.task_id = f"e{index}", f"t{index}"
-        for score, explanation in zip(scores, explanations, strict=True):
+        for score, explanation in zip(judged, explanations, strict=True):
             score.explanation = f"{explanation} (judging {index})"
         write_eval_log(log, str(many / f"run_{index:04d}.eval"))
     start = time.perf_counter()
