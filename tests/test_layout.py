@@ -1,6 +1,6 @@
 """The package's layout is its architecture: the families and ``core`` never import the
 ``medreason`` command (``cli``), ``core`` imports no family, and the command's modules
-import one way, never its table of subcommands (``cli/main.py``)."""
+import one way, never its table of subcommands (``cli/commands.py``)."""
 
 from __future__ import annotations
 
@@ -60,27 +60,43 @@ def test_the_package_root_holds_only_the_registry_and_its_packages() -> None:
     assert modules == ["__init__.py", "_registry.py"], modules
 
 
-def test_the_medreason_command_modules_never_import_its_table_and_have_no_cycle() -> None:
-    """Each subcommand declares its arguments in its own module (``add_parsers``) and
-    ``cli/main.py`` imports them all: none of them imports ``main``, even in a function,
-    and their module-level imports form no cycle."""
-    cli = {
-        path.stem: path
-        for path in (PACKAGE / "cli").glob("*.py")
-        if path.stem not in ("__init__", "__main__")
+def package_modules() -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its ``__init__``)."""
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return modules
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Which of the package's modules each imports, at its top or inside a function
+    (``from package import module`` counts as importing the module)."""
+    modules = package_modules()
+    return {
+        name: {m for m in imported_modules(path) if m in modules} - {name}
+        for name, path in modules.items()
     }
-    table = "inspect_medreason.cli.main"
-    for name, path in cli.items():
-        if name != "main":
-            assert table not in imported_modules(path), path
-    prefix = "inspect_medreason.cli."
-    graph = {
-        name: {m.removeprefix(prefix) for m in module_level_imports(path)} & cli.keys() - {name}
-        for name, path in cli.items()
-    }
-    assert "command_line" in graph["challenge"] and "leaderboard" in graph["main"]
-    # raises graphlib.CycleError naming the modules of a cycle
-    assert len(list(graphlib.TopologicalSorter(graph).static_order())) == len(cli)
+
+
+def test_the_package_has_no_import_circle() -> None:
+    """No module reaches itself through the modules it imports, not even through an import
+    inside a function: each package below imports only what is beneath it."""
+    graph = import_graph()
+    # raises graphlib.CycleError naming the modules of a circle
+    order = list(graphlib.TopologicalSorter(graph).static_order())
+    assert len(order) == len(graph)
+    assert "inspect_medreason.analysis.logs" in graph["inspect_medreason.analysis.export"]
+
+
+def test_the_medreason_command_table_is_imported_by_no_module() -> None:
+    """``cli/commands.py`` is the table of subcommands: nothing imports it but the command's
+    entry points."""
+    table = "inspect_medreason.cli.commands"
+    entry_points = {"inspect_medreason.cli", "inspect_medreason.cli.__main__"}
+    importers = {name for name, imports in import_graph().items() if table in imports}
+    assert importers == entry_points, importers
 
 
 def test_the_core_package_map_names_every_module() -> None:

@@ -17,8 +17,7 @@ from inspect_ai import eval
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 
-from inspect_medreason.cli import main
-from inspect_medreason.cli.agreement import (
+from inspect_medreason.analysis.agreement import (
     icc_two_way,
     krippendorff_alpha,
     quadratic_kappa,
@@ -26,6 +25,7 @@ from inspect_medreason.cli.agreement import (
     score_confusion,
     score_counts,
 )
+from inspect_medreason.cli import main
 from inspect_medreason.medreason.medreason import open_ended
 
 
@@ -77,7 +77,7 @@ def test_weighted_kappa_and_confusion_equal_scikit_learns_on_random_raters() -> 
 def test_alpha_of_resampled_score_counts_equals_alpha_of_the_matrix() -> None:
     """The bootstrap resamples rows of per-case score counts; each resample must give the
     alpha of the same cases' ratings matrix (gaps, unrated cases, one-value resamples)."""
-    from inspect_medreason.cli.agreement import _ordinal_alpha_of_rows
+    from inspect_medreason.analysis.agreement import _ordinal_alpha_of_rows
 
     rng = np.random.default_rng(3)
     for _ in range(200):

@@ -16,8 +16,7 @@ import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 from utils.rated_logs import judged_log
 
-from inspect_medreason.cli import main
-from inspect_medreason.cli.agreement import (
+from inspect_medreason.analysis.agreement import (
     MAX_RATERS,
     Estimate,
     _pair,
@@ -26,6 +25,7 @@ from inspect_medreason.cli.agreement import (
     quadratic_kappa,
     spearman,
 )
+from inspect_medreason.cli import main
 
 
 def _same(ours: Estimate, expected: Estimate) -> None:

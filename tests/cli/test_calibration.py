@@ -12,14 +12,13 @@ import pytest
 from conftest import write_json
 from utils.rated_logs import judged_log, page_cases, ratings_document
 
-from inspect_medreason.cli import main
-from inspect_medreason.cli.agreement import (
+from inspect_medreason.analysis.agreement import (
     Estimate,
     bootstrap_estimate,
     quadratic_kappa,
     spearman,
 )
-from inspect_medreason.cli.calibration import (
+from inspect_medreason.analysis.calibration import (
     MIN_CASES,
     FitData,
     LoggedScores,
@@ -32,7 +31,8 @@ from inspect_medreason.cli.calibration import (
     kfold_splits,
     read_calibration,
 )
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.cli import main
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import bootstrap_interval
 
@@ -255,7 +255,7 @@ def test_a_calibration_is_refused_for_a_log_of_other_judges(
 ) -> None:
     other = judged_log(tmp_path, 3, truth=truth, distort=distort, judge_model="mockllm/other-judge")
     calibration = read_calibration(copy_of(alice_calibration, tmp_path))
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         calibrated_means(other, calibration)
     text = "\n".join(caught.value.problems)
     assert "models.grader: calibrated for mockllm/model, the log has mockllm/other-judge" in text
@@ -284,7 +284,7 @@ def test_a_damaged_calibration_file_is_a_message(
     document = json.loads(alice_calibration)
     edit(document)
     path = write_json(tmp_path / "damaged.json", document)
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_calibration(path)
     assert any(expected in p for p in caught.value.problems), caught.value.problems
 
@@ -449,7 +449,7 @@ def test_an_edited_calibration_file_is_refused_naming_what_changed(
     read_calibration(copy_of(alice_calibration, tmp_path))  # as written: accepted
     edit(document)
     path = write_json(tmp_path / "edited.json", document)
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_calibration(path)
     assert any(changed in p for p in caught.value.problems), caught.value.problems
     code = main(["leaderboard", str(round_["log"]), "--calibration", str(path)])
@@ -459,14 +459,14 @@ def test_an_edited_calibration_file_is_refused_naming_what_changed(
 def test_a_map_that_is_not_its_cases_fit_is_refused_even_with_fresh_digests(
     alice_calibration: bytes, tmp_path: Path
 ) -> None:
-    from inspect_medreason.cli.calibration import INTEGRITY_KEY, integrity
+    from inspect_medreason.analysis.calibration import INTEGRITY_KEY, integrity
 
     document = json.loads(alice_calibration)
     mapped = document["components"]["rvf_trace"]["map"]
     mapped["calibrated"] = [4.0] * len(mapped["calibrated"])
     document[INTEGRITY_KEY] = integrity(document)  # digests recomputed by the editor
     path = write_json(tmp_path / "refit.json", document)
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_calibration(path)
     assert any(
         "components.rvf_trace.map is not the map its fit_cases give" in p

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from conftest import write_json
 
-from inspect_medreason.cli import main
-from inspect_medreason.cli.challenge import (
+from inspect_medreason.analysis.export import (
     CaseSpec,
     submission_problems,
 )
+from inspect_medreason.cli import main
 
 
 def predictions(*answers: dict[str, Any]) -> dict[str, Any]:

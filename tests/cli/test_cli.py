@@ -19,9 +19,9 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from scipy import stats
 from utils.metric_shapes import components_results, legacy_results
 
+from inspect_medreason.analysis.export import export_results
+from inspect_medreason.analysis.leaderboard import ModelRow, rank_rows, run_settings
 from inspect_medreason.cli import main
-from inspect_medreason.cli.challenge import export_results
-from inspect_medreason.cli.leaderboard import ModelRow, rank_rows, run_settings
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import mcq, medreason, open_ended
 
@@ -539,7 +539,7 @@ def test_the_plot_grows_with_the_rows() -> None:
 
     from PIL import Image
 
-    from inspect_medreason.cli.leaderboard import plot_png
+    from inspect_medreason.analysis.leaderboard import plot_png
 
     def height(count: int) -> int:
         rows = rank_rows(
@@ -650,7 +650,7 @@ def test_no_help_text_shows_a_doubled_percent_sign() -> None:
     as it is written."""
     import argparse
 
-    from inspect_medreason.cli.main import build_parser
+    from inspect_medreason.cli.commands import build_parser
 
     parser = build_parser()
     [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

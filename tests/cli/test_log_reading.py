@@ -18,10 +18,9 @@ from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from inspect_ai.scorer import Score, includes
 from inspect_ai.solver import generate
 
-import inspect_medreason.cli.log_reading as log_reading
-from inspect_medreason.cli import main
-from inspect_medreason.cli.challenge import _judge_row, export_results, judge_scores_from_logs
-from inspect_medreason.cli.log_reading import (
+import inspect_medreason.analysis.logs as log_reading
+from inspect_medreason.analysis.export import _judge_row, export_results, judge_scores_from_logs
+from inspect_medreason.analysis.logs import (
     LoggedSample,
     UnreadableSample,
     absent_samples,
@@ -29,6 +28,7 @@ from inspect_medreason.cli.log_reading import (
     log_header,
     logged_samples,
 )
+from inspect_medreason.cli import main
 from inspect_medreason.medreason.medreason import mcq
 
 

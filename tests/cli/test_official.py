@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from conftest import SHARED_OFFICIAL, write_json
 
-from inspect_medreason.cli import main, official
+from inspect_medreason.analysis import official
+from inspect_medreason.cli import main
 
 
 def answer(

@@ -15,7 +15,7 @@ import pytest
 from conftest import write_json
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.main import build_parser
+from inspect_medreason.cli.commands import build_parser
 
 
 def score_arguments(tmp_path: Path) -> list[str]:

@@ -21,14 +21,15 @@ import pytest
 from conftest import write_json
 from utils.rated_logs import judged_log, page_cases, ratings_document
 
-from inspect_medreason.cli import main, official, sample_data
+from inspect_medreason.analysis import official
+from inspect_medreason.cli import main, sample_data
 from inspect_medreason.core.files import OutputPathError, OutputSet
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_outputs")
 
 # The module (the package's ``main`` attribute is the function).
-main_module = importlib.import_module("inspect_medreason.cli.main")
+main_module = importlib.import_module("inspect_medreason.cli.commands")
 
 CASES = 32  # enough for calibrate's minimum of rated cases
 
@@ -309,15 +310,15 @@ def test_a_bad_output_path_is_refused_before_any_work(
 
     # each subcommand's module reads its logs itself
     for module in (
-        "challenge",
-        "leaderboard",
-        "comparison",
-        "shift",
-        "agreement",
-        "rating_page",
-        "calibration",
+        "analysis.export",
+        "analysis.leaderboard",
+        "analysis.comparison",
+        "analysis.shift",
+        "analysis.agreement",
+        "rating.page",
+        "analysis.calibration",
     ):
-        monkeypatch.setattr(f"inspect_medreason.cli.{module}.log_files", no_work)
+        monkeypatch.setattr(f"inspect_medreason.{module}.log_files", no_work)
     monkeypatch.setattr(official, "read_json", no_work)
     monkeypatch.setattr("inspect_medreason.cli.audit.audit_data", no_work)
     for index in range(len(command.outputs)):

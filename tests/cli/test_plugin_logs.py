@@ -15,8 +15,8 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import get_model
 
+from inspect_medreason.analysis.logs import log_header, plugin_task, task_files, task_name
 from inspect_medreason.cli import main
-from inspect_medreason.cli.log_reading import log_header, plugin_task, task_files, task_name
 
 
 def _run(task: object, data: Path, log_dir: Path, reply: str) -> EvalLog:

@@ -20,18 +20,18 @@ from utils.rated_logs import (
     ratings_document,
 )
 
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import log_header
 from inspect_medreason.cli import main
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.log_reading import log_header
-from inspect_medreason.cli.rating import (
+from inspect_medreason.core.prompts import load_template
+from inspect_medreason.rating.cases import (
     RATED_COMPONENTS,
     collect_candidates,
     log_rubric,
     stratified_sample,
 )
-from inspect_medreason.cli.rating_page import Blinding, build_page, words_of
-from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
-from inspect_medreason.core.prompts import load_template
+from inspect_medreason.rating.page import Blinding, build_page, words_of
+from inspect_medreason.rating.ratings_file import map_round_to_logs, read_rating_round
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating")
@@ -124,7 +124,7 @@ def test_the_page_shows_the_rubric_the_judges_were_given(tmp_path: Path) -> None
     assert "my-prompts" not in html and str(tmp_path) not in html
     # a page over logs of different rubrics is refused, naming both
     builtin = judged_log(tmp_path / "builtin", 4)
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         build_page([log, builtin], 8, 0)
     text = "\n".join(caught.value.problems)
     assert "different rubrics" in text and str(log) in text and str(builtin) in text
@@ -144,7 +144,7 @@ def test_ratings_of_another_rubric_are_refused_against_these_judges(tmp_path: Pa
     mapping, _ = map_round_to_logs(read_rating_round([good], [log]), [log])
     assert len(mapping) == 4
     other = write_json(tmp_path / "other.json", ratings_document(page_id, "bob", cases))
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         map_round_to_logs(read_rating_round([other]), [log])
     [problem] = caught.value.problems
     assert builtin_rubric_sha256()[:12] in problem and theirs[:12] in problem
@@ -215,7 +215,7 @@ def test_ratings_files_merge_and_map_back_to_their_samples(
 
 
 def problems_of(paths: list[Path]) -> list[str]:
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_rating_round(paths)
     return caught.value.problems
 
@@ -285,7 +285,7 @@ def test_ratings_of_another_page_do_not_map_to_these_logs(
     two_logs: list[Path], tmp_path: Path
 ) -> None:
     a = write_json(tmp_path / "a.json", ratings_document("0123456789abcdef", "alice", {"cfake": 1}))
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         map_round_to_logs(read_rating_round([a]), two_logs)
     [problem] = caught.value.problems
     assert problem.startswith(f"{a}: none of its 1 case(s) is a case of page 0123456789abcdef")
@@ -304,7 +304,7 @@ def test_a_case_not_on_the_page_is_named_with_its_file_and_other_problems(
     document["ratings"].append({"case": "cedited", "gt": 1, "va": 1, "rvf": 1})
     document["ratings"][0]["gt"] = 2.0
     path = write_json(tmp_path / "r.json", document)
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_rating_round([path], two_logs)
     text = "\n".join(caught.value.problems)
     assert f"{path}: case cedited: not a case of page {page_id} in these logs" in text
@@ -390,7 +390,7 @@ def test_large_images_are_scaled_down_for_the_page_and_a_large_page_is_warned(
     from PIL import Image
     from utils.rated_logs import write_cases
 
-    from inspect_medreason.cli import rating_page
+    from inspect_medreason.rating import page as rating_page
 
     data = write_cases(tmp_path / "data", 2)
     noise = np.random.default_rng(0).integers(0, 255, (1000, 1500), dtype=np.uint8)
@@ -507,7 +507,7 @@ def test_the_demo_reaches_calibrate_with_three_epochs(
 
     from inspect_ai import eval as inspect_eval
 
-    from inspect_medreason.cli.calibration import MIN_CASES
+    from inspect_medreason.analysis.calibration import MIN_CASES
 
     [log] = inspect_eval(
         "inspect_medreason/open_ended",

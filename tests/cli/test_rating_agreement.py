@@ -12,8 +12,8 @@ import pytest
 from conftest import write_json
 from utils.rated_logs import default_truth, judged_log, page_cases, ratings_document
 
+from inspect_medreason.analysis.agreement import icc_two_way, quadratic_kappa
 from inspect_medreason.cli import main
-from inspect_medreason.cli.agreement import icc_two_way, quadratic_kappa
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_agreement")

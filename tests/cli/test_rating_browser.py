@@ -16,7 +16,7 @@ import pytest
 from utils.rated_logs import judged_log
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
+from inspect_medreason.rating.ratings_file import map_round_to_logs, read_rating_round
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -387,8 +387,8 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
     import socket
     import threading
 
-    from inspect_medreason.cli.rating_page import build_page
-    from inspect_medreason.cli.rating_server import RatingServer, original_images
+    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.server import RatingServer, original_images
 
     log = judged_log(tmp_path, 5)
     page = build_page([log], 4, 0)
@@ -510,8 +510,8 @@ def test_a_per_rater_link_fixes_the_name_and_rates_as_that_rater(tmp_path: Path)
 
     from selenium.webdriver.common.by import By
 
-    from inspect_medreason.cli.rating_page import build_page
-    from inspect_medreason.cli.rating_server import RatingServer
+    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 3)
     page = build_page([log], 3, 0)
@@ -631,7 +631,7 @@ def _wait_until(driver: Any, element: str, holds: Any, timeout: float = 15.0) ->
 
 
 def _latest(store: Path, rater: str) -> dict[tuple[str, str], Any]:
-    from inspect_medreason.cli.rating_store import latest_ratings
+    from inspect_medreason.rating.store import latest_ratings
 
     return {(r.case, r.component): r.value for r in latest_ratings(store, rater)}
 
@@ -653,8 +653,8 @@ def test_a_killed_browser_loses_no_rating_the_page_said_it_kept(tmp_path: Path) 
     import random
     import threading
 
-    from inspect_medreason.cli.rating_page import build_page
-    from inspect_medreason.cli.rating_server import RatingServer
+    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 6)
     page = build_page([log], 6, 0)
@@ -753,8 +753,8 @@ def test_a_process_on_the_port_is_sent_no_token(tmp_path: Path) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from inspect_medreason.cli.rating_page import build_page
-    from inspect_medreason.cli.rating_server import RatingServer
+    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 3)
     page = build_page([log], 3, 0)
@@ -832,9 +832,9 @@ def test_a_refused_rating_stays_queued_and_any_text_typed_is_taken(tmp_path: Pat
 
     from selenium.webdriver.common.by import By
 
-    from inspect_medreason.cli.rating_page import build_page
-    from inspect_medreason.cli.rating_server import RatingServer
-    from inspect_medreason.cli.ratings_file import MAX_NOTE_CHARS, UNTYPED
+    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.ratings_file import MAX_NOTE_CHARS, UNTYPED
+    from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 4)
     page = build_page([log], 4, 0)
@@ -890,7 +890,7 @@ def test_a_refused_rating_stays_queued_and_any_text_typed_is_taken(tmp_path: Pat
                 units,
             )
         _wait_until(driver, "server-state", lambda t: t == "all ratings on the server", 30)
-        from inspect_medreason.cli.rating_store import latest_ratings
+        from inspect_medreason.rating.store import latest_ratings
 
         comments = [r.comment for r in latest_ratings(store, "Dana") if r.component == "rvf"]
         assert len(comments) == 4 and all(comments)

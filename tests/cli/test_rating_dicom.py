@@ -20,8 +20,8 @@ from numpy.typing import NDArray
 from PIL import Image
 from utils.dicom_fixtures import FILE_WINDOWS, HU, RAW, dicom_case_log, write_dicom
 
-from inspect_medreason.cli.rating_page import build_page
 from inspect_medreason.core.dicom import CT_PRESETS, DISPLAY_KEY, MAX_WINDOW_PRESETS
+from inspect_medreason.rating.page import build_page
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_dicom")

@@ -19,17 +19,17 @@ import pytest
 from PIL import Image
 from utils.rated_logs import judged_log
 
-from inspect_medreason.cli.agreement import read_ratings
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.rating_page import SERVED_POLICY, WrittenPage, build_page
-from inspect_medreason.cli.rating_server import (
+from inspect_medreason.analysis.agreement import read_ratings
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.rating.page import SERVED_POLICY, WrittenPage, build_page
+from inspect_medreason.rating.ratings_file import map_round_to_logs, read_rating_round
+from inspect_medreason.rating.server import (
     MAX_BODY_BYTES,
     TOKEN_HEADER,
     RatingServer,
     original_images,
 )
-from inspect_medreason.cli.rating_store import StoreError
-from inspect_medreason.cli.ratings_file import map_round_to_logs, read_rating_round
+from inspect_medreason.rating.store import StoreError
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_server")
@@ -231,7 +231,7 @@ def test_the_original_image_is_served_beside_the_scaled_one(tmp_path: Path) -> N
 def test_a_store_that_is_not_one_is_named(tmp_path: Path, log: Path) -> None:
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
-    with pytest.raises(ChallengeError) as caught:
+    with pytest.raises(AnalysisError) as caught:
         read_rating_round([other], [log])
     assert "not a 'medreason rate --serve' store" in str(caught.value.problems)
 

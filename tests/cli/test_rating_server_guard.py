@@ -23,17 +23,17 @@ from typing import Any
 import pytest
 from utils.rated_logs import judged_log
 
-from inspect_medreason.cli import rating_server
-from inspect_medreason.cli.rating_page import WrittenPage, build_page
-from inspect_medreason.cli.rating_server import (
+from inspect_medreason.rating import server as rating_server
+from inspect_medreason.rating.page import WrittenPage, build_page
+from inspect_medreason.rating.ratings_file import MAX_NOTE_CHARS, MAX_RATER_CHARS
+from inspect_medreason.rating.server import (
     TOKEN_HEADER,
     RatingServer,
     rater_token,
     server_proof,
     token_id,
 )
-from inspect_medreason.cli.rating_store import STORE_MODE, StoreError
-from inspect_medreason.cli.ratings_file import MAX_NOTE_CHARS, MAX_RATER_CHARS
+from inspect_medreason.rating.store import STORE_MODE, StoreError
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_server_guard")
@@ -408,7 +408,8 @@ def test_a_burst_of_connections_is_answered(served: RatingServer) -> None:
 def test_served_options_are_checked_before_the_page_is_built(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspect_medreason.cli import main, rating_page
+    from inspect_medreason.cli import main
+    from inspect_medreason.rating import page as rating_page
 
     def never(*_: Any, **__: Any) -> Any:
         raise AssertionError("the page was built before the options were checked")

@@ -23,8 +23,8 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from utils.openai_stub import openai_stub
 
+from inspect_medreason.analysis.comparison import read_run
 from inspect_medreason.cli import main
-from inspect_medreason.cli.comparison import read_run
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.medreason.medreason import mcq, open_ended
 

@@ -12,8 +12,8 @@ import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
 from cli.test_cli import judged_log
+from inspect_medreason.analysis.score_values import read_score
 from inspect_medreason.cli import main
-from inspect_medreason.cli.score_values import read_score
 
 
 @pytest.mark.parametrize(

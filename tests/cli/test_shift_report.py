@@ -24,9 +24,8 @@ from PIL import Image
 from utils.published_schemas import gemex_folder, medxpertqa_folder, vqa_rad_parquet
 
 import inspect_medreason
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.main import main
-from inspect_medreason.cli.shift import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.shift import (
     PairReport,
     ShiftReport,
     ShiftRun,
@@ -36,6 +35,7 @@ from inspect_medreason.cli.shift import (
     says_poor_quality,
     summarise,
 )
+from inspect_medreason.cli.commands import main
 from inspect_medreason.core.intervals import CLUSTER_TEST, NO_INTERVAL, PairedResult
 from inspect_medreason.core.shift import judge_image_files
 from inspect_medreason.gemex.gemex import gemex
@@ -141,7 +141,7 @@ def test_runs_that_cannot_be_paired_are_refused_all_at_once_by_name(
     others = tmp_path / "others"
     run(runs / "data", others, 2, model="mockllm/other")
     run(runs / "data", others, 1, limit=30)
-    with pytest.raises(ChallengeError) as refused:
+    with pytest.raises(AnalysisError) as refused:
         build_report([str(runs / "logs"), str(others)])
     message = str(refused.value)
     assert "no clean run of that model and task" in message and "mockllm/other" in message

@@ -17,7 +17,7 @@ from inspect_ai.log import read_eval_log, write_eval_log
 from utils.rated_logs import judged_log
 
 from inspect_medreason.cli import main
-from inspect_medreason.cli.main import build_parser
+from inspect_medreason.cli.commands import build_parser
 from inspect_medreason.core import user_files
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -123,7 +123,7 @@ def test_an_oversized_file_is_refused_with_the_limit(
     assert main(["leaderboard", files["log"], "--calibration", str(big)]) != 0
     assert "larger than the 1 MiB limit for this file" in capsys.readouterr().err
     # The data files' limit, lowered so that the test writes little (read where it is used).
-    monkeypatch.setattr("inspect_medreason.cli.official.MAX_DATA_BYTES", 100)
+    monkeypatch.setattr("inspect_medreason.analysis.official.MAX_DATA_BYTES", 100)
     predictions = tmp_path / "results.json"
     predictions.write_text(json.dumps({"answers": [{"case_id": "x" * 200}]}), encoding="utf-8")
     argv = ["score", "--predictions", str(predictions), "--ground-truth", files["valid"]]

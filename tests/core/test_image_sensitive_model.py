@@ -19,7 +19,7 @@ from PIL import Image
 from scipy import ndimage
 
 import inspect_medreason
-from inspect_medreason.cli.shift import build_report
+from inspect_medreason.analysis.shift import build_report
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.image_quality import blur_effect, immerkaer_noise
 from inspect_medreason.core.offline_model import (

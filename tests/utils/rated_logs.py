@@ -22,14 +22,14 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessage, get_model
 from inspect_ai.model import ModelOutput as _ModelOutput
 
-from inspect_medreason.cli.rating import (
+from inspect_medreason.core.prompts import load_template
+from inspect_medreason.rating.cases import (
     RUBRIC_TEMPLATES,
     case_digest,
     collect_candidates,
     rubric_digest,
 )
-from inspect_medreason.cli.ratings_file import RATINGS_FORMAT
-from inspect_medreason.core.prompts import load_template
+from inspect_medreason.rating.ratings_file import RATINGS_FORMAT
 
 COMPONENTS = ("gt", "va", "rvf")
 # A judge's rationale no rater may see: the page is checked for it.

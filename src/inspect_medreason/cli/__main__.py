@@ -2,6 +2,6 @@
 
 import sys
 
-from inspect_medreason.cli.main import main
+from inspect_medreason.cli.commands import main
 
 sys.exit(main())

@@ -2,7 +2,7 @@
 endings of options that read or write a file, ``-`` as standard output, the argument types,
 the report options (``--format``, ``--output``, ``--plot``, ``--force``) and their writing,
 and the printing of problems and notes. Each subcommand declares its own arguments beside
-its code (an ``add_parsers`` in its module); ``cli/main.py`` lists the subcommands."""
+its code (an ``add_parsers`` in its module); ``cli/commands.py`` lists the subcommands."""
 
 from __future__ import annotations
 

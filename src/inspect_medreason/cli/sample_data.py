@@ -9,7 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.cli.command_line import EXIT_OK, Subcommands
 from inspect_medreason.core.files import (
     cannot_write,
@@ -58,7 +58,7 @@ def cmd_sample_data(args: argparse.Namespace) -> int:
     target = output_path(args.directory.rstrip("/") or args.directory)
     resolve_output(target)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise ChallengeError([f"{target} exists and is not an empty folder; choose a new folder"])
+        raise AnalysisError([f"{target} exists and is not an empty folder; choose a new folder"])
     check_writable_folder(target)
     # Copied beside the target and renamed into place: an interrupted or failed copy (a full
     # disk) leaves nothing, neither the copy nor the folders made for it.

@@ -30,15 +30,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.rating import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
+from inspect_medreason.rating.cases import (
     RATED_COMPONENTS,
     Candidate,
     case_digest,
     collect_candidates,
 )
-from inspect_medreason.core.errors import describe_error
-from inspect_medreason.core.user_files import MAX_RATINGS_BYTES, UserFileError, read_user_bytes
 
 RATINGS_FORMAT = "medreason-ratings"
 RATINGS_VERSION = 2
@@ -399,7 +399,7 @@ def is_timestamp(value: Any) -> bool:
 def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None) -> RatingRound:
     """Several raters' files merged into one round: one page, one file per rater. With the
     logs, a case id of a file that is no case of its page in them is one of that file's
-    problems. Raises ChallengeError listing every problem of every file."""
+    problems. Raises AnalysisError listing every problem of every file."""
     problems: list[str] = []
     known: KnownCases = None
     if logs is not None:
@@ -409,7 +409,7 @@ def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None)
             return {case_digest(page_id, c.ref) for c in candidates}
 
     # a circular import otherwise: the store reads into this module's RatingRound
-    from inspect_medreason.cli.rating_store import is_store, read_store
+    from inspect_medreason.rating.store import is_store, read_store
 
     rounds: list[RatingRound] = []
     for path in paths:
@@ -429,9 +429,9 @@ def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None)
             if one_file is not None:
                 rounds.append(one_file)
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     if not rounds:
-        raise ChallengeError(["no ratings given"])
+        raise AnalysisError(["no ratings given"])
     merged = RatingRound(rounds[0].page_id, rounds[0].rubric_sha256, rounds[0].page_cases)
     first = rounds[0].files[next(iter(rounds[0].files))]
     by_key: dict[str, str] = {}
@@ -461,7 +461,7 @@ def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None)
         by_key[rater_key(rater)] = rater
         merged.add(one, rater)
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     return merged
 
 
@@ -469,7 +469,7 @@ def map_round_to_logs(
     rated: RatingRound, logs: Sequence[Path]
 ) -> tuple[dict[str, Candidate], list[str]]:
     """Each rated (or skipped) case id -> the logged sample it shows, by recomputing the
-    digests over the logs' rateable cases. Raises ChallengeError naming each file's ids
+    digests over the logs' rateable cases. Raises AnalysisError naming each file's ids
     that map to none of them, and ratings made against another rubric than the judges'."""
     candidates, notes = collect_candidates(logs)
     by_digest = {case_digest(rated.page_id, c.ref): c for c in candidates}
@@ -480,7 +480,7 @@ def map_round_to_logs(
         if unknown:
             problems += _not_on_page(path, rated.page_id, unknown, len(cases))
     if problems:
-        raise ChallengeError([*problems, *notes])
+        raise AnalysisError([*problems, *notes])
     wanted = {case for rater in rated.files for case in _touched(rated, rater)}
     mapping = {case: by_digest[case] for case in wanted}
     other_rubrics: dict[str, list[Path]] = defaultdict(list)
@@ -490,7 +490,7 @@ def map_round_to_logs(
         if digest != rated.rubric_sha256 and candidate.path not in other_rubrics[digest]:
             other_rubrics[digest].append(candidate.path)
     if other_rubrics:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path}: the raters read rubric {rated.rubric_sha256[:12]}, but the judges of "
                 f"{', '.join(map(str, paths))} were given rubric {digest[:12]} (other "

@@ -31,7 +31,6 @@ import base64
 import functools
 import hashlib
 import html
-import io
 import itertools
 import json
 import math
@@ -46,7 +45,18 @@ from typing import Any, Literal
 import numpy as np
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.cli.challenge import ChallengeError, log_files
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files
+from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.judgings import OPEN_SCORER, is_score_of, member_models, score_names
+from inspect_medreason.analysis.logs import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+    one_attempt_per_run,
+)
+from inspect_medreason.analysis.score_values import duplicated, left_out, read_score
 from inspect_medreason.cli.command_line import (
     DATA_FILE,
     EXIT_OK,
@@ -56,24 +66,15 @@ from inspect_medreason.cli.command_line import (
     check_outputs,
     emit,
 )
-from inspect_medreason.cli.judgings import OPEN_SCORER, is_score_of, member_models, score_names
-from inspect_medreason.cli.log_reading import (
-    LoggedSample,
-    UnreadableSample,
-    log_header,
-    logged_samples,
-    one_attempt_per_run,
-)
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
-from inspect_medreason.cli.rating import RATED_COMPONENTS, SampleRef
-from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
-from inspect_medreason.cli.score_values import duplicated, left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import LEVEL, SEED, Interval
 from inspect_medreason.core.judges import bound_role_models, panel_members
 from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
+from inspect_medreason.rating.cases import RATED_COMPONENTS, SampleRef
+from inspect_medreason.rating.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
@@ -282,7 +283,7 @@ def read_ratings(
     hold it (:func:`judging_digest`); with ``scorer``, only that score of each log is read
     (a log without it is left out and named)."""
     if scorer is not None and not is_score_of(scorer, OPEN_SCORER):
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"--scorer {scorer!r}: agreement reads the judges' {OPEN_SCORER!r} scores "
                 f"(and their re-judgings, {OPEN_SCORER}1, ...)"
@@ -307,7 +308,7 @@ def read_ratings(
     # replies (a re-judged copy keeps the run's task_id) are each their own raters.
     attempts = one_attempt_per_run(headers, judgings="each")
     if attempts.conflicts:
-        raise ChallengeError(attempts.conflicts)
+        raise AnalysisError(attempts.conflicts)
     notes += attempts.notes
     logs = [path for path, _ in attempts.used]
     runs = Counter(header.eval.task_id for _, header in attempts.used)
@@ -460,14 +461,14 @@ def _read_reference(path: Path, ratings: Ratings) -> list[str]:
         data = read_user_bytes(path, MAX_DATA_BYTES, "reference scores")
         document = json.loads(data.decode("utf-8"))
     except UserFileError as error:
-        raise ChallengeError([str(error)]) from None
+        raise AnalysisError([str(error)]) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ChallengeError([f"{path}: not a readable JSON file ({error})"]) from error
+        raise AnalysisError([f"{path}: not a readable JSON file ({error})"]) from error
     except RecursionError as error:
-        raise ChallengeError([f"{path}: JSON nested too deeply to read"]) from error
+        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
     rows = document.get("scores") if isinstance(document, dict) else document
     if not isinstance(rows, list):
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f'{path}: expected {{"scores": [{{"case_id", "gt_final", '
                 '"va_answer", "rvf_trace"}, ...]} (judge_scores.json)'
@@ -497,7 +498,7 @@ def _read_reference(path: Path, ratings: Ratings) -> list[str]:
             final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
             ratings["va_final"].setdefault(REFERENCE, {})[case] = int(final)
     if problems:
-        raise ChallengeError([*problems, "every row of a reference names its case_id"])
+        raise AnalysisError([*problems, "every row of a reference names its case_id"])
     return left
 
 
@@ -506,7 +507,7 @@ def _check_rater_count(ratings: Ratings, where: str) -> None:
     input."""
     count = max(len(by_rater) for by_rater in ratings.values())
     if count > MAX_RATERS:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{count} raters {where}, and agreement compares at most {MAX_RATERS} (every "
                 "pair of raters is bootstrapped: the work grows with the square of their "
@@ -846,10 +847,7 @@ def _html(results: list[ComponentAgreement], notes: list[str]) -> str:
 
 def plot_png(results: list[ComponentAgreement]) -> bytes:
     """Per component: the first pair's confusion heat map and every rater's distribution."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     figure, axes = plt.subplots(len(results), 2, figsize=(10, 3.2 * len(results)), squeeze=False)
     for row, result in enumerate(results):
@@ -874,10 +872,7 @@ def plot_png(results: list[ComponentAgreement]) -> bytes:
         if result.distributions:
             bars.legend(fontsize=7)
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100)
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure, dpi=100)
 
 
 # --- the command line: medreason agreement ------------------------------------------------
@@ -927,7 +922,7 @@ def add_parsers(commands: Subcommands) -> None:
 def cmd_agreement(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, [*args.logs, args.reference, *args.ratings])
     if args.reference and args.ratings:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 "--reference and --ratings key cases differently (case ids, a page's blinded "
                 "ids): give one of them"
@@ -944,7 +939,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if not any(len(raters) >= 2 for raters in ratings.values()):
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
                 "several logs judging the same cases, or --reference scores"

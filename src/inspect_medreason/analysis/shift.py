@@ -29,23 +29,25 @@ import numpy as np
 from inspect_ai.log import read_eval_log
 from PIL import Image, ImageDraw
 
-from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
+from inspect_medreason.analysis.comparison import (
+    LEADERBOARD_METRICS,
+    _add_case_values,
+)
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files, medreason_headers
+from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.logs import (
+    LoggedSample,
+    UnreadableSample,
+    logged_samples,
+    task_name,
+)
 from inspect_medreason.cli.command_line import (
     EXIT_OK,
     Subcommands,
     add_report_arguments,
     check_outputs,
     emit,
-)
-from inspect_medreason.cli.comparison import (
-    LEADERBOARD_METRICS,
-    _add_case_values,
-)
-from inspect_medreason.cli.log_reading import (
-    LoggedSample,
-    UnreadableSample,
-    logged_samples,
-    task_name,
 )
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
@@ -211,7 +213,7 @@ def _grid_key(path: Path, sample: LoggedSample) -> tuple[str | None, int, str]:
     """A grid run's sample: its shift, severity and case id, from its shift record."""
     record = sample.metadata.get("shift")
     if not isinstance(record, dict) or not isinstance(record.get("case"), str):
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path}: sample {str(sample.id)!r} of a grid run has no readable shift record "
                 "(an edited log?)"
@@ -221,7 +223,7 @@ def _grid_key(path: Path, sample: LoggedSample) -> tuple[str | None, int, str]:
     if name is None and severity == 0:
         return None, 0, record["case"]
     if name not in SHIFTS or isinstance(severity, bool) or severity not in SEVERITIES:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path}: sample {str(sample.id)!r}: shift {name!r} severity {severity!r} is "
                 "not one a task writes (an edited log?)"
@@ -238,7 +240,7 @@ def read_shift_runs(path: Path, header: Any) -> list[ShiftRun]:
     try:
         shift, severity, seed, judge_image = _shift_of(path, metadata)
     except ValueError as error:
-        raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
+        raise AnalysisError([f"{path}: {error} (an edited log?)"]) from error
     record = metadata.get("shift")
     grid = isinstance(record, dict) and isinstance(record.get("grid"), list)
     collected: dict[tuple[str | None, int], _Collected] = defaultdict(_Collected)
@@ -252,10 +254,10 @@ def read_shift_runs(path: Path, header: Any) -> list[ShiftRun]:
                 collected[(name, level)].add(sample.model_copy(update={"id": case}))
             else:
                 collected[(shift, severity)].add(sample)
-    except ChallengeError:
+    except AnalysisError:
         raise
     except Exception as error:  # a damaged file: nothing of it is reported
-        raise ChallengeError(
+        raise AnalysisError(
             [f"{path}: its samples cannot be read ({describe_error(error)})"]
         ) from error
     data = metadata.get("data") if isinstance(metadata.get("data"), dict) else {}
@@ -384,9 +386,9 @@ def pair_runs(runs: list[ShiftRun]) -> list[tuple[ShiftRun, ShiftRun]]:
             continue
         pairs.append((found[0], run))
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     if not pairs:
-        raise ChallengeError(
+        raise AnalysisError(
             ["no shifted run among the logs given (a run with -T shift=... -T severity=1..3)"]
         )
     return pairs
@@ -469,7 +471,7 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
 def build_report(paths: list[str]) -> ShiftReport:
     runs, notes = read_runs(paths)
     if not runs:
-        raise ChallengeError(["no finished MedReason eval log among the paths given", *notes])
+        raise AnalysisError(["no finished MedReason eval log among the paths given", *notes])
     pairs = pair_runs(runs)
     reports = [report_pair(clean, shifted) for clean, shifted in pairs]
     reports.sort(
@@ -819,10 +821,7 @@ def plot_png(report: ShiftReport) -> bytes:
     the clean mean at severity 0, each severity's mean with the 95% interval of its change
     drawn from the clean mean; one line per model, task, seed and judge image, each named in
     the legend with its case count."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     shifts = sorted({p.shifted.shift or "" for p in report.pairs})
     metrics = [m for m in SHIFT_METRICS if any(m in p.metrics for p in report.pairs)]
@@ -875,10 +874,7 @@ def plot_png(report: ShiftReport) -> bytes:
             axis.legend(fontsize=6, loc="lower left")
     figure.text(0.01, 0.005, PLOT_CAPTION, fontsize=7, wrap=True)
     figure.tight_layout(rect=(0, 0.06, 1, 1))
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure, dpi=110)
 
 
 # --- contact sheets: the images each shifted run's model saw ---------------------------
@@ -1015,7 +1011,7 @@ def cmd_shift(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, args.logs)
     examples = Path(args.examples) if args.examples else None
     if examples is not None and examples.exists() and not examples.is_dir():
-        raise ChallengeError([f"--examples {examples}: not a folder"])
+        raise AnalysisError([f"--examples {examples}: not a folder"])
     report = build_report(args.logs)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)

@@ -24,7 +24,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.cli.challenge import ChallengeError, log_files
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files
 from inspect_medreason.cli.command_line import (
     EXIT_OK,
     TOGETHER,
@@ -33,7 +34,9 @@ from inspect_medreason.cli.command_line import (
     positive_int,
     print_notes,
 )
-from inspect_medreason.cli.rating import (
+from inspect_medreason.core.files import OutputSet
+from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
+from inspect_medreason.rating.cases import (
     Candidate,
     Rubric,
     SampleRef,
@@ -44,18 +47,16 @@ from inspect_medreason.cli.rating import (
     page_digest,
     stratified_sample,
 )
-from inspect_medreason.cli.ratings_file import (
+from inspect_medreason.rating.ratings_file import (
     MAX_NOTE_CHARS,
     MAX_RATER_CHARS,
     RATINGS_FORMAT,
     RATINGS_VERSION,
 )
-from inspect_medreason.core.files import OutputSet
-from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
 
 PAGE_FORMAT = "medreason-rating-page"
 PAGE_VERSION = 1
-PAGE_TEMPLATE = "rating_page.html"
+PAGE_TEMPLATE = "page.html"
 # The page's content security policy (in its template): nothing leaves a page opened from a
 # file. A served page may also talk to the server it came from, and show its images.
 PAGE_POLICY = "default-src 'none'; img-src data:;"
@@ -323,7 +324,7 @@ def _script_safe_json(value: Any) -> str:
 def render_page(data: dict[str, Any], key: Sequence[str] = ()) -> str:
     """The page, with ``key``: notes for the organizer in an HTML comment at its top (a
     browser never shows it; nothing in it may unblind a rater who reads the source)."""
-    template = (files("inspect_medreason") / "cli" / PAGE_TEMPLATE).read_text(encoding="utf-8")
+    template = (files("inspect_medreason") / "rating" / PAGE_TEMPLATE).read_text(encoding="utf-8")
     for marker in (DATA_MARKER, KEY_MARKER):
         if template.count(marker) != 1:
             raise RuntimeError(f"{PAGE_TEMPLATE}: expected one {marker} marker")
@@ -369,7 +370,7 @@ def build_page(
     scaled down for the page (None: as logged)."""
     candidates, notes = collect_candidates(logs)
     if not candidates:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 *notes,
                 "no judged open-ended case to rate: give logs of open_ended or medreason "
@@ -382,7 +383,7 @@ def build_page(
         if candidate.path not in rubrics[candidate.rubric.sha256]:
             rubrics[candidate.rubric.sha256].append(candidate.path)
     if len(rubrics) > 1:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 "the logs' judges were given different rubrics (-T judge_prompts): raters "
                 "read one rubric, so a page is made from logs of one; the rubrics:",
@@ -519,16 +520,16 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     if not args.serve and not args.output:
-        raise ChallengeError(["give --output PAGE.html (a page to send), or --serve"])
+        raise AnalysisError(["give --output PAGE.html (a page to send), or --serve"])
     if args.serve and not args.store:
-        raise ChallengeError(["--serve writes every rating to a SQLite file: give --store FILE"])
+        raise AnalysisError(["--serve writes every rating to a SQLite file: give --store FILE"])
     served_only = [f"--{n.replace('_', '-')}" for n in ("raters", "allow_host") if getattr(args, n)]
     if served_only and not args.serve:
-        raise ChallengeError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
+        raise AnalysisError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
     options = None
     if args.serve:
         # imported here: rating_server imports this module, and only --serve needs a server
-        from inspect_medreason.cli.rating_server import check_serve_options
+        from inspect_medreason.rating.server import check_serve_options
 
         options = check_serve_options(args)
     outputs = OutputSet(args.force, [*args.logs, args.data])
@@ -555,7 +556,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
     for stratum, count in page.strata.items():
         print(f"  {count:4d}  {stratum}")
     if options is not None:
-        from inspect_medreason.cli.rating_server import serve_round
+        from inspect_medreason.rating.server import serve_round
 
         serve_round(page, Path(args.store), Path(args.data) if args.data else None, args, options)
     return EXIT_OK

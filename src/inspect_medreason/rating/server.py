@@ -49,10 +49,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.rating import case_digest, case_images
-from inspect_medreason.cli.rating_page import PAGE_POLICY, SERVED_POLICY, WrittenPage
-from inspect_medreason.cli.rating_store import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.core import strict_json
+from inspect_medreason.core.user_files import UserFileError, read_user_bytes
+from inspect_medreason.rating.cases import case_digest, case_images
+from inspect_medreason.rating.page import PAGE_POLICY, SERVED_POLICY, WrittenPage
+from inspect_medreason.rating.ratings_file import (
+    MAX_NOTE_CHARS,
+    MAX_RATER_CHARS,
+    MAX_SECONDS,
+    rater_key,
+    text_problem,
+)
+from inspect_medreason.rating.store import (
     CASE_COMPONENT,
     COMPONENTS,
     StoredRating,
@@ -61,15 +70,6 @@ from inspect_medreason.cli.rating_store import (
     latest_ratings,
     open_store,
 )
-from inspect_medreason.cli.ratings_file import (
-    MAX_NOTE_CHARS,
-    MAX_RATER_CHARS,
-    MAX_SECONDS,
-    rater_key,
-    text_problem,
-)
-from inspect_medreason.core import strict_json
-from inspect_medreason.core.user_files import UserFileError, read_user_bytes
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -131,19 +131,19 @@ MAX_RATERS_FILE_BYTES = 64 * 1024
 
 def parse_raters(given: str) -> list[str]:
     """The raters of ``--raters a,b`` or ``--raters @FILE`` (a UTF-8 file of names, one a
-    line or between commas; blank lines ignored): their names, or ChallengeError naming
+    line or between commas; blank lines ignored): their names, or AnalysisError naming
     every problem."""
     if given.startswith("@"):
         try:
             data = read_user_bytes(Path(given[1:]), MAX_RATERS_FILE_BYTES, "raters file")
             text = data.decode("utf-8-sig")
         except UserFileError as error:
-            raise ChallengeError([f"--raters: {error}"]) from None
+            raise AnalysisError([f"--raters: {error}"]) from None
         except UnicodeDecodeError:
-            raise ChallengeError([f"--raters: {given[1:]} is not UTF-8 text"]) from None
+            raise AnalysisError([f"--raters: {given[1:]} is not UTF-8 text"]) from None
         parts = [p for line in text.splitlines() for p in line.split(",") if p.strip()]
         if not parts:
-            raise ChallengeError([f"--raters: {given[1:]} names no rater"])
+            raise AnalysisError([f"--raters: {given[1:]} names no rater"])
     else:
         parts = given.split(",")
     names = [" ".join(part.split()) for part in parts]
@@ -161,16 +161,16 @@ def parse_raters(given: str) -> list[str]:
             )
         seen.setdefault(rater_key(name), name)
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     return names
 
 
 def check_allowed_hosts(names: list[str]) -> list[str]:
     """``--allow-host`` values as the Host header carries them (NAME or NAME:PORT), or
-    ChallengeError naming each that is not one (a URL, a path, a space)."""
+    AnalysisError naming each that is not one (a URL, a path, a space)."""
     wrong = [n for n in names if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d+)?", n)]
     if wrong:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"--allow-host {name!r}: a host name as a browser sends it (rate.example.org, "
                 "or rate.example.org:8443), not a URL"
@@ -659,20 +659,20 @@ class ServeOptions:
 
 
 def check_serve_options(args: Any) -> ServeOptions:
-    """The served options' values, or one ChallengeError naming every problem of them."""
+    """The served options' values, or one AnalysisError naming every problem of them."""
     problems: list[str] = []
     raters: list[str] | None = None
     allowed: list[str] = []
     try:
         raters = parse_raters(args.raters) if args.raters else None
-    except ChallengeError as error:
+    except AnalysisError as error:
         problems += error.problems
     try:
         allowed = check_allowed_hosts(args.allow_host or [])
-    except ChallengeError as error:
+    except AnalysisError as error:
         problems += error.problems
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     return ServeOptions(raters, allowed)
 
 
@@ -708,9 +708,9 @@ def serve_round(
             allowed,
         )
     except StoreError as error:
-        raise ChallengeError([str(error)]) from error
+        raise AnalysisError([str(error)]) from error
     except OSError as error:
-        raise ChallengeError(
+        raise AnalysisError(
             [f"cannot serve on {args.host}:{args.port} ({error}): give another --port"]
         ) from error
     print(f"serving page {page.page_id} ({page.cases} cases); ratings go to {store}")

@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.cli.agreement import (
+from inspect_medreason.analysis.agreement import (
     Estimate,
     kappas,
     quadratic_kappa,
@@ -58,7 +58,14 @@ from inspect_medreason.cli.agreement import (
     spearman,
     spearmans,
 )
-from inspect_medreason.cli.challenge import ChallengeError, log_files
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files
+from inspect_medreason.analysis.logs import (
+    UnreadableSample,
+    log_header,
+    logged_samples,
+    task_record,
+)
 from inspect_medreason.cli.command_line import (
     EXIT_OK,
     RATINGS_FILE,
@@ -68,15 +75,7 @@ from inspect_medreason.cli.command_line import (
     print_notes,
     printed_output,
 )
-from inspect_medreason.cli.log_reading import (
-    UnreadableSample,
-    log_header,
-    logged_samples,
-    task_record,
-)
 from inspect_medreason.cli.markdown import markdown_text
-from inspect_medreason.cli.rating import RATED_COMPONENTS, SCORER, Candidate
-from inspect_medreason.cli.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.files import OutputSet
@@ -95,6 +94,8 @@ from inspect_medreason.core.user_files import (
     UserFileError,
     read_user_bytes,
 )
+from inspect_medreason.rating.cases import RATED_COMPONENTS, SCORER, Candidate
+from inspect_medreason.rating.ratings_file import RatingRound, map_round_to_logs, read_rating_round
 
 CALIBRATION_FORMAT = "medreason-calibration"
 CALIBRATION_VERSION = 1
@@ -355,9 +356,9 @@ def calibrate(
     logs: Sequence[Path], people: RatingRound, folds: int = FOLDS, seed: int = 0
 ) -> tuple[dict[str, Any], list[FitFigures], list[str]]:
     """The calibration document, its figures per component, and notes. Raises
-    ChallengeError for too few ratings or logs judged by different judges."""
+    AnalysisError for too few ratings or logs judged by different judges."""
     if not 2 <= folds <= MIN_CASES:
-        raise ChallengeError([f"--folds {folds}: give 2 to {MIN_CASES} folds"])
+        raise AnalysisError([f"--folds {folds}: give 2 to {MIN_CASES} folds"])
     mapping, notes = map_round_to_logs(people, logs)
     identities: dict[str, tuple[dict[str, Any], list[Path]]] = {}
     for path in sorted({c.path for c in mapping.values()}):
@@ -365,7 +366,7 @@ def calibrate(
         key = json.dumps(identity, sort_keys=True)
         identities.setdefault(key, (identity, []))[1].append(path)
     if len(identities) > 1:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 "the rated cases were judged by different judges or prompts; calibrate one "
                 "set of judges at a time:",
@@ -389,7 +390,7 @@ def calibrate(
         if len(data[component].judge) < MIN_CASES
     ]
     if short:
-        raise ChallengeError(short)
+        raise AnalysisError(short)
     results = [fit_component(c, data[c], folds, seed) for c in COMPONENTS]
     document = {
         "format": CALIBRATION_FORMAT,
@@ -603,15 +604,15 @@ def read_calibration(path: Path) -> Calibration:
         data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
         document = json.loads(data.decode("utf-8"))
     except UserFileError as error:
-        raise ChallengeError([str(error)]) from None
+        raise AnalysisError([str(error)]) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ChallengeError(
+        raise AnalysisError(
             [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
         ) from error
     except RecursionError as error:
-        raise ChallengeError([f"{path}: JSON nested too deeply to read"]) from error
+        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
     if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
-        raise ChallengeError([f"{path}: not a calibration file written by medreason calibrate"])
+        raise AnalysisError([f"{path}: not a calibration file written by medreason calibrate"])
     if document.get("version") != CALIBRATION_VERSION:
         problems.append(
             f"{path}: version {document.get('version')!r}; this medreason reads version "
@@ -675,7 +676,7 @@ def read_calibration(path: Path) -> Calibration:
     if type(count) is not int or count < 1:
         problems.append(f"{path}: rater_count is {count!r}, not a number of raters")
     if problems:
-        raise ChallengeError(problems)
+        raise AnalysisError(problems)
     assert isinstance(judges, dict) and isinstance(count, int)
     return Calibration(path, judges, maps, count, fits)
 
@@ -806,12 +807,12 @@ def calibrated_mean(
 
 
 def logged_scores(path: Path, header: EvalLog, calibration: Calibration) -> dict[str, LoggedScores]:
-    """Per component, a log's judge scores (``LoggedScores``). Raises ChallengeError when
+    """Per component, a log's judge scores (``LoggedScores``). Raises AnalysisError when
     the log's judges are not the ones calibrated."""
     found = judge_identity(header)
     differences = identity_mismatch(calibration.judges, found)
     if differences:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path}: judged by other judges or prompts than {calibration.path} was "
                 f"calibrated for",
@@ -893,7 +894,7 @@ def add_calibrated_means(
 ) -> dict[str, dict[str, CalibratedMean]]:
     """Per row (by model label), each judge metric's calibrated mean from the log the raw
     metric came from (``row.sources``); stored on the row as ``row.calibrated`` and never in
-    place of the raw metric. Raises ChallengeError when a log's judges are not the ones
+    place of the raw metric. Raises AnalysisError when a log's judges are not the ones
     calibrated."""
     cache: dict[str, dict[str, CalibratedMean]] = {}
     problems: list[str] = []
@@ -905,14 +906,14 @@ def add_calibrated_means(
             if source not in cache:
                 try:
                     cache[source] = calibrated_means(Path(source), calibration)
-                except ChallengeError as error:
+                except AnalysisError as error:
                     problems += error.problems
                     cache[source] = {}
             found = cache[source].get(component)
             if found is not None:
                 row.calibrated[calibrated_label(name)] = found
     if problems:
-        raise ChallengeError(list(dict.fromkeys(problems)))
+        raise AnalysisError(list(dict.fromkeys(problems)))
     return {row.model: dict(row.calibrated) for row in rows}
 
 

@@ -583,8 +583,8 @@ def _print_warnings(warnings: list[str], strict: bool) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    # imported here: cli/challenge.py imports this module
-    from inspect_medreason.cli.challenge import ChallengeError
+    # imported here: analysis/export.py imports this module
+    from inspect_medreason.analysis.errors import AnalysisError
 
     outputs = OutputSet(args.force, [args.predictions, args.ground_truth, args.judge_scores])
     if args.output:
@@ -596,12 +596,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         read_json(Path(args.judge_scores), "judge scores", outcome) if args.judge_scores else None
     )
     if outcome.problems:
-        raise ChallengeError(outcome.problems)
+        raise AnalysisError(outcome.problems)
     scored = score_like_official(predictions, truth, judged)
     text = metrics_text(scored.result, args.pretty, scored) if scored.result else None
     _print_warnings(scored.warnings, args.strict)
     if scored.refused(args.strict) or text is None:
-        raise ChallengeError(scored.problems or ["refused: see the warnings above"])
+        raise AnalysisError(scored.problems or ["refused: see the warnings above"])
     if args.output:
         print_notes(outputs.write({Path(args.output): text + "\n"}))
         result = scored.result or {}

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspect_medreason.cli.rating import RATED_COMPONENTS
-from inspect_medreason.cli.ratings_file import (
+from inspect_medreason.rating.cases import RATED_COMPONENTS
+from inspect_medreason.rating.ratings_file import (
     MAX_NOTE_CHARS,
     MAX_RATER_CHARS,
     MAX_SECONDS,

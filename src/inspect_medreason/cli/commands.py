@@ -14,21 +14,19 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from inspect_medreason.cli import (
+from inspect_medreason.analysis import (
     agreement,
-    audit,
     calibration,
-    challenge,
     comparison,
+    export,
     leaderboard,
     official,
-    rating_page,
-    sample_data,
     shift,
 )
-from inspect_medreason.cli.challenge import ChallengeError
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
+from inspect_medreason.cli import audit, sample_data
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
-from inspect_medreason.cli.log_reading import MAX_ENTRY_BYTES
 from inspect_medreason.core.files import (
     OutputPathError,
     ignore_interruptions,
@@ -40,10 +38,11 @@ from inspect_medreason.core.files import (
 )
 from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.core.user_files import MAX_JSON_LOG_BYTES, describe_limit
+from inspect_medreason.rating import page as rating_page
 
 # The subcommands, in the order ``medreason --help`` lists them: each module adds its own.
 SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
-    challenge.add_parsers,  # export, judge-scores
+    export.add_parsers,  # export, judge-scores
     official.add_parsers,  # score, validate
     leaderboard.add_parsers,
     comparison.add_parsers,  # compare
@@ -83,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OutputPathError as error:  # already one line naming the path and what to do
         print(f"medreason {args.command}: {error}", file=sys.stderr)
         return EXIT_FAILED
-    except (ChallengeError, DatasetError) as error:
+    except (AnalysisError, DatasetError) as error:
         print(f"medreason {args.command}: error:\n{error}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as error:

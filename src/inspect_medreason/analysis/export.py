@@ -1,10 +1,10 @@
 """The challenge's I/O: results.json from eval logs (``export``), judge-score files from
 them (``judge-scores``), and the check of an exported submission against the cases. The
 official ``scoring.py`` and ``validate_submission.py``, re-implemented decision for
-decision, are in ``cli/official.py`` (``medreason score``, ``medreason validate``); the
+decision, are in ``analysis/official.py`` (``medreason score``, ``medreason validate``); the
 export's check is that same validator, strict.
 
-Every function here returns data or raises :class:`ChallengeError` listing all problems;
+Every function here returns data or raises :class:`AnalysisError` listing all problems;
 printing and exit codes are the two commands' own, at the end of the module (``add_parsers``
 declares their arguments; ``cli/command_line.py`` holds what all subcommands share).
 """
@@ -28,16 +28,8 @@ from inspect_ai.log import (
 )
 from pydantic import BaseModel, ConfigDict, Field
 
-from inspect_medreason.cli.command_line import (
-    DATA_FILE,
-    EXIT_FAILED,
-    EXIT_OK,
-    TOGETHER,
-    Subcommands,
-    print_notes,
-    print_problems,
-)
-from inspect_medreason.cli.log_reading import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import (
     Judgings,
     LoggedSample,
     SampleKey,
@@ -50,14 +42,23 @@ from inspect_medreason.cli.log_reading import (
     plugin_task,
     task_record,
 )
-from inspect_medreason.cli.official import (
+from inspect_medreason.analysis.official import (
     RESULTS_FILE_NAME,
     RESULTS_VERSION,
     Verdict,
     validate_like_official,
 )
+from inspect_medreason.analysis.score_values import left_out, read_score
+from inspect_medreason.cli.command_line import (
+    DATA_FILE,
+    EXIT_FAILED,
+    EXIT_OK,
+    TOGETHER,
+    Subcommands,
+    print_notes,
+    print_problems,
+)
 from inspect_medreason.cli.progress import track
-from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
@@ -71,14 +72,6 @@ from inspect_medreason.core.user_files import (
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
-
-
-class ChallengeError(ValueError):
-    """A refusal, with every problem found."""
-
-    def __init__(self, problems: list[str]) -> None:
-        self.problems = problems
-        super().__init__("\n".join(f"  - {problem}" for problem in problems))
 
 
 class SubmissionAnswer(BaseModel):
@@ -159,7 +152,7 @@ def log_files(paths: Iterable[str | Path], notes: list[str] | None = None) -> li
         else:
             missing.append(f"{path}: no such file or folder")
     if missing:
-        raise ChallengeError(missing)
+        raise AnalysisError(missing)
     return found
 
 
@@ -212,7 +205,7 @@ def medreason_headers(
         headers.append((path, header))
     attempts = one_attempt_per_run(headers, judgings)
     if attempts.conflicts:
-        raise ChallengeError(attempts.conflicts)
+        raise AnalysisError(attempts.conflicts)
     notes.extend(attempts.notes)
     return attempts.used
 
@@ -419,7 +412,7 @@ def judge_scores_from_logs(
     other than success): the file never mixes part of a run with whole ones. A log judged
     several times (``inspect score --action append``) is written from the score ``scorer``
     names, refused without one; two logs judging one run's replies are refused too."""
-    from inspect_medreason.cli.judgings import OPEN_SCORER, choose_score, score_names
+    from inspect_medreason.analysis.judgings import OPEN_SCORER, choose_score, score_names
 
     rows: list[dict[str, Any]] = []
     left_out: list[str] = []
@@ -428,7 +421,7 @@ def judge_scores_from_logs(
     notes: list[str] = []
     headers = medreason_headers(logs, notes)
     if not headers:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 *notes,
                 f"none of the {len(logs)} log file(s) given is a log of a "
@@ -437,7 +430,7 @@ def judge_scores_from_logs(
         )
     headers, wrong_model = one_model(headers, model, "judge_scores.json")
     if wrong_model:
-        raise ChallengeError(wrong_model)
+        raise AnalysisError(wrong_model)
     refused: list[str] = []
     chosen: dict[Path, str] = {}
     for path, header in headers:
@@ -445,10 +438,10 @@ def judge_scores_from_logs(
             chosen[path] = choose_score(path, score_names(header, OPEN_SCORER), scorer) or (
                 scorer or OPEN_SCORER
             )
-        except ChallengeError as error:
+        except AnalysisError as error:
             refused.extend(error.problems)
     if refused:
-        raise ChallengeError(refused)
+        raise AnalysisError(refused)
     for path, header in headers:
         epochs = header.eval.config.epochs or 1
         if epochs > 1:  # said once for the log, not once for every case it repeats
@@ -519,7 +512,7 @@ def judge_scores_from_logs(
         duplicates.extend(log_duplicates)
         seen.update(log_seen)
     if duplicates:
-        raise ChallengeError([*duplicates, "pass logs that judge each case once"])
+        raise AnalysisError([*duplicates, "pass logs that judge each case once"])
     return {"scores": rows}, left_out, notes
 
 

@@ -32,8 +32,8 @@ from inspect_ai.log import EvalLog, read_eval_log_samples_by_id
 from inspect_ai.model import ChatMessageUser, ContentImage
 from PIL import Image, UnidentifiedImageError
 
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.log_reading import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import (
     LoggedSample,
     UnreadableSample,
     log_header,
@@ -440,7 +440,7 @@ def case_images(
             except (ImagePathError, ValueError, OSError) as error:
                 problems.append(f"{case}: its image cannot be shown ({error})")
     if problems:
-        raise ChallengeError([*problems, "a rater must see the images the judges saw"])
+        raise AnalysisError([*problems, "a rater must see the images the judges saw"])
     return result
 
 

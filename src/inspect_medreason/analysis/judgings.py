@@ -21,8 +21,8 @@ from typing import Any
 
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.cli.challenge import ChallengeError
-from inspect_medreason.cli.log_reading import LoggedSample, UnreadableSample, logged_samples
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import LoggedSample, UnreadableSample, logged_samples
 from inspect_medreason.core.judges import panel_members
 from inspect_medreason.core.lineage import role_lineage
 
@@ -53,9 +53,9 @@ def choose_score(path: Path, names: list[str], wanted: str | None) -> str | None
     if wanted is not None:
         if wanted in names or not names:
             return wanted if wanted in names else None
-        raise ChallengeError([f"{path}: no score {wanted!r}; it holds {_choices(names)}"])
+        raise AnalysisError([f"{path}: no score {wanted!r}; it holds {_choices(names)}"])
     if len(names) > 1:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path} was judged {len(names)} times ({_choices(names)}); "
                 "name the judging to use with --scorer"

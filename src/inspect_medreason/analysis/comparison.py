@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import io
 import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -26,8 +25,19 @@ from typing import Any
 
 import numpy as np
 
-from inspect_medreason.cli.calibration import add_calibrated_cases, read_calibration
-from inspect_medreason.cli.challenge import ChallengeError, log_files, medreason_headers
+from inspect_medreason.analysis.calibration import add_calibrated_cases, read_calibration
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files, medreason_headers
+from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.logs import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+    task_name,
+    task_record,
+)
+from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.cli.command_line import (
     CALIBRATION_FILE,
     EXIT_OK,
@@ -36,16 +46,7 @@ from inspect_medreason.cli.command_line import (
     check_outputs,
     emit,
 )
-from inspect_medreason.cli.log_reading import (
-    LoggedSample,
-    UnreadableSample,
-    log_header,
-    logged_samples,
-    task_name,
-    task_record,
-)
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
-from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
@@ -107,12 +108,12 @@ def run_log(path: Path) -> Path:
     logs = log_files([path], notes)  # a FIFO, a device or an oversized log is refused here
     if not path.is_dir():
         if not logs:
-            raise ChallengeError([f"{path}: not an eval log (.eval or .json)"])
+            raise AnalysisError([f"{path}: not an eval log (.eval or .json)"])
         return logs[0]
     headers = medreason_headers(logs, notes)
     if len(headers) != 1:
         found = ", ".join(str(found) for found, _ in headers) or "none"
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{path}: compare takes one run per side and this folder holds {len(headers)} "
                 f"MedReason runs ({found}); name the log of the run you mean",
@@ -132,11 +133,11 @@ def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
     try:
         header = log_header(path)
     except Exception as error:  # any file can be handed in: report it, never a traceback
-        raise ChallengeError(
+        raise AnalysisError(
             [f"{path}: not a readable eval log ({describe_error(error)})"]
         ) from error
     if header.status != "success":
-        raise ChallengeError(
+        raise AnalysisError(
             [f"{path}: the run did not finish (status {header.status!r}); compare finished runs"]
         )
     try:
@@ -145,7 +146,7 @@ def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
             task_record(header).data.model_dump() if "data" in (header.eval.metadata or {}) else {}
         )
     except ValueError as error:  # an edited header: which data it ran on is unknown
-        raise ChallengeError([f"{path}: {error} (an edited log?)"]) from error
+        raise AnalysisError([f"{path}: {error} (an edited log?)"]) from error
     sums: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     groups: dict[str, dict[str, str]] = {}
     clusters: dict[str, str] = {}
@@ -157,12 +158,12 @@ def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
                 continue
             unreadable.extend(_add_case_values(sample, sums, groups, clusters, scores or {}))
     except Exception as error:  # a damaged file: nothing of it is compared
-        raise ChallengeError(
+        raise AnalysisError(
             [f"{path}: its samples cannot be read ({describe_error(error)})"]
         ) from error
     values = {m: {c: float(np.mean(v)) for c, v in cases.items()} for m, cases in sums.items()}
     if not values:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 *(f"{path}: {problem}" for problem in unreadable),
                 f"{path}: no MedReason scores in this log (a medreason, mcq or "
@@ -241,7 +242,7 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
                 + first_few(run.unreadable, 3, "; ")
             )
     if not shared_any:
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"{a.path} and {b.path} share no scored case: nothing to compare "
                 "(were they run on the same data?)"
@@ -438,10 +439,7 @@ def _html(comparison: Comparison) -> str:
 def plot_png(comparison: Comparison) -> bytes:
     """Each metric's difference B − A with its 95% interval, around a line at zero; the 0-4
     components and MCQ accuracy (0-1) in separate panels so neither scale hides the other."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     panels = [
         [m for m in comparison.results if m == "MCQ Accuracy"],
@@ -467,10 +465,7 @@ def plot_png(comparison: Comparison) -> bytes:
         fontsize=10,
     )
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=120)
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure, dpi=120)
 
 
 # --- the command line: medreason compare --------------------------------------------------

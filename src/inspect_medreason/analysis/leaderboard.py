@@ -36,17 +36,28 @@ from typing import Any
 import numpy as np
 from inspect_ai.log import EvalLog
 
-from inspect_medreason.cli.calibration import (
+from inspect_medreason.analysis.calibration import (
     add_calibrated_means,
     calibrated_cell,
     read_calibration,
 )
-from inspect_medreason.cli.challenge import (
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import (
     METRIC_NAMES,
-    ChallengeError,
     log_files,
     medreason_headers,
 )
+from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.judgings import (
+    MCQ_SCORER,
+    OPEN_SCORER,
+    Judging,
+    is_score_of,
+    read_judging,
+    score_names,
+)
+from inspect_medreason.analysis.logs import JudgesRecord, TemplateRecord, task_record
+from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.cli.command_line import (
     CALIBRATION_FILE,
     EXIT_OK,
@@ -56,17 +67,7 @@ from inspect_medreason.cli.command_line import (
     emit,
     positive_int,
 )
-from inspect_medreason.cli.judgings import (
-    MCQ_SCORER,
-    OPEN_SCORER,
-    Judging,
-    is_score_of,
-    read_judging,
-    score_names,
-)
-from inspect_medreason.cli.log_reading import JudgesRecord, TemplateRecord, task_record
 from inspect_medreason.cli.markdown import markdown_row, markdown_text
-from inspect_medreason.cli.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import SEED, cluster_indices
@@ -584,7 +585,7 @@ def collect_rows(
     if scorer is not None and not (
         is_score_of(scorer, MCQ_SCORER) or is_score_of(scorer, OPEN_SCORER)
     ):
-        raise ChallengeError(
+        raise AnalysisError(
             [
                 f"--scorer {scorer!r}: the leaderboard reads {MCQ_SCORER!r} and "
                 f"{OPEN_SCORER!r} scores (and their re-judgings, {OPEN_SCORER}1, ...)"
@@ -735,7 +736,7 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
     often it holds each position and the 95% range of its position. Returns notes."""
     from scipy.stats import rankdata
 
-    from inspect_medreason.cli.comparison import read_run
+    from inspect_medreason.analysis.comparison import read_run
 
     notes: list[str] = []
     for dataset in dict.fromkeys(row.dataset for row in rows):
@@ -758,7 +759,7 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
                 }
                 try:
                     run = read_run(Path(path), chosen)
-                except ChallengeError as error:  # damaged since its row was read: named
+                except AnalysisError as error:  # damaged since its row was read: named
                     notes.extend(
                         f"left out of the resampling, {problem}" for problem in error.problems
                     )
@@ -1137,10 +1138,7 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     bar carries its value and case count."""
     import textwrap
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     limits = {"MCQ Accuracy": 1.0, "Open-ended GT": 4.0, "Open-ended VA": 4.0}
     labels = []
@@ -1179,10 +1177,7 @@ def plot_png(rows: list[ModelRow]) -> bytes:
         "MedReason leaderboard (higher is better; position = mean of the three ranks)", fontsize=11
     )
     figure.tight_layout()
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110)
-    plt.close(figure)
-    return buffer.getvalue()
+    return png_bytes(figure, dpi=110)
 
 
 # --- the command line: medreason leaderboard ----------------------------------------------
@@ -1262,7 +1257,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     for note in board.notes:
         print(f"note: {note}", file=sys.stderr)
     if not board.rows:
-        raise ChallengeError(["no successful, complete eval log with MedReason metrics found"])
+        raise AnalysisError(["no successful, complete eval log with MedReason metrics found"])
     board.rows = rank_rows(board.rows)
     if args.calibration:
         calibration = read_calibration(Path(args.calibration))
