@@ -509,7 +509,7 @@ def test_a_file_system_error_left_unhandled_is_one_line_but_a_bug_is_loud(
     def failing_disk(*_: Any) -> int:
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/cases.json")
 
-    monkeypatch.setattr(official, "cmd_validate", failing_disk)
+    monkeypatch.setattr("inspect_medreason.cli.official.cmd_validate", failing_disk)
     assert main(["validate", "x.json"]) == 1
     assert capsys.readouterr().err == (
         "medreason validate: cannot use /data/cases.json: Input/output error; check the path "
@@ -519,6 +519,6 @@ def test_a_file_system_error_left_unhandled_is_one_line_but_a_bug_is_loud(
     def bug(*_: Any) -> int:
         raise KeyError("a programming error")
 
-    monkeypatch.setattr(official, "cmd_validate", bug)
+    monkeypatch.setattr("inspect_medreason.cli.official.cmd_validate", bug)
     with pytest.raises(KeyError):
         main(["validate", "x.json"])

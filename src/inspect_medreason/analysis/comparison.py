@@ -9,47 +9,54 @@ and the smallest difference the shared case count could detect (alpha 0.05, powe
 given the observed spread of the paired differences). Then the same difference per
 modality and organ system.
 
-``medreason compare``, its arguments and what it prints, is at the end of the module.
+:func:`compare_logs` reads two logs and compares them; ``cli/compare.py`` is the
+``medreason compare`` command around it.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
-import sys
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from inspect_medreason.analysis.calibration import add_calibrated_cases, read_calibration
 from inspect_medreason.analysis.errors import AnalysisError
-from inspect_medreason.analysis.export import log_files, medreason_headers
 from inspect_medreason.analysis.figures import png_bytes, pyplot
 from inspect_medreason.analysis.logs import (
     LoggedSample,
+    PathArg,
     UnreadableSample,
+    log_files,
     log_header,
     logged_samples,
+    medreason_headers,
     task_name,
     task_record,
 )
+from inspect_medreason.analysis.markdown import markdown_row, markdown_text
 from inspect_medreason.analysis.score_values import left_out, read_score
-from inspect_medreason.cli.command_line import (
-    CALIBRATION_FILE,
-    EXIT_OK,
-    Subcommands,
-    add_report_arguments,
-    check_outputs,
-    emit,
-)
-from inspect_medreason.cli.markdown import markdown_row, markdown_text
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
 from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "CategoryDifference",
+    "Comparison",
+    "RunCases",
+    "compare_logs",
+    "compare_runs",
+    "plot_png",
+    "read_run",
+    "render",
+]
 
 # metric -> (score name in a sample, key in a dict-valued score or None). An MCQ score written
 # before it was a dictionary is a float: the key is then the value itself.
@@ -82,6 +89,8 @@ class RunCases:
 
 @dataclass
 class CategoryDifference:
+    """A leaderboard metric's means over one category's shared cases (e.g. modality CT)."""
+
     field: str
     category: str
     cases: int
@@ -92,12 +101,96 @@ class CategoryDifference:
 
 @dataclass
 class Comparison:
+    """Run B against run A on the cases both scored: per metric the paired difference
+    (``results``), per leaderboard metric the differences by category, and the warnings on
+    what keeps the runs from being alike (other data files, epochs, cases left out)."""
+
     a: RunCases
     b: RunCases
     shared_cases: int
     warnings: list[str]
     results: dict[str, PairedResult]
     categories: dict[str, list[CategoryDifference]] = field(default_factory=dict)
+
+    def render(self, fmt: str = "md") -> str:
+        """The report as ``medreason compare`` writes it: ``fmt`` is md, json or html."""
+        return render(self, fmt)
+
+    def to_markdown(self) -> str:
+        """The Markdown report: both runs, the warnings, the metrics and the categories."""
+        return render(self, "md")
+
+    def plot_png(self) -> bytes:
+        """Each metric's difference B − A with its 95% interval, as PNG bytes."""
+        return plot_png(self)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per metric: metric, cases (shared), mean_a, mean_b, difference (B − A),
+        lower and upper (its 95% interval), test, p_value, detectable (the smallest
+        difference the cases could detect)."""
+        import pandas
+
+        return pandas.DataFrame(
+            [
+                {
+                    "metric": metric,
+                    "cases": r.cases,
+                    "mean_a": r.mean_a,
+                    "mean_b": r.mean_b,
+                    "difference": r.difference,
+                    "lower": r.interval.lower,
+                    "upper": r.interval.upper,
+                    "test": r.test,
+                    "p_value": r.p_value,
+                    "detectable": r.detectable,
+                }
+                for metric, r in self.results.items()
+            ],
+            columns=_RESULT_COLUMNS,
+        )
+
+    def categories_to_pandas(self) -> pandas.DataFrame:
+        """One row per leaderboard metric and category: metric, field, category, cases,
+        mean_a, mean_b, difference."""
+        import pandas
+
+        return pandas.DataFrame(
+            [
+                {"metric": metric, **asdict(difference)}
+                for metric, differences in self.categories.items()
+                for difference in differences
+            ],
+            columns=["metric", *CATEGORY_COLUMNS],
+        )
+
+
+_RESULT_COLUMNS = [
+    "metric",
+    "cases",
+    "mean_a",
+    "mean_b",
+    "difference",
+    "lower",
+    "upper",
+    "test",
+    "p_value",
+    "detectable",
+]
+CATEGORY_COLUMNS = ["field", "category", "cases", "mean_a", "mean_b", "difference"]
+
+
+def compare_logs(a: PathArg, b: PathArg, calibration: PathArg | None = None) -> Comparison:
+    """Run B (``b``) against run A (``a``): each a log file or a folder holding one run,
+    compared on the cases both scored (see the module docstring); with ``calibration`` (a
+    ``medreason calibrate`` file), the calibrated judge metrics too, beside the raw ones.
+    Raises :class:`AnalysisError` when a log is not one MedReason run or the runs share no
+    scored case."""
+    runs = read_run(Path(a)), read_run(Path(b))
+    if calibration:
+        found = read_calibration(Path(calibration))
+        for run in runs:
+            add_calibrated_cases(run, found)
+    return compare_runs(*runs)
 
 
 def run_log(path: Path) -> Path:
@@ -466,48 +559,3 @@ def plot_png(comparison: Comparison) -> bytes:
     )
     figure.tight_layout()
     return png_bytes(figure, dpi=120)
-
-
-# --- the command line: medreason compare --------------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``compare``: its arguments and the function that runs it."""
-    compare = commands.add_parser(
-        "compare",
-        help="is run B really better than run A? a paired comparison of two logs",
-        description="On the cases both logs scored: each metric's difference (B - A) with a "
-        "paired bootstrap 95% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
-        "test (judge components), the smallest detectable difference, and the differences per "
-        "modality and organ system.",
-    )
-    compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
-    compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
-    compare.add_argument(
-        "--calibration",
-        metavar="FILE",
-        help="also compare the judge metrics calibrated to people's ratings (a 'medreason "
-        "calibrate' file), labelled (calibrated), beside the raw ones" + CALIBRATION_FILE,
-    )
-    add_report_arguments(
-        compare,
-        ["md", "json", "html"],
-        "write the report here instead of printing it",
-        "write a PNG of the differences with their intervals",
-    )
-    compare.set_defaults(handler=cmd_compare)
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    outputs = check_outputs(args, [args.log_a, args.log_b, args.calibration])
-    runs = read_run(Path(args.log_a)), read_run(Path(args.log_b))
-    if args.calibration:
-        calibration = read_calibration(Path(args.calibration))
-        for run in runs:
-            add_calibrated_cases(run, calibration)
-    comparison = compare_runs(*runs)
-    for warning in comparison.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    output = render(comparison, args.format)
-    emit(args, outputs, output, lambda: plot_png(comparison))
-    return EXIT_OK

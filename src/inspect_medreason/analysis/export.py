@@ -1,46 +1,38 @@
-"""The challenge's I/O: results.json from eval logs (``export``), judge-score files from
-them (``judge-scores``), and the check of an exported submission against the cases. The
-official ``scoring.py`` and ``validate_submission.py``, re-implemented decision for
-decision, are in ``analysis/official.py`` (``medreason score``, ``medreason validate``); the
-export's check is that same validator, strict.
+"""The challenge's files from eval logs: the official results.json (:func:`official_results`),
+the judge-score file (:func:`judge_score_file`), and the check of an exported submission
+against the cases. The official ``scoring.py`` and ``validate_submission.py``, re-implemented
+decision for decision, are in ``analysis/official.py``; the export's check is that same
+validator, strict.
 
 Every function here returns data or raises :class:`AnalysisError` listing all problems;
-printing and exit codes are the two commands' own, at the end of the module (``add_parsers``
-declares their arguments; ``cli/command_line.py`` holds what all subcommands share).
+``cli/export.py`` is the ``medreason export`` and ``judge-scores`` commands around them.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
-import sys
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlparse
+from typing import TYPE_CHECKING, Any
 
-from inspect_ai.log import (
-    EvalLog,
-    EvalLogInfo,
-    list_eval_logs,
-)
+from inspect_ai.log import EvalLog
 from pydantic import BaseModel, ConfigDict, Field
 
 from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.judgings import OPEN_SCORER, choose_score, score_names
 from inspect_medreason.analysis.logs import (
-    Judgings,
     LoggedSample,
+    PathArg,
+    Progress,
     SampleKey,
     UnreadableSample,
     absent_samples,
-    header_disagrees_with_start,
-    log_header,
+    log_files,
     logged_samples,
-    one_attempt_per_run,
-    plugin_task,
-    task_record,
+    medreason_headers,
+    no_progress,
 )
 from inspect_medreason.analysis.official import (
     RESULTS_FILE_NAME,
@@ -49,26 +41,28 @@ from inspect_medreason.analysis.official import (
     validate_like_official,
 )
 from inspect_medreason.analysis.score_values import left_out, read_score
-from inspect_medreason.cli.command_line import (
-    DATA_FILE,
-    EXIT_FAILED,
-    EXIT_OK,
-    TOGETHER,
-    Subcommands,
-    print_notes,
-    print_problems,
-)
-from inspect_medreason.cli.progress import track
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.extraction import NO_ANSWER_METHODS, extract_label, parse_open_reply
-from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.schema import sample_options
-from inspect_medreason.core.user_files import (
-    MAX_JSON_LOG_BYTES,
-    UserFileError,
-    check_regular_file,
-)
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "CaseSpec",
+    "ExportReport",
+    "JudgeScoreFile",
+    "OfficialResults",
+    "Submission",
+    "SubmissionAnswer",
+    "case_specs",
+    "export_results",
+    "judge_score_file",
+    "judge_scores_from_logs",
+    "official_results",
+    "submission_problems",
+]
 
 RESULTS_TYPE = "Medical visual reasoning"
 METRIC_NAMES = ("MCQ Accuracy", "Open-ended GT", "Open-ended VA")
@@ -112,102 +106,7 @@ class ExportReport:
     notes: list[str] = field(default_factory=list)
 
 
-# --- reading logs ---------------------------------------------------------------------
-
-
-def log_files(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Path]:
-    """Eval logs named directly or found (recursively) by Inspect's own log listing in the
-    named folders; a named file that is not a log is skipped with a note.
-
-    Each log must be a regular file (a ``.json`` log within ``MAX_JSON_LOG_BYTES``, which
-    Inspect reads whole) before Inspect opens it by name: a FIFO would block the command
-    and a link to a device would read without end. A log named so is refused; one found in
-    a folder is skipped with a note."""
-    found: list[Path] = []
-    missing: list[str] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for log in sorted(
-                _info_path(info) for info in list_eval_logs(str(path), recursive=True)
-            ):
-                problem = _not_a_log_file(log)
-                if problem is None:
-                    found.append(log)
-                elif notes is not None:
-                    notes.append(f"skipped, {problem}")
-                else:
-                    missing.append(problem)
-        elif path.suffix in {".eval", ".json"} and path.exists():
-            problem = _not_a_log_file(path)
-            if problem is None:
-                found.append(path)
-            else:
-                missing.append(problem)
-        elif path.is_file():
-            if notes is not None:
-                notes.append(f"{path}: skipped, not an eval log (.eval or .json)")
-        elif path.exists():
-            missing.append(f"{path}: not a file or folder (a FIFO or a device?)")
-        else:
-            missing.append(f"{path}: no such file or folder")
-    if missing:
-        raise AnalysisError(missing)
-    return found
-
-
-def _not_a_log_file(path: Path) -> str | None:
-    """Why ``path`` cannot be read as a log file, or None when it can be."""
-    # A .eval log is read entry by entry, each entry within log_reading.MAX_ENTRY_BYTES.
-    limit = MAX_JSON_LOG_BYTES if path.suffix == ".json" else None
-    try:
-        check_regular_file(path, "eval log", limit)
-    except UserFileError as error:
-        return str(error)
-    return None
-
-
-def _info_path(info: EvalLogInfo) -> Path:
-    parsed = urlparse(info.name)
-    return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
-
-
-def medreason_headers(
-    logs: list[Path], notes: list[str], judgings: Judgings = "refuse"
-) -> list[tuple[Path, EvalLog]]:
-    """The headers of the logs this package's challenge tasks wrote, one attempt per run
-    (``one_attempt_per_run``: an interrupted run resumed with ``inspect eval-retry`` counts
-    once); anything else (an unreadable or corrupt file, a log of another task, an exported
-    results.json) is skipped with a one-line note. Refuses two complete attempts of one run
-    that differ; two judgings of one run (the same replies, other scores) as ``judgings``
-    says."""
-    headers: list[tuple[Path, EvalLog]] = []
-    for path in track(logs, "reading log headers", len(logs)):
-        try:
-            header = log_header(path)
-        except Exception as error:  # a corrupt or foreign file: skip it, say why
-            notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
-            continue
-        # Recognised by its registered name, its file or its run record, however it was
-        # run (a register entry runs a task by file: its log names the task plain "mcq").
-        if plugin_task(header) is None or "data" not in (header.eval.metadata or {}):
-            notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
-            continue
-        try:
-            task_record(header)
-        except ValueError as error:  # an edited header: its settings cannot be trusted
-            notes.append(f"{path}: skipped, {error} (an edited log?)")
-            continue
-        mismatch = header_disagrees_with_start(path, header)
-        if mismatch is not None:
-            notes.append(f"{path}: skipped, {mismatch}")
-            continue
-        headers.append((path, header))
-    attempts = one_attempt_per_run(headers, judgings)
-    if attempts.conflicts:
-        raise AnalysisError(attempts.conflicts)
-    notes.extend(attempts.notes)
-    return attempts.used
+# --- results.json ---------------------------------------------------------------------
 
 
 def _malformed_mcq_fields(sample: LoggedSample) -> list[tuple[str, str]]:
@@ -285,16 +184,20 @@ def one_model(
 
 
 def export_results(
-    logs: list[Path], name: str | None = None, model: str | None = None
+    logs: list[Path],
+    name: str | None = None,
+    model: str | None = None,
+    progress: Progress = no_progress,
 ) -> ExportReport:
-    """Build results.json from logs of the mcq, open_ended or medreason tasks (of one model:
-    ``model``, or the only one they hold)."""
+    """Build results.json from log files of the mcq, open_ended or medreason tasks (of one
+    model: ``model``, or the only one they hold), unchecked against the official rules (see
+    :func:`official_results`)."""
     answers: list[SubmissionAnswer] = []
     problems: list[str] = []
     notes: list[str] = []
     model_names: list[str] = []
     headers, wrong_model = one_model(
-        medreason_headers(logs, notes, judgings="newest"), model, "results.json"
+        medreason_headers(logs, notes, "newest", progress), model, "results.json"
     )
     problems += wrong_model
     if not headers and not wrong_model:
@@ -316,7 +219,7 @@ def export_results(
         total = header.results.total_samples if header.results else None
         read: set[SampleKey] = set()
         try:
-            for sample in track(logged_samples(path, header), f"exporting {path.name}", total):
+            for sample in progress(logged_samples(path, header), f"exporting {path.name}", total):
                 read.add((sample.id, sample.epoch))
                 if isinstance(sample, UnreadableSample):
                     problems.append(f"{path}: {sample.describe()}")
@@ -384,27 +287,102 @@ def _export_sample(
     )
 
 
-def write_results(
-    submission: Submission, outputs: OutputSet, output: Path, zip_path: Path | None = None
-) -> list[str]:
-    """Write results.json and the zip holding only it (if asked) together: both or neither,
-    so the pair always matches (``outputs`` checked both paths before any work). Returns
-    notes about leftovers the write could not remove."""
-    text = strict_json.dumps(submission.model_dump(exclude_none=True), indent=2, ensure_ascii=False)
-    files: dict[Path, bytes | str] = {output: text + "\n"}
-    if zip_path is not None:
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr(RESULTS_FILE_NAME, text + "\n")
-        files[zip_path] = buffer.getvalue()
-    return outputs.write(files)
+def results_text(submission: Submission) -> str:
+    """The results.json text of ``submission`` (ending with a newline), as ``export`` writes
+    it: NaN and Infinity as null, non-ASCII as is."""
+    document = submission.model_dump(exclude_none=True)
+    return strict_json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def submission_zip(results: str) -> bytes:
+    """The submission zip: the results.json text ``results`` as its only member."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(RESULTS_FILE_NAME, results)
+    return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class OfficialResults:
+    """The official results.json built from eval logs, checked against the official rules
+    (and the cases, when given): ``problems`` lists every breach (empty: a valid
+    submission); ``notes`` says which files were skipped and which attempt of a run was
+    read."""
+
+    submission: Submission
+    problems: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    @property
+    def text(self) -> str:
+        """The results.json text, as ``medreason export`` writes it."""
+        return results_text(self.submission)
+
+    def zip_bytes(self) -> bytes:
+        """The submission zip holding only results.json."""
+        return submission_zip(self.text)
+
+    def counts(self) -> dict[str, int]:
+        """The answers of each track: ``{"mcq": n, "open": m}``."""
+        answers = self.submission.answers
+        return {track: sum(a.task_type == track for a in answers) for track in ("mcq", "open")}
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per answer: case_id, task_type, answer, reasoning_trace, model and
+        parse_method (how the answer was read from the reply)."""
+        import pandas
+
+        return pandas.DataFrame(
+            [
+                {
+                    "case_id": a.case_id,
+                    "task_type": a.task_type,
+                    "answer": a.answer,
+                    "reasoning_trace": a.reasoning_trace,
+                    "model": a.metadata.get("model"),
+                    "parse_method": a.metadata.get("parse_method"),
+                }
+                for a in self.submission.answers
+            ],
+            columns=_ANSWER_COLUMNS,
+        )
+
+
+_ANSWER_COLUMNS = ["case_id", "task_type", "answer", "reasoning_trace", "model", "parse_method"]
+
+
+def official_results(
+    logs: Iterable[PathArg],
+    name: str | None = None,
+    model: str | None = None,
+    cases: PathArg | None = None,
+    progress: Progress = no_progress,
+) -> OfficialResults:
+    """The official results.json of the runs in ``logs`` (log files or folders; of one
+    model: ``model``, or the only one they hold), named ``name`` (default: the model's
+    name), checked by the official validator, strict, against ``cases`` (a cases.json:
+    labels and completeness) when given. Raises :class:`AnalysisError` when a log named
+    cannot be read."""
+    skipped: list[str] = []
+    report = export_results(log_files(logs, skipped), name, model, progress)
+    specs = case_specs(Path(cases)) if cases else None
+    document = report.submission.model_dump(exclude_none=True)
+    problems = report.problems + submission_problems(document, specs)
+    return OfficialResults(report.submission, tuple(problems), tuple(skipped + report.notes))
 
 
 def judge_scores_from_logs(
-    logs: list[Path], model: str | None = None, scorer: str | None = None
+    logs: list[Path],
+    model: str | None = None,
+    scorer: str | None = None,
+    progress: Progress = no_progress,
 ) -> tuple[dict[str, Any], list[str], list[str]]:
-    """The official judge-score file from judged logs (of one model: ``model``, or the only
-    one they hold), the cases left out (with why), and notes (which attempt of a run was
+    """The official judge-score file from judged log files (of one model: ``model``, or the
+    only one they hold), the cases left out (with why), and notes (which attempt of a run was
     read; values written that the rubric's whole scores are not: a panel's mean).
 
     A log whose samples cannot be read contributes nothing (not the cases read before the
@@ -412,14 +390,8 @@ def judge_scores_from_logs(
     other than success): the file never mixes part of a run with whole ones. A log judged
     several times (``inspect score --action append``) is written from the score ``scorer``
     names, refused without one; two logs judging one run's replies are refused too."""
-    from inspect_medreason.analysis.judgings import OPEN_SCORER, choose_score, score_names
-
-    rows: list[dict[str, Any]] = []
-    left_out: list[str] = []
-    seen: dict[str, Path] = {}
-    duplicates: list[str] = []
     notes: list[str] = []
-    headers = medreason_headers(logs, notes)
+    headers = medreason_headers(logs, notes, progress=progress)
     if not headers:
         raise AnalysisError(
             [
@@ -431,6 +403,30 @@ def judge_scores_from_logs(
     headers, wrong_model = one_model(headers, model, "judge_scores.json")
     if wrong_model:
         raise AnalysisError(wrong_model)
+    chosen = _chosen_scores(headers, scorer)
+    found = _JudgeRows(notes=notes)
+    for path, header in headers:
+        epochs = header.eval.config.epochs or 1
+        if epochs > 1:  # said once for the log, not once for every case it repeats
+            found.duplicates.append(
+                several_epochs(path, epochs, "judge_scores.json holds one score")
+            )
+        elif header.status != "success":
+            # An unfinished run's scores are part of a run: written, they would pass for a
+            # whole run's. It contributes nothing, and is named.
+            found.left_out.append(
+                f"{path}: the run ended with status {header.status!r}; none of its scores are "
+                "written (resume it with inspect eval-retry and pass the finished log)"
+            )
+        else:
+            _add_judge_rows(path, header, chosen[path], found, progress)
+    if found.duplicates:
+        raise AnalysisError([*found.duplicates, "pass logs that judge each case once"])
+    return {"scores": found.rows}, found.left_out, found.notes
+
+
+def _chosen_scores(headers: list[tuple[Path, EvalLog]], scorer: str | None) -> dict[Path, str]:
+    """The score each log's rows are read from; refuses every log that cannot choose."""
     refused: list[str] = []
     chosen: dict[Path, str] = {}
     for path, header in headers:
@@ -442,78 +438,82 @@ def judge_scores_from_logs(
             refused.extend(error.problems)
     if refused:
         raise AnalysisError(refused)
-    for path, header in headers:
-        epochs = header.eval.config.epochs or 1
-        if epochs > 1:  # said once for the log, not once for every case it repeats
-            duplicates.append(several_epochs(path, epochs, "judge_scores.json holds one score"))
-            continue
-        if header.status != "success":
-            # An unfinished run's scores are part of a run: written, they would pass for a
-            # whole run's. It contributes nothing, and is named.
-            left_out.append(
-                f"{path}: the run ended with status {header.status!r}; none of its scores are "
-                "written (resume it with inspect eval-retry and pass the finished log)"
-            )
-            continue
-        log_rows: list[dict[str, Any]] = []
-        log_left_out: list[str] = []
-        log_duplicates: list[str] = []
-        log_seen: dict[str, Path] = {}
-        read: set[SampleKey] = set()
-        total = header.results.total_samples if header.results else None
-        try:
-            for sample in track(
-                logged_samples(path, header), f"reading judge scores in {path.name}", total
-            ):
-                read.add((sample.id, sample.epoch))
-                if isinstance(sample, UnreadableSample):
-                    log_left_out.append(f"{path}: {sample.describe()}")
-                    continue
-                metadata = sample.metadata
-                if metadata.get("task_type") != "open":
-                    continue
-                case_id = str(metadata.get("case_id", sample.id))
-                if sample.epoch != 1:
-                    log_duplicates.append(
-                        f"case {case_id!r}: {path} has several epochs; "
-                        "the official file has one score per case"
-                    )
-                    continue
-                if case_id in seen or case_id in log_seen:
-                    first = seen.get(case_id, log_seen.get(case_id))
-                    log_duplicates.append(f"case {case_id!r} is in {first} and in {path}")
-                    continue
-                log_seen[case_id] = path
-                row, why_not = _judge_row(case_id, sample, path, chosen[path])
-                if row is None:
-                    log_left_out.append(why_not)
-                else:
-                    log_rows.append(row)
-                    fractional = [
-                        f"{key}={value:g}"
-                        for key, value in row.items()
-                        if isinstance(value, float) and not value.is_integer()
-                    ]
-                    if fractional:
-                        notes.append(
-                            f"{path}: case {case_id!r}: {', '.join(fractional)} written as "
-                            "judged (a panel's mean or median): the official scorer takes it, "
-                            "its rubric has whole scores, and agreement leaves it out"
-                        )
-        except Exception as error:  # a damaged log: name it, take nothing from it
-            left_out.append(
-                f"{path}: its samples cannot be read ({describe_error(error)}); "
-                "none of its scores are written"
-            )
-            continue
-        rows.extend(log_rows)
-        left_out.extend(log_left_out)
-        left_out.extend(_absent_message(path, key) for key in absent_samples(header, read))
-        duplicates.extend(log_duplicates)
-        seen.update(log_seen)
-    if duplicates:
-        raise AnalysisError([*duplicates, "pass logs that judge each case once"])
-    return {"scores": rows}, left_out, notes
+    return chosen
+
+
+@dataclass
+class _JudgeRows:
+    """The judge-score file as it is read, log by log."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seen: dict[str, Path] = field(default_factory=dict)
+
+
+def _add_judge_rows(
+    path: Path, header: EvalLog, scorer: str, found: _JudgeRows, progress: Progress
+) -> None:
+    """One finished log's rows, or (a log whose samples cannot be read) none of them."""
+    # ``seen``: the earlier logs' cases, read only; ``notes`` are kept even from a log that
+    # turns out damaged (the note on a case already read stays true).
+    log = _JudgeRows(seen=found.seen, notes=found.notes)
+    log_seen: dict[str, Path] = {}
+    read: set[SampleKey] = set()
+    total = header.results.total_samples if header.results else None
+    try:
+        samples = logged_samples(path, header)
+        for sample in progress(samples, f"reading judge scores in {path.name}", total):
+            read.add((sample.id, sample.epoch))
+            if isinstance(sample, UnreadableSample):
+                log.left_out.append(f"{path}: {sample.describe()}")
+            elif sample.metadata.get("task_type") == "open":
+                _add_judge_case(path, sample, scorer, log, log_seen)
+    except Exception as error:  # a damaged log: name it, take nothing from it
+        found.left_out.append(
+            f"{path}: its samples cannot be read ({describe_error(error)}); "
+            "none of its scores are written"
+        )
+        return
+    found.rows.extend(log.rows)
+    found.left_out.extend(log.left_out)
+    found.left_out.extend(_absent_message(path, key) for key in absent_samples(header, read))
+    found.duplicates.extend(log.duplicates)
+    found.seen.update(log_seen)
+
+
+def _add_judge_case(
+    path: Path, sample: LoggedSample, scorer: str, log: _JudgeRows, log_seen: dict[str, Path]
+) -> None:
+    """An open case's row, or why it has none."""
+    case_id = str(sample.metadata.get("case_id", sample.id))
+    if sample.epoch != 1:
+        log.duplicates.append(
+            f"case {case_id!r}: {path} has several epochs; the official file has one score per case"
+        )
+        return
+    if case_id in log.seen or case_id in log_seen:
+        first = log.seen.get(case_id, log_seen.get(case_id))
+        log.duplicates.append(f"case {case_id!r} is in {first} and in {path}")
+        return
+    log_seen[case_id] = path
+    row, why_not = _judge_row(case_id, sample, path, scorer)
+    if row is None:
+        log.left_out.append(why_not)
+        return
+    log.rows.append(row)
+    fractional = [
+        f"{key}={value:g}"
+        for key, value in row.items()
+        if isinstance(value, float) and not value.is_integer()
+    ]
+    if fractional:
+        log.notes.append(
+            f"{path}: case {case_id!r}: {', '.join(fractional)} written as "
+            "judged (a panel's mean or median): the official scorer takes it, "
+            "its rubric has whole scores, and agreement leaves it out"
+        )
 
 
 def _judge_row(
@@ -540,6 +540,53 @@ def _judge_row(
         )
         return None, f"{case_id}: unscored {', '.join(unscored)} ({why})"
     return {"case_id": case_id, **{k: r.number for k, r in read.items()}}, ""
+
+
+@dataclass(frozen=True)
+class JudgeScoreFile:
+    """The official judge-score file built from judged logs: one row per open case whose
+    three components were scored (``case_id``, ``gt_final``, ``va_answer``, ``rvf_trace``);
+    ``left_out`` names every open case not written, and why (unscored, never a zero);
+    ``notes`` says which files were skipped, which attempt of a run was read and which
+    values are a panel's mean rather than a whole score."""
+
+    scores: tuple[dict[str, Any], ...]
+    left_out: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The file's JSON: ``{"scores": [...]}``."""
+        return {"scores": list(self.scores)}
+
+    @property
+    def text(self) -> str:
+        """The judge_scores.json text, as ``medreason judge-scores`` writes it."""
+        return strict_json.dumps(self.document, indent=2) + "\n"
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per written case: case_id, gt_final, va_answer, rvf_trace."""
+        import pandas
+
+        columns = ["case_id", "gt_final", "va_answer", "rvf_trace"]
+        return pandas.DataFrame(list(self.scores), columns=columns)
+
+
+def judge_score_file(
+    logs: Iterable[PathArg],
+    model: str | None = None,
+    scorer: str | None = None,
+    progress: Progress = no_progress,
+) -> JudgeScoreFile:
+    """The official judge-score file of the judged runs in ``logs`` (log files or folders;
+    of one model: ``model``, or the only one they hold), read from the score ``scorer``
+    names in a log judged several times. Raises :class:`AnalysisError` when no log is a
+    MedReason run, a log cannot choose its score, or a case is judged twice."""
+    skipped: list[str] = []
+    document, unscored, notes = judge_scores_from_logs(
+        log_files(logs, skipped), model, scorer, progress
+    )
+    return JudgeScoreFile(tuple(document["scores"]), tuple(unscored), tuple(skipped + notes))
 
 
 # --- validation -------------------------------------------------------------------------
@@ -576,100 +623,3 @@ def case_specs(cases_path: Path) -> list[CaseSpec]:
 
     loaded = load_cases(cases_path, check_images=False)
     return [CaseSpec(c.case_id, c.task_type, tuple(c.labels)) for c in loaded.cases]
-
-
-# --- the command line: medreason export, medreason judge-scores ---------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``export`` and ``judge-scores``: their arguments and the functions that run them."""
-    export = commands.add_parser(
-        "export",
-        help="write the official results.json (and zip) from eval logs",
-        description="Write the official results.json v1.0 from logs of the mcq, open_ended or "
-        "medreason tasks (several logs are merged). Refuses to write an invalid file unless "
-        "--force.",
-    )
-    export.add_argument("logs", nargs="+", metavar="LOG", help="eval log files or folders")
-    export.add_argument("--output", required=True, help="results.json to write" + TOGETHER)
-    export.add_argument(
-        "--zip", help="also write a submission zip holding only results.json" + TOGETHER
-    )
-    export.add_argument("--name", help="submission name (default: the model names)")
-    export.add_argument(
-        "--model", help="the model whose runs to export, when the logs hold several's"
-    )
-    export.add_argument(
-        "--cases", help="validate completeness and labels against this cases.json" + DATA_FILE
-    )
-    export.add_argument(
-        "--force", action="store_true", help="write even if invalid; overwrite files"
-    )
-    export.set_defaults(handler=cmd_export)
-
-    judge = commands.add_parser(
-        "judge-scores",
-        help="write the official judge_scores.json from judged logs",
-        description="Write {'scores': [{case_id, gt_final, va_answer, rvf_trace}]} for every "
-        "open case whose three components were scored; unscored ones are reported and left "
-        "out, never written as zeros.",
-    )
-    judge.add_argument("logs", nargs="+", metavar="LOG")
-    judge.add_argument("--output", required=True, help="judge_scores.json to write" + TOGETHER)
-    judge.add_argument(
-        "--model", help="the model whose judged runs to write, when the logs hold several's"
-    )
-    judge.add_argument(
-        "--scorer",
-        metavar="NAME",
-        help="of a log judged several times (inspect score --action append), the score to "
-        "write (open_ended_scorer, open_ended_scorer1, ...); refused without it",
-    )
-    judge.add_argument("--force", action="store_true", help="overwrite the output file")
-    judge.set_defaults(handler=cmd_judge_scores)
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    outputs = OutputSet(args.force, [*args.logs, args.cases])
-    output = outputs.add(args.output)
-    zip_path = outputs.add(args.zip) if args.zip else None
-    skipped: list[str] = []
-    logs = log_files(args.logs, skipped)
-    report = export_results(logs, args.name, args.model)
-    report.notes[:0] = skipped
-    cases = case_specs(Path(args.cases)) if args.cases else None
-    problems = report.problems + submission_problems(
-        report.submission.model_dump(exclude_none=True), cases
-    )
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if problems and not args.force:
-        print_problems(
-            f"refusing to write {args.output}: the submission would be invalid", problems
-        )
-        return EXIT_FAILED
-    if problems:
-        print_problems("writing an INVALID submission because of --force", problems)
-    print_notes(write_results(report.submission, outputs, output, zip_path))
-    counts = {t: sum(a.task_type == t for a in report.submission.answers) for t in ("mcq", "open")}
-    print(
-        f"wrote {args.output} ({len(report.submission.answers)} answers: {counts['mcq']} mcq, "
-        f"{counts['open']} open)" + (f" and {args.zip}" if args.zip else "")
-    )
-    return EXIT_OK
-
-
-def cmd_judge_scores(args: argparse.Namespace) -> int:
-    outputs = OutputSet(args.force, args.logs)
-    output = outputs.add(args.output)
-    skipped: list[str] = []
-    document, unscored, notes = judge_scores_from_logs(
-        log_files(args.logs, skipped), args.model, args.scorer
-    )
-    for note in [*skipped, *notes]:
-        print(f"note: {note}", file=sys.stderr)
-    print_notes(outputs.write({output: strict_json.dumps(document, indent=2) + "\n"}))
-    print(f"wrote {args.output} ({len(document['scores'])} open cases)")
-    if unscored:
-        print_problems("left out (not written as zeros)", unscored)
-    return EXIT_OK

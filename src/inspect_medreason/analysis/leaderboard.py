@@ -15,12 +15,12 @@ Rows are ranked only against rows over the same data files. A run over part of t
 with ``include_partial``, shown as its own unranked row marked partial. When several runs
 of one configuration exist, the newest is used and the note names the others.
 
-``medreason leaderboard``, its arguments and what it prints, is at the end of the module.
+:func:`rank_models` reads, ranks and (optionally) calibrates and resamples the rows;
+``cli/leaderboard.py`` is the ``medreason leaderboard`` command around it.
 """
 
 from __future__ import annotations
 
-import argparse
 import base64
 import csv
 import hashlib
@@ -28,10 +28,10 @@ import html
 import inspect
 import io
 import json
-import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from inspect_ai.log import EvalLog
@@ -42,11 +42,7 @@ from inspect_medreason.analysis.calibration import (
     read_calibration,
 )
 from inspect_medreason.analysis.errors import AnalysisError
-from inspect_medreason.analysis.export import (
-    METRIC_NAMES,
-    log_files,
-    medreason_headers,
-)
+from inspect_medreason.analysis.export import METRIC_NAMES
 from inspect_medreason.analysis.figures import png_bytes, pyplot
 from inspect_medreason.analysis.judgings import (
     MCQ_SCORER,
@@ -56,23 +52,36 @@ from inspect_medreason.analysis.judgings import (
     read_judging,
     score_names,
 )
-from inspect_medreason.analysis.logs import JudgesRecord, TemplateRecord, task_record
-from inspect_medreason.analysis.score_values import left_out, read_score
-from inspect_medreason.cli.command_line import (
-    CALIBRATION_FILE,
-    EXIT_OK,
-    Subcommands,
-    add_report_arguments,
-    check_outputs,
-    emit,
-    positive_int,
+from inspect_medreason.analysis.logs import (
+    JudgesRecord,
+    PathArg,
+    TemplateRecord,
+    log_files,
+    medreason_headers,
+    task_record,
 )
-from inspect_medreason.cli.markdown import markdown_row, markdown_text
+from inspect_medreason.analysis.markdown import markdown_row, markdown_text
+from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
 from inspect_medreason.core.intervals import SEED, cluster_indices
 from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "Leaderboard",
+    "ModelRow",
+    "RankStability",
+    "collect_rows",
+    "plot_png",
+    "rank_models",
+    "rank_rows",
+    "rank_stability",
+    "render",
+]
 
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
 # metric name, the Inspect group of its interval). A score is found under the scorer it
@@ -193,8 +202,118 @@ class ModelRow:
 
 @dataclass
 class Leaderboard:
+    """The ranked rows (one per experiment, in leaderboard order once ranked) and the notes
+    on what was left out, combined or calibrated, as the report lists them."""
+
     rows: list[ModelRow]
     notes: list[str]
+
+    def render(self, fmt: str = "md", breakdown: bool = False) -> str:
+        """The report as ``medreason leaderboard`` writes it: ``fmt`` is md, csv, json or
+        html; ``breakdown`` adds per-category results."""
+        return render(self, fmt, breakdown)
+
+    def to_markdown(self, breakdown: bool = False) -> str:
+        """The Markdown report (the table, the ranking rule and the notes)."""
+        return render(self, "md", breakdown)
+
+    def plot_png(self) -> bytes:
+        """The three metrics side by side per model, as PNG bytes."""
+        return plot_png(self.rows)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per experiment, in leaderboard order: dataset, position (None: a partial
+        run, unranked), model, partial, and per metric its value, 95% interval (lower,
+        upper), cases scored (n) and rank; then the mean rank, the metrics missing, the
+        judge lineage warnings, and the calibrated metrics when calibrated."""
+        import pandas
+
+        return pandas.DataFrame([_frame_row(row) for row in self.rows])
+
+
+def _frame_row(row: ModelRow) -> dict[str, Any]:
+    frame: dict[str, Any] = {
+        "dataset": row.dataset,
+        "position": row.position,
+        "model": row.model,
+        "partial": row.partial,
+    }
+    for name in METRIC_NAMES:
+        interval = row.intervals.get(name)
+        frame[name] = row.metrics.get(name)
+        frame[f"{name} lower"] = interval[0] if interval else None
+        frame[f"{name} upper"] = interval[1] if interval else None
+        frame[f"n {name}"] = row.counts.get(name)
+        frame[f"rank {name}"] = row.ranks.get(name)
+    frame["mean rank"] = row.mean_rank if row.position is not None else None
+    frame["missing"] = ", ".join(row.missing)
+    frame["judge lineage"] = "; ".join(row.lineage)
+    for name, found in sorted(row.calibrated.items()):
+        frame[name] = found.mean
+        frame[f"{name} lower"] = found.interval.lower
+        frame[f"{name} upper"] = found.interval.upper
+    return frame
+
+
+def rank_models(
+    logs: Iterable[PathArg],
+    label_args: Iterable[str] = (),
+    include_partial: bool = False,
+    scorer: str | None = None,
+    reducer: str | None = None,
+    calibration: PathArg | None = None,
+    bootstrap: int = 0,
+    on_note: Callable[[str], None] | None = None,
+) -> Leaderboard:
+    """The challenge's leaderboard of the runs in ``logs`` (log files or folders): one row
+    per experiment (see the module docstring), ranked within each dataset.
+
+    ``label_args`` keeps runs apart by these task arguments; ``include_partial`` shows runs
+    over part of the cases as unranked rows; ``scorer`` and ``reducer`` keep one judging or
+    one epoch reducer of a run; ``calibration`` (a ``medreason calibrate`` file) adds the
+    calibrated judge metrics beside the raw ones; ``bootstrap`` resamples the cases that
+    many times for each row's rank stability. ``on_note`` is called with each note as it is
+    found (the command prints them as it works); every note is also in the result. Raises
+    :class:`AnalysisError` when no log holds MedReason metrics."""
+    skipped: list[str] = []
+    files = log_files(logs, skipped)
+    board = collect_rows(files, list(label_args), include_partial, scorer, reducer)
+    board.notes[:0] = skipped
+    _tell(on_note, board.notes)
+    if not board.rows:
+        raise AnalysisError(["no successful, complete eval log with MedReason metrics found"])
+    board.rows = rank_rows(board.rows)
+    if calibration:
+        _add_calibration(board, calibration)
+    if bootstrap:
+        stability_notes = rank_stability(board.rows, bootstrap)
+        _tell(on_note, stability_notes)
+        board.notes += stability_notes
+    return board
+
+
+def _tell(on_note: Callable[[str], None] | None, notes: list[str]) -> None:
+    if on_note is not None:
+        for note in notes:
+            on_note(note)
+
+
+def _add_calibration(board: Leaderboard, path: PathArg) -> None:
+    """The calibrated judge metrics beside the raw ones, and the notes that say how (naming
+    the file as it was given)."""
+    calibration = read_calibration(Path(path))
+    # calibration reads each case's first judging: a re-judging's row is not calibrated
+    rejudged = [row for row in board.rows if row.scores]
+    add_calibrated_means([row for row in board.rows if not row.scores], calibration)
+    board.notes.extend(
+        f"{row.model}: not calibrated, its numbers are a re-judging's "
+        f"({', '.join(sorted(set(row.scores.values())))})"
+        for row in rejudged
+    )
+    board.notes.append(
+        f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
+        f"rater(s)' ratings by {path}; ranks use the raw metrics"
+    )
 
 
 def _digest(value: Any) -> str:
@@ -1178,106 +1297,3 @@ def plot_png(rows: list[ModelRow]) -> bytes:
     )
     figure.tight_layout()
     return png_bytes(figure, dpi=110)
-
-
-# --- the command line: medreason leaderboard ----------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``leaderboard``: its arguments and the function that runs it."""
-    board = commands.add_parser(
-        "leaderboard",
-        help="rank models from eval logs as the challenge does",
-        description="One row per model: MCQ Accuracy, Open-ended GT, Open-ended VA, the rank on "
-        "each (ties share the average rank), the mean rank and the overall position.",
-    )
-    board.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
-    add_report_arguments(
-        board,
-        ["md", "csv", "json", "html"],
-        "write the table here instead of printing it",
-        "write a PNG with the three metrics side by side per model",
-    )
-    board.add_argument(
-        "--breakdown", action="store_true", help="add per-category results (in the same format)"
-    )
-    board.add_argument(
-        "--include-partial",
-        action="store_true",
-        help="show runs over part of the cases (--limit, --sample-id, unfinished) as their own "
-        "unranked rows instead of leaving them out",
-    )
-    board.add_argument(
-        "--label-arg",
-        action="append",
-        default=[],
-        metavar="ARG",
-        help="keep runs apart by this task argument, e.g. --label-arg images (repeatable)",
-    )
-    board.add_argument(
-        "--scorer",
-        metavar="NAME",
-        help="of a log judged several times (inspect score --action append), only this score "
-        "(open_ended_scorer, open_ended_scorer1, ...); by default a row for each",
-    )
-    board.add_argument(
-        "--reducer",
-        metavar="NAME",
-        help="of a run reduced several ways over its epochs (--epochs-reducer mean,max), only "
-        "this reducer's numbers; by default a row for each",
-    )
-    board.add_argument(
-        "--bootstrap",
-        type=positive_int,
-        default=0,
-        metavar="N",
-        help="resample the cases N times and report how often each model holds each overall "
-        "position, and its 95%% range of positions (reads every log's samples)",
-    )
-    board.add_argument(
-        "--calibration",
-        metavar="FILE",
-        help="add the judge metrics calibrated to people's ratings (a 'medreason calibrate' "
-        "file) beside the raw ones, labelled (calibrated), with intervals" + CALIBRATION_FILE,
-    )
-    board.set_defaults(handler=cmd_leaderboard)
-
-
-def cmd_leaderboard(args: argparse.Namespace) -> int:
-    outputs = check_outputs(args, [*args.logs, args.calibration])
-    skipped: list[str] = []
-    board = collect_rows(
-        log_files(args.logs, skipped),
-        args.label_arg,
-        args.include_partial,
-        scorer=args.scorer,
-        reducer=args.reducer,
-    )
-    board.notes[:0] = skipped
-    for note in board.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if not board.rows:
-        raise AnalysisError(["no successful, complete eval log with MedReason metrics found"])
-    board.rows = rank_rows(board.rows)
-    if args.calibration:
-        calibration = read_calibration(Path(args.calibration))
-        # calibration reads each case's first judging: a re-judging's row is not calibrated
-        rejudged = [row for row in board.rows if row.scores]
-        add_calibrated_means([row for row in board.rows if not row.scores], calibration)
-        board.notes.extend(
-            f"{row.model}: not calibrated, its numbers are a re-judging's "
-            f"({', '.join(sorted(set(row.scores.values())))})"
-            for row in rejudged
-        )
-        board.notes.append(
-            f"(calibrated) columns: the judges' scores mapped to {calibration.rater_count} "
-            f"rater(s)' ratings by {args.calibration}; ranks use the raw metrics"
-        )
-    if args.bootstrap:
-        stability_notes = rank_stability(board.rows, args.bootstrap)
-        for note in stability_notes:
-            print(f"note: {note}", file=sys.stderr)
-        board.notes += stability_notes
-    output = render(board, args.format, breakdown=args.breakdown)
-    emit(args, outputs, output, lambda: plot_png(board.rows))
-    return EXIT_OK

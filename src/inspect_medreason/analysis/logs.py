@@ -1,4 +1,5 @@
-"""Reading eval logs for the command line: headers, and samples one at a time.
+"""Reading eval logs for the analyses: which files are logs (:func:`log_files`), the
+headers of this package's runs (:func:`medreason_headers`), and samples one at a time.
 
 The command line needs little of a sample (its id, metadata, reply, error and scores) and reads
 thousands of them. Inspect's readers validate the whole sample, events and all, which
@@ -22,19 +23,23 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
+import os
 import sys
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
+from urllib.parse import unquote, urlparse
 
 import yaml
 from inspect_ai.log import (
     EvalError,
     EvalLog,
+    EvalLogInfo,
     EvalSample,
+    list_eval_logs,
     read_eval_log,
     read_eval_log_sample_summaries,
     read_eval_log_samples_by_id,
@@ -43,7 +48,13 @@ from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import Score
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.core.errors import invalid_fields
+from inspect_medreason.core.user_files import (
+    MAX_JSON_LOG_BYTES,
+    UserFileError,
+    check_regular_file,
+)
 
 if sys.version_info < (3, 14):
     # Python before 3.14 has no zstd codec for zipfile; this is the package Inspect
@@ -51,6 +62,28 @@ if sys.version_info < (3, 14):
     import zipfile_zstd  # noqa: F401
 
 SampleKey = tuple[int | str, int]
+Item = TypeVar("Item")
+
+# A log, a folder of logs or a file as a user names it (the command passes its arguments).
+PathArg = str | os.PathLike[str]
+
+
+class Progress(Protocol):
+    """Shows progress over long work: yields ``items`` as it draws ``total`` steps named
+    ``description`` (the ``medreason`` command passes its progress bars; a notebook may pass
+    its own, e.g. one over ``tqdm``). The analyses show none unless given one."""
+
+    def __call__(
+        self, items: Iterable[Item], description: str, total: int | None = None
+    ) -> Iterator[Item]: ...
+
+
+def no_progress(
+    items: Iterable[Item], description: str, total: int | None = None
+) -> Iterator[Item]:
+    """The :class:`Progress` that shows nothing."""
+    return iter(items)
+
 
 # Compression methods zipfile can read here (zstd: registered above, or stdlib from 3.14).
 _READABLE_CODECS = frozenset(
@@ -644,3 +677,104 @@ def _sample_outcome(sample: LoggedSample | UnreadableSample) -> tuple[Any, Any]:
         [sample.id, sample.epoch, sample.completion, sample.error],
         {name: [score.value, score.answer] for name, score in sample.scores.items()},
     )
+
+
+# --- which files are logs of this package's runs ---------------------------------------
+
+
+def log_files(paths: Iterable[PathArg], notes: list[str] | None = None) -> list[Path]:
+    """Eval logs named directly or found (recursively) by Inspect's own log listing in the
+    named folders; a named file that is not a log is skipped with a note.
+
+    Each log must be a regular file (a ``.json`` log within ``MAX_JSON_LOG_BYTES``, which
+    Inspect reads whole) before Inspect opens it by name: a FIFO would block the command
+    and a link to a device would read without end. A log named so is refused; one found in
+    a folder is skipped with a note."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for log in sorted(
+                _info_path(info) for info in list_eval_logs(str(path), recursive=True)
+            ):
+                problem = _not_a_log_file(log)
+                if problem is None:
+                    found.append(log)
+                elif notes is not None:
+                    notes.append(f"skipped, {problem}")
+                else:
+                    missing.append(problem)
+        elif path.suffix in {".eval", ".json"} and path.exists():
+            problem = _not_a_log_file(path)
+            if problem is None:
+                found.append(path)
+            else:
+                missing.append(problem)
+        elif path.is_file():
+            if notes is not None:
+                notes.append(f"{path}: skipped, not an eval log (.eval or .json)")
+        elif path.exists():
+            missing.append(f"{path}: not a file or folder (a FIFO or a device?)")
+        else:
+            missing.append(f"{path}: no such file or folder")
+    if missing:
+        raise AnalysisError(missing)
+    return found
+
+
+def _not_a_log_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a log file, or None when it can be."""
+    # A .eval log is read entry by entry, each entry within MAX_ENTRY_BYTES.
+    limit = MAX_JSON_LOG_BYTES if path.suffix == ".json" else None
+    try:
+        check_regular_file(path, "eval log", limit)
+    except UserFileError as error:
+        return str(error)
+    return None
+
+
+def _info_path(info: EvalLogInfo) -> Path:
+    parsed = urlparse(info.name)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else Path(info.name)
+
+
+def medreason_headers(
+    logs: list[Path],
+    notes: list[str],
+    judgings: Judgings = "refuse",
+    progress: Progress = no_progress,
+) -> list[tuple[Path, EvalLog]]:
+    """The headers of the logs this package's challenge tasks wrote, one attempt per run
+    (``one_attempt_per_run``: an interrupted run resumed with ``inspect eval-retry`` counts
+    once); anything else (an unreadable or corrupt file, a log of another task, an exported
+    results.json) is skipped with a one-line note. Refuses two complete attempts of one run
+    that differ; two judgings of one run (the same replies, other scores) as ``judgings``
+    says."""
+    headers: list[tuple[Path, EvalLog]] = []
+    for path in progress(logs, "reading log headers", len(logs)):
+        try:
+            header = log_header(path)
+        except Exception as error:  # a corrupt or foreign file: skip it, say why
+            notes.append(f"{path}: skipped, not a readable eval log ({type(error).__name__})")
+            continue
+        # Recognised by its registered name, its file or its run record, however it was
+        # run (a register entry runs a task by file: its log names the task plain "mcq").
+        if plugin_task(header) is None or "data" not in (header.eval.metadata or {}):
+            notes.append(f"{path}: skipped, a log of {header.eval.task!r}, not a MedReason task")
+            continue
+        try:
+            task_record(header)
+        except ValueError as error:  # an edited header: its settings cannot be trusted
+            notes.append(f"{path}: skipped, {error} (an edited log?)")
+            continue
+        mismatch = header_disagrees_with_start(path, header)
+        if mismatch is not None:
+            notes.append(f"{path}: skipped, {mismatch}")
+            continue
+        headers.append((path, header))
+    attempts = one_attempt_per_run(headers, judgings)
+    if attempts.conflicts:
+        raise AnalysisError(attempts.conflicts)
+    notes.extend(attempts.notes)
+    return attempts.used

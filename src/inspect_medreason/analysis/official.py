@@ -13,37 +13,26 @@ as they accept it, and every such value is named in a warning; ``strict`` turns 
 warnings into refusals. One deliberate difference: a metrics file never holds NaN or
 Infinity (they are not JSON); such a value is written as ``null`` and warned about.
 
-The ``medreason score`` and ``medreason validate`` commands, their arguments and what they
-print, are at the end of the module.
+:func:`score_submission` and :func:`validate_submission` read the files and give typed
+results; ``cli/official.py`` is the ``medreason score`` and ``medreason validate`` commands
+around them.
 """
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
 import statistics
-import sys
 import zipfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspect_medreason.cli.command_line import (
-    DATA_FILE,
-    EXIT_FAILED,
-    EXIT_OK,
-    TOGETHER,
-    Subcommands,
-    print_notes,
-    print_problems,
-    printed_output,
-)
-from inspect_medreason.cli.progress import track
-from inspect_medreason.core.files import OutputSet
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.logs import PathArg, Progress, no_progress
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.loaders import near_miss
 from inspect_medreason.core.strict_json import finite_or_null
@@ -53,6 +42,19 @@ from inspect_medreason.core.user_files import (
     read_user_bytes,
     read_user_json,
 )
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = [
+    "OfficialScore",
+    "SubmissionCheck",
+    "SubmissionRefused",
+    "score_like_official",
+    "score_submission",
+    "validate_like_official",
+    "validate_submission",
+]
 
 # The official scorer's task types; validate_submission.py has the same minus free_text.
 SCORER_TASK_TYPES = {
@@ -229,7 +231,10 @@ def _judge_scores(payload: Any, verdict: Verdict) -> dict[str, tuple[float, floa
 
 
 def score_like_official(
-    predictions: Any, ground_truth: Any, judge_scores: Any | None
+    predictions: Any,
+    ground_truth: Any,
+    judge_scores: Any | None,
+    progress: Progress = no_progress,
 ) -> ScoreOutcome:
     """Score parsed predictions, ground truth and (optional) judge scores as the official
     scorer does; the outcome's ``result`` is None when it would refuse."""
@@ -252,7 +257,7 @@ def score_like_official(
     gt_values: list[float] = []
     va_values: list[float] = []
     per_case: list[dict[str, Any]] = []
-    for case_id, reference in track(truth.items(), "scoring", len(truth)):
+    for case_id, reference in progress(truth.items(), "scoring", len(truth)):
         prediction = preds.get(case_id)
         task_type = reference["task_type"]
         if prediction is None or task_type is None or prediction["task_type"] is None:
@@ -517,120 +522,100 @@ def _validate_against_cases(answers: list[dict[str, Any]], payload: Any, verdict
                 )
 
 
-# --- the command line: medreason score, medreason validate --------------------------------
+# --- the typed results: score_submission, validate_submission -------------------------------
 
 
-def add_parsers(commands: Subcommands) -> None:
-    """``score`` and ``validate``: their arguments and the functions that run them."""
-    score = commands.add_parser(
-        "score",
-        help="score like the official scoring.py",
-        description="The official scoring.py, decision for decision and byte for byte: MCQ "
-        "exact match on answer.strip(), the VA gate on judge scores, statistics.mean (null "
-        "for an absent track). Refuses what it refuses (missing, extra, duplicate or "
-        "mismatched cases, a blank answer or open reasoning_trace, a judge row without a "
-        "score) and lists every problem. Values it accepts outside the rubric (NaN, 7, "
-        "'3', rows for unknown cases) are accepted with a warning; --strict refuses them.",
-    )
-    score.add_argument(
-        "--predictions", required=True, help="results.json (or a bare list)" + DATA_FILE
-    )
-    score.add_argument("--ground-truth", required=True, help="ground_truth.json" + DATA_FILE)
-    score.add_argument(
-        "--judge-scores", help="judge_scores.json (needed when there are open cases)" + DATA_FILE
-    )
-    score.add_argument(
-        "--output",
-        type=printed_output,
-        help="write the metrics JSON here (prints only the metrics)" + TOGETHER,
-    )
-    score.add_argument(
-        "--pretty", action="store_true", help="indent the JSON, as the official --pretty"
-    )
-    score.add_argument("--strict", action="store_true", help="refuse values outside the rubric")
-    score.add_argument("--force", action="store_true", help="overwrite the output file")
-    score.set_defaults(handler=cmd_score)
+class SubmissionRefused(AnalysisError):
+    """The official scorer's refusal: every problem, and the warnings found on the way (the
+    values it would accept outside the rubric; with ``strict``, the reason it refused)."""
 
-    validate = commands.add_parser(
-        "validate",
-        help="check a submission (.json or .zip) as validate_submission.py does",
-        description="Refuse exactly what the official validate_submission.py refuses, listing "
-        "every problem; warn (exit 0) where the official documentation is stricter than its "
-        "validator (extra zip members, a missing version); --strict refuses those too.",
-    )
-    validate.add_argument("submission", help="results.json or a submission .zip" + DATA_FILE)
-    validate.add_argument(
-        "--cases",
-        "--cases-json",
-        dest="cases",
-        help="the cases.json it answers (checks labels and completeness)" + DATA_FILE,
-    )
-    validate.add_argument("--strict", action="store_true", help="refuse on warnings too")
-    validate.set_defaults(handler=cmd_validate)
+    def __init__(self, problems: list[str], warnings: list[str]) -> None:
+        super().__init__(problems)
+        self.warnings = warnings
 
 
-def _print_warnings(warnings: list[str], strict: bool) -> None:
-    if not warnings:
-        return
-    title = (
-        "refused because of --strict"
-        if strict
-        else "warnings (accepted as the official script accepts them; --strict refuses)"
-    )
-    print(f"{title} ({len(warnings)}):", file=sys.stderr)
-    for warning in warnings:
-        print(f"  - {warning}", file=sys.stderr)
+@dataclass(frozen=True)
+class OfficialScore:
+    """What the official ``scoring.py`` computes from a submission: its three ``metrics``
+    (null for an absent track), the ``counts`` of cases, the ``per_case`` rows, the
+    ``warnings`` on values accepted outside the rubric, and ``text``, the metrics file as
+    the official scorer writes it (compact, or indented with ``pretty``)."""
+
+    metrics: dict[str, float | None]
+    counts: dict[str, int]
+    per_case: tuple[dict[str, Any], ...]
+    warnings: tuple[str, ...]
+    text: str
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per scored case: case_id, task_type, mcq_correct (MCQ) or GT_final,
+        VA_answer, RVF_trace and VA_final (open); a column a track lacks is empty."""
+        import pandas
+
+        columns = ["case_id", "task_type", "mcq_correct", *_OPEN_COLUMNS]
+        return pandas.DataFrame(list(self.per_case), columns=columns)
 
 
-def cmd_score(args: argparse.Namespace) -> int:
-    # imported here: analysis/export.py imports this module
-    from inspect_medreason.analysis.errors import AnalysisError
+_OPEN_COLUMNS = ["GT_final", "VA_answer", "RVF_trace", "VA_final"]
 
-    outputs = OutputSet(args.force, [args.predictions, args.ground_truth, args.judge_scores])
-    if args.output:
-        outputs.add(args.output)
+
+def score_submission(
+    predictions: PathArg,
+    ground_truth: PathArg,
+    judge_scores: PathArg | None = None,
+    pretty: bool = False,
+    strict: bool = False,
+    progress: Progress = no_progress,
+) -> OfficialScore:
+    """Score a results.json (``predictions``) against ``ground_truth`` and, for open
+    cases, ``judge_scores`` (the official files), decision for decision as the official
+    ``scoring.py``. Raises :class:`AnalysisError` when a file cannot be read and
+    :class:`SubmissionRefused` when the official scorer would refuse (or, with ``strict``,
+    would accept only with warnings)."""
     outcome = ScoreOutcome()
-    predictions = read_json(Path(args.predictions), "predictions", outcome)
-    truth = read_json(Path(args.ground_truth), "ground truth", outcome)
-    judged = (
-        read_json(Path(args.judge_scores), "judge scores", outcome) if args.judge_scores else None
-    )
+    predicted = read_json(Path(predictions), "predictions", outcome)
+    truth = read_json(Path(ground_truth), "ground truth", outcome)
+    judged = read_json(Path(judge_scores), "judge scores", outcome) if judge_scores else None
     if outcome.problems:
         raise AnalysisError(outcome.problems)
-    scored = score_like_official(predictions, truth, judged)
-    text = metrics_text(scored.result, args.pretty, scored) if scored.result else None
-    _print_warnings(scored.warnings, args.strict)
-    if scored.refused(args.strict) or text is None:
-        raise AnalysisError(scored.problems or ["refused: see the warnings above"])
-    if args.output:
-        print_notes(outputs.write({Path(args.output): text + "\n"}))
-        result = scored.result or {}
-        print(
-            json.dumps(
-                {"metrics": result["metrics"], "counts": result["counts"]}, ensure_ascii=False
-            )
-        )
-        print(f"wrote {args.output} ({result['counts']['num_cases']} cases)", file=sys.stderr)
-    else:
-        print(text)
-    return EXIT_OK
+    scored = score_like_official(predicted, truth, judged, progress)
+    text = metrics_text(scored.result, pretty, scored) if scored.result else None
+    if scored.refused(strict) or text is None or scored.result is None:
+        problems = scored.problems or ["refused: see the warnings above"]
+        raise SubmissionRefused(problems, scored.warnings)
+    result = scored.result
+    return OfficialScore(
+        result["metrics"], result["counts"], tuple(result["per_case"]), tuple(scored.warnings), text
+    )
 
 
-def cmd_validate(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class SubmissionCheck:
+    """What the official ``validate_submission.py`` decides of a submission: every
+    ``problem`` it refuses for, every ``warning`` on what it accepts that the documentation
+    forbids, the number of ``answers``, and whether the cases were checked too
+    (``against_cases``: labels and completeness)."""
+
+    problems: tuple[str, ...]
+    warnings: tuple[str, ...]
+    answers: int
+    against_cases: bool
+
+    def valid(self, strict: bool = False) -> bool:
+        """Accepted by the official validator (and, with ``strict``, without a warning)."""
+        return not self.problems and not (strict and self.warnings)
+
+
+def validate_submission(submission: PathArg, cases: PathArg | None = None) -> SubmissionCheck:
+    """Check a submission (a results.json, or a .zip holding one) as the official
+    ``validate_submission.py`` does, against ``cases`` (a cases.json) when given, listing
+    every problem at once. A file that cannot be read is a problem of the check."""
     verdict = Verdict()
-    document = read_submission(Path(args.submission), verdict)
-    cases = read_json(Path(args.cases), "cases", verdict) if args.cases else None
+    document = read_submission(Path(submission), verdict)
+    case_list = read_json(Path(cases), "cases", verdict) if cases else None
     count = 0
     if not verdict.problems:
-        count = validate_like_official(document, cases, verdict)
-    _print_warnings(verdict.warnings, args.strict)
-    if verdict.refused(args.strict):
-        print_problems(f"{args.submission} is NOT a valid submission", verdict.problems)
-        return EXIT_FAILED
-    scope = (
-        "against the cases file"
-        if cases is not None
-        else "(no --cases: labels and completeness not checked)"
+        count = validate_like_official(document, case_list, verdict)
+    return SubmissionCheck(
+        tuple(verdict.problems), tuple(verdict.warnings), count, case_list is not None
     )
-    print(f"{args.submission} is valid {scope}: {count} answers")
-    return EXIT_OK

@@ -17,15 +17,11 @@ from collections.abc import Callable, Sequence
 from inspect_medreason.analysis import (
     agreement,
     calibration,
-    comparison,
-    export,
-    leaderboard,
-    official,
     shift,
 )
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
-from inspect_medreason.cli import audit, sample_data
+from inspect_medreason.cli import audit, compare, export, leaderboard, official, sample_data
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
 from inspect_medreason.core.files import (
     OutputPathError,
@@ -45,7 +41,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     export.add_parsers,  # export, judge-scores
     official.add_parsers,  # score, validate
     leaderboard.add_parsers,
-    comparison.add_parsers,  # compare
+    compare.add_parsers,
     shift.add_parsers,
     agreement.add_parsers,
     rating_page.add_parsers,  # rate

@@ -1,0 +1,54 @@
+"""``medreason compare``: the shell around ``analysis/comparison.py`` (arguments, printing,
+writing the report and the plot)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inspect_medreason.analysis.comparison import compare_logs, plot_png, render
+from inspect_medreason.cli.command_line import (
+    CALIBRATION_FILE,
+    EXIT_OK,
+    Subcommands,
+    add_report_arguments,
+    check_outputs,
+    emit,
+)
+
+
+def add_parsers(commands: Subcommands) -> None:
+    """``compare``: its arguments and the function that runs it."""
+    compare = commands.add_parser(
+        "compare",
+        help="is run B really better than run A? a paired comparison of two logs",
+        description="On the cases both logs scored: each metric's difference (B - A) with a "
+        "paired bootstrap 95% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
+        "test (judge components), the smallest detectable difference, and the differences per "
+        "modality and organ system.",
+    )
+    compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
+    compare.add_argument("log_b", metavar="LOG_B", help="the run compared with it (B)")
+    compare.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="also compare the judge metrics calibrated to people's ratings (a 'medreason "
+        "calibrate' file), labelled (calibrated), beside the raw ones" + CALIBRATION_FILE,
+    )
+    add_report_arguments(
+        compare,
+        ["md", "json", "html"],
+        "write the report here instead of printing it",
+        "write a PNG of the differences with their intervals",
+    )
+    compare.set_defaults(handler=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    outputs = check_outputs(args, [args.log_a, args.log_b, args.calibration])
+    comparison = compare_logs(args.log_a, args.log_b, args.calibration)
+    for warning in comparison.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    output = render(comparison, args.format)
+    emit(args, outputs, output, lambda: plot_png(comparison))
+    return EXIT_OK
