@@ -4,6 +4,10 @@ problem found, each a line naming the file, case and field, and how to fix it. T
 
 from __future__ import annotations
 
+__all__ = [
+    "AnalysisError",
+]
+
 
 class AnalysisError(ValueError):
     """A refusal, with every problem found."""

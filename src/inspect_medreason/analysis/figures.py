@@ -8,6 +8,11 @@ import io
 from types import ModuleType
 from typing import Any
 
+__all__ = [
+    "png_bytes",
+    "pyplot",
+]
+
 
 def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the Agg back end. Imported on first use: matplotlib takes

@@ -26,6 +26,18 @@ from inspect_medreason.analysis.logs import LoggedSample, UnreadableSample, logg
 from inspect_medreason.core.judges import panel_members
 from inspect_medreason.core.lineage import role_lineage
 
+__all__ = [
+    "COMPONENTS",
+    "MCQ_SCORER",
+    "OPEN_SCORER",
+    "Judging",
+    "choose_score",
+    "is_score_of",
+    "member_models",
+    "read_judging",
+    "score_names",
+]
+
 OPEN_SCORER = "open_ended_scorer"
 MCQ_SCORER = "mcq_scorer"
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace")

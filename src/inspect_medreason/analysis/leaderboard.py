@@ -724,6 +724,13 @@ def collect_rows(
             # ranked. logged_samples raises for an entry holding another sample, an entry
             # declaring more than the entry limit, a failed checksum: nothing of it is trusted.
             notes.append(f"{path}: left out, its samples cannot be read ({describe_error(error)})")
+    rows = _combined_rows(items)
+    _label_differences(rows)
+    return Leaderboard(rows, notes)
+
+
+def _combined_rows(items: list[LogMetrics]) -> list[ModelRow]:
+    """The logs' metrics combined into one row per experiment (see the module docstring)."""
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
@@ -761,9 +768,7 @@ def collect_rows(
                 row.intervals[name] = logged.interval
             if logged.breakdown:
                 row.breakdown[name] = logged.breakdown
-    rows = [_finish(group) for group in groups]
-    _label_differences(rows)
-    return Leaderboard(rows, notes)
+    return [_finish(group) for group in groups]
 
 
 def _finish(group: dict[str, Any]) -> ModelRow:
@@ -1029,67 +1034,7 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
             indent=2,
         )
     if fmt == "csv":
-        extra = (
-            [(name, c) for name in METRIC_NAMES for c in _categories(rows, name)]
-            if breakdown
-            else []
-        )
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        stability = any(row.stability for row in rows)
-        stability_header = (
-            ["position 2.5%", "position 97.5%", "position shares"] if stability else []
-        )
-        calibrated = _calibrated_names(rows)
-        writer.writerow(
-            [
-                *CSV_HEADER,
-                *stability_header,
-                *(f"{name} {category}" for name, category in extra),
-                *(
-                    column
-                    for name in calibrated
-                    for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")
-                ),
-            ]
-        )
-        for row in rows:
-            metric_cells = []
-            for name in METRIC_NAMES:
-                value = row.metrics.get(name)
-                interval = row.intervals.get(name)
-                metric_cells += [
-                    "" if value is None else f"{value:.6g}",
-                    "" if interval is None else f"{interval[0]:.6g}",
-                    "" if interval is None else f"{interval[1]:.6g}",
-                    str(row.counts.get(name, "")),
-                ]
-            writer.writerow(
-                [
-                    row.dataset,
-                    _rank_cell(row.position) if row.position is not None else "",
-                    row.model,
-                    row.partial or "",
-                    *metric_cells,
-                    *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
-                    f"{row.mean_rank:.4g}" if row.position is not None else "",
-                    ", ".join(row.missing),
-                    "; ".join(row.lineage),
-                    *(_stability_cells(row) if stability else []),
-                    *(
-                        f"{row.breakdown.get(n, {}).get(c, ''):.6g}"
-                        if c in row.breakdown.get(n, {})
-                        else ""
-                        for n, c in extra
-                    ),
-                    *(
-                        cell
-                        for name in calibrated
-                        for cell in _calibrated_csv_cells(row.calibrated.get(name))
-                    ),
-                ]
-            )
-        return buffer.getvalue()
+        return _csv_report(rows, breakdown)
     body = table_rows(rows)
     if fmt == "html":
         return _html_page(board, body, breakdown)
@@ -1103,6 +1048,66 @@ def render(board: Leaderboard, fmt: str, breakdown: bool = False) -> str:
     if breakdown:
         text += "\n" + render_breakdown(rows)
     return text
+
+
+def _csv_report(rows: list[ModelRow], breakdown: bool) -> str:
+    """The table as one CSV table: per metric its value, interval and count, then the
+    stability, breakdown and calibrated columns when there are any."""
+    extra = (
+        [(name, c) for name in METRIC_NAMES for c in _categories(rows, name)] if breakdown else []
+    )
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    stability = any(row.stability for row in rows)
+    stability_header = ["position 2.5%", "position 97.5%", "position shares"] if stability else []
+    calibrated = _calibrated_names(rows)
+    writer.writerow(
+        [
+            *CSV_HEADER,
+            *stability_header,
+            *(f"{name} {category}" for name, category in extra),
+            *(
+                column
+                for name in calibrated
+                for column in (name, f"{name} 95% lower", f"{name} 95% upper", f"n {name}")
+            ),
+        ]
+    )
+    for row in rows:
+        writer.writerow(_csv_row(row, stability, extra, calibrated))
+    return buffer.getvalue()
+
+
+def _csv_row(
+    row: ModelRow, stability: bool, extra: list[tuple[str, str]], calibrated: list[str]
+) -> list[str]:
+    metric_cells = []
+    for name in METRIC_NAMES:
+        value = row.metrics.get(name)
+        interval = row.intervals.get(name)
+        metric_cells += [
+            "" if value is None else f"{value:.6g}",
+            "" if interval is None else f"{interval[0]:.6g}",
+            "" if interval is None else f"{interval[1]:.6g}",
+            str(row.counts.get(name, "")),
+        ]
+    return [
+        row.dataset,
+        _rank_cell(row.position) if row.position is not None else "",
+        row.model,
+        row.partial or "",
+        *metric_cells,
+        *(_rank_cell(row.ranks.get(name)) for name in METRIC_NAMES),
+        f"{row.mean_rank:.4g}" if row.position is not None else "",
+        ", ".join(row.missing),
+        "; ".join(row.lineage),
+        *(_stability_cells(row) if stability else []),
+        *(
+            f"{row.breakdown.get(n, {}).get(c, ''):.6g}" if c in row.breakdown.get(n, {}) else ""
+            for n, c in extra
+        ),
+        *(cell for name in calibrated for cell in _calibrated_csv_cells(row.calibrated.get(name))),
+    ]
 
 
 HTML_STYLE = """

@@ -61,6 +61,21 @@ if sys.version_info < (3, 14):
     # itself uses to register one (and writes its .eval logs with).
     import zipfile_zstd  # noqa: F401
 
+__all__ = [
+    "LoggedSample",
+    "PathArg",
+    "Progress",
+    "TaskRecord",
+    "UnreadableSample",
+    "log_files",
+    "log_header",
+    "logged_samples",
+    "medreason_headers",
+    "no_progress",
+    "one_attempt_per_run",
+    "task_record",
+]
+
 SampleKey = tuple[int | str, int]
 Item = TypeVar("Item")
 

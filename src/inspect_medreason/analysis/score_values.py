@@ -16,6 +16,14 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+__all__ = [
+    "JUDGE_SCALE",
+    "ScoreValue",
+    "duplicated",
+    "left_out",
+    "read_score",
+]
+
 # The scale of each value a log or file holds, by the name it is read under.
 JUDGE_SCALE = (0.0, 4.0)
 SCALES: dict[str, tuple[float, float]] = {
