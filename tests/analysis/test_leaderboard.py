@@ -3,7 +3,9 @@ notes ``medreason leaderboard`` prints, and a table of them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -14,6 +16,8 @@ from inspect_medreason.cli import main
 from .conftest import CASES, TwoRuns
 
 pytestmark = pytest.mark.xdist_group("analysis_runs")  # two_runs built once
+
+Item = TypeVar("Item")
 
 
 @pytest.fixture
@@ -84,3 +88,16 @@ def test_no_medreason_log_is_a_refusal(tmp_path: Path) -> None:
 
 def test_the_plot_is_a_png(logs: Path) -> None:
     assert rank_models([logs]).plot_png().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_progress_is_shown_through_the_callback_given(logs: Path) -> None:
+    steps: list[tuple[str, int | None]] = []
+
+    def progress(
+        items: Iterable[Item], description: str, total: int | None = None
+    ) -> Iterator[Item]:
+        steps.append((description, total))
+        yield from items
+
+    rank_models([logs], progress=progress)
+    assert steps == [("reading log headers", 2)]

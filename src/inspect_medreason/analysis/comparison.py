@@ -30,11 +30,13 @@ from inspect_medreason.analysis.figures import png_bytes, pyplot
 from inspect_medreason.analysis.logs import (
     LoggedSample,
     PathArg,
+    Progress,
     UnreadableSample,
     log_files,
     log_header,
     logged_samples,
     medreason_headers,
+    no_progress,
     task_name,
     task_record,
 )
@@ -179,13 +181,18 @@ _RESULT_COLUMNS = [
 CATEGORY_COLUMNS = ["field", "category", "cases", "mean_a", "mean_b", "difference"]
 
 
-def compare_logs(a: PathArg, b: PathArg, calibration: PathArg | None = None) -> Comparison:
+def compare_logs(
+    a: PathArg,
+    b: PathArg,
+    calibration: PathArg | None = None,
+    progress: Progress = no_progress,
+) -> Comparison:
     """Run B (``b``) against run A (``a``): each a log file or a folder holding one run,
     compared on the cases both scored (see the module docstring); with ``calibration`` (a
     ``medreason calibrate`` file), the calibrated judge metrics too, beside the raw ones.
     Raises :class:`AnalysisError` when a log is not one MedReason run or the runs share no
-    scored case."""
-    runs = read_run(Path(a)), read_run(Path(b))
+    scored case. ``progress`` shows the reading of a folder's log headers."""
+    runs = read_run(Path(a), progress=progress), read_run(Path(b), progress=progress)
     if calibration:
         found = read_calibration(Path(calibration))
         for run in runs:
@@ -193,7 +200,7 @@ def compare_logs(a: PathArg, b: PathArg, calibration: PathArg | None = None) -> 
     return compare_runs(*runs)
 
 
-def run_log(path: Path) -> Path:
+def run_log(path: Path, progress: Progress = no_progress) -> Path:
     """The log a compare argument names: the file itself, or a folder's one run (its latest
     complete attempt, as every command reads a folder); a folder of several runs is refused
     with them named."""
@@ -203,7 +210,7 @@ def run_log(path: Path) -> Path:
         if not logs:
             raise AnalysisError([f"{path}: not an eval log (.eval or .json)"])
         return logs[0]
-    headers = medreason_headers(logs, notes)
+    headers = medreason_headers(logs, notes, progress=progress)
     if len(headers) != 1:
         found = ", ".join(str(found) for found, _ in headers) or "none"
         raise AnalysisError(
@@ -216,13 +223,15 @@ def run_log(path: Path) -> Path:
     return headers[0][0]
 
 
-def read_run(path: Path, scores: dict[str, str] | None = None) -> RunCases:
+def read_run(
+    path: Path, scores: dict[str, str] | None = None, progress: Progress = no_progress
+) -> RunCases:
     """Per-case values of a MedReason log, read as a stream (its header, then one sample at
     a time, never the images); a refusal naming the file when it is not one. A sample with
     a field that cannot be read is left out and named in ``unreadable``. ``path`` may be a
     folder holding one run (``run_log``). ``scores`` names, per scorer, the score to read
     when the log holds several judgings (``{"open_ended_scorer": "open_ended_scorer1"}``)."""
-    path = run_log(path)
+    path = run_log(path, progress)
     try:
         header = log_header(path)
     except Exception as error:  # any file can be handed in: report it, never a traceback

@@ -55,9 +55,11 @@ from inspect_medreason.analysis.judgings import (
 from inspect_medreason.analysis.logs import (
     JudgesRecord,
     PathArg,
+    Progress,
     TemplateRecord,
     log_files,
     medreason_headers,
+    no_progress,
     task_record,
 )
 from inspect_medreason.analysis.markdown import markdown_row, markdown_text
@@ -264,6 +266,7 @@ def rank_models(
     calibration: PathArg | None = None,
     bootstrap: int = 0,
     on_note: Callable[[str], None] | None = None,
+    progress: Progress = no_progress,
 ) -> Leaderboard:
     """The challenge's leaderboard of the runs in ``logs`` (log files or folders): one row
     per experiment (see the module docstring), ranked within each dataset.
@@ -273,11 +276,12 @@ def rank_models(
     one epoch reducer of a run; ``calibration`` (a ``medreason calibrate`` file) adds the
     calibrated judge metrics beside the raw ones; ``bootstrap`` resamples the cases that
     many times for each row's rank stability. ``on_note`` is called with each note as it is
-    found (the command prints them as it works); every note is also in the result. Raises
-    :class:`AnalysisError` when no log holds MedReason metrics."""
+    found (the command prints them as it works); every note is also in the result;
+    ``progress`` shows the reading of the log headers. Raises :class:`AnalysisError` when no
+    log holds MedReason metrics."""
     skipped: list[str] = []
     files = log_files(logs, skipped)
-    board = collect_rows(files, list(label_args), include_partial, scorer, reducer)
+    board = collect_rows(files, list(label_args), include_partial, scorer, reducer, progress)
     board.notes[:0] = skipped
     _tell(on_note, board.notes)
     if not board.rows:
@@ -694,6 +698,7 @@ def collect_rows(
     include_partial: bool = False,
     scorer: str | None = None,
     reducer: str | None = None,
+    progress: Progress = no_progress,
 ) -> Leaderboard:
     """One row per experiment; see the module docstring for how logs combine.
 
@@ -712,7 +717,7 @@ def collect_rows(
         )
     notes: list[str] = []
     items: list[LogMetrics] = []
-    for path, log in medreason_headers(logs, notes, judgings="each"):
+    for path, log in medreason_headers(logs, notes, "each", progress):
         if log.status != "success":
             notes.append(f"{path}: left out (status {log.status!r})")
             continue

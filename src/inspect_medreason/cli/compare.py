@@ -15,6 +15,7 @@ from inspect_medreason.cli.command_line import (
     check_outputs,
     emit,
 )
+from inspect_medreason.cli.progress import track
 
 
 def add_parsers(commands: Subcommands) -> None:
@@ -46,7 +47,7 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, [args.log_a, args.log_b, args.calibration])
-    comparison = compare_logs(args.log_a, args.log_b, args.calibration)
+    comparison = compare_logs(args.log_a, args.log_b, args.calibration, track)
     for warning in comparison.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     output = render(comparison, args.format)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from inspect_medreason.analysis.export import judge_score_file, official_results
@@ -74,8 +73,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     output = outputs.add(args.output)
     zip_path = outputs.add(args.zip) if args.zip else None
     results = official_results(args.logs, args.name, args.model, args.cases, track)
-    for note in results.notes:
-        print(f"note: {note}", file=sys.stderr)
+    print_notes(list(results.notes))
     problems = list(results.problems)
     if problems and not args.force:
         print_problems(
@@ -86,8 +84,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print_problems("writing an INVALID submission because of --force", problems)
     # results.json and the zip holding only it are written together: both or neither, so
     # the pair always matches (``outputs`` checked both paths before any work).
-    text = results.text
-    files: dict[Path, bytes | str] = {output: text}
+    files: dict[Path, bytes | str] = {output: results.text}
     if zip_path is not None:
         files[zip_path] = results.zip_bytes()
     print_notes(outputs.write(files))
@@ -103,8 +100,7 @@ def cmd_judge_scores(args: argparse.Namespace) -> int:
     outputs = OutputSet(args.force, args.logs)
     output = outputs.add(args.output)
     scores = judge_score_file(args.logs, args.model, args.scorer, track)
-    for note in scores.notes:
-        print(f"note: {note}", file=sys.stderr)
+    print_notes(list(scores.notes))
     print_notes(outputs.write({output: scores.text}))
     print(f"wrote {args.output} ({len(scores.scores)} open cases)")
     if scores.left_out:

@@ -16,6 +16,7 @@ from inspect_medreason.cli.command_line import (
     positive_int,
     print_notes,
 )
+from inspect_medreason.cli.progress import track
 
 
 def add_parsers(commands: Subcommands) -> None:
@@ -89,6 +90,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         calibration=args.calibration,
         bootstrap=args.bootstrap,
         on_note=lambda note: print_notes([note]),
+        progress=track,
     )
     output = render(board, args.format, breakdown=args.breakdown)
     emit(args, outputs, output, lambda: plot_png(board.rows))
