@@ -326,7 +326,7 @@ SLOW_TESTS = {
     "tests/judge_meta/test_judge_meta.py::test_an_inconsistent_judge_is_caught": (
         "the judge meta-evaluation's 110 probes, judged twice"
     ),
-    "tests/cli/test_audit.py::test_check_data_refuses_unreadable_data_with_a_message": (
+    "tests/cli/test_check_data.py::test_check_data_refuses_unreadable_data_with_a_message": (
         "medreason check-data in a subprocess"
     ),
     "tests/cli/test_atomic_writes.py::test_a_kill_mid_write_leaves_the_old_file_intact": (

@@ -320,7 +320,7 @@ def test_a_bad_output_path_is_refused_before_any_work(
     ):
         monkeypatch.setattr(f"inspect_medreason.{module}.log_files", no_work)
     monkeypatch.setattr(official, "read_json", no_work)
-    monkeypatch.setattr("inspect_medreason.cli.audit.audit_data", no_work)
+    monkeypatch.setattr("inspect_medreason.cli.check_data.audit_data", no_work)
     for index in range(len(command.outputs)):
         fine = [tmp_path / f"fine{n}" for n in range(len(command.outputs))]
         for bad, force, reason in [

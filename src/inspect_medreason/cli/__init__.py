@@ -5,7 +5,7 @@ imported by an evaluation family, an analysis or the rating package.
 
 ``commands`` is the table of subcommands and its ``main``; ``command_line`` is what the
 subcommands share on the command line (exit codes, output options), ``markdown`` and
-``progress`` their printing, ``audit`` and ``sample_data`` the data folder's commands.
+``progress`` their printing, ``check_data`` and ``sample_data`` the data folder's commands.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each subcommand declares its own arguments beside its code (``add_parsers`` in the module
 that does its work: ``challenge`` export and judge-scores, ``official`` score and validate,
 ``leaderboard``, ``comparison`` compare, ``shift``, ``agreement``, ``rating_page`` rate,
-``calibration`` calibrate, ``audit`` check-data, ``sample_data``); what they share (exit
+``calibration`` calibrate, ``check_data``, ``sample_data``); what they share (exit
 codes, help endings, ``-`` as standard output, report options) is ``cli/command_line.py``.
 No module of a subcommand imports this one.
 """
@@ -21,7 +21,7 @@ from inspect_medreason.analysis import (
 )
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
-from inspect_medreason.cli import audit, compare, export, leaderboard, official, sample_data
+from inspect_medreason.cli import check_data, compare, export, leaderboard, official, sample_data
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
 from inspect_medreason.core.files import (
     OutputPathError,
@@ -46,7 +46,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     agreement.add_parsers,
     rating_page.add_parsers,  # rate
     calibration.add_parsers,  # calibrate
-    audit.add_parsers,  # check-data
+    check_data.add_parsers,
     sample_data.add_parsers,
 )
 

@@ -1,4 +1,5 @@
-"""``medreason check-data``: an audit of a data set before anyone trains or evaluates on it.
+"""An audit of a data set before anyone trains or evaluates on it (``medreason check-data``
+is its shell, ``cli/check_data.py``).
 
 Findings:
 
@@ -13,15 +14,11 @@ Findings:
   draw over each case's own options would give (chi-square test);
 - **coverage**: cases per track, modality and organ system;
 - **images** that are missing, leave the data folder, do not decode, or are tiny.
-
-The command's arguments and what it prints are at the end of the module.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -29,19 +26,8 @@ from typing import Any
 
 from PIL import Image
 
-from inspect_medreason.cli.command_line import (
-    EXIT_FAILED,
-    EXIT_OK,
-    TOGETHER,
-    Subcommands,
-    positive_int,
-    print_notes,
-    printed_output,
-)
-from inspect_medreason.cli.markdown import markdown_row, markdown_text
-from inspect_medreason.core import strict_json
 from inspect_medreason.core.extraction import normalise_text
-from inspect_medreason.core.files import OutputSet, file_sha256
+from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
 from inspect_medreason.core.loaders import (
     UNKNOWN_GROUP,
@@ -54,8 +40,6 @@ from inspect_medreason.core.schema import Case
 # Smaller than this on either side is reported as tiny (icons, thumbnails, broken exports).
 DEFAULT_MIN_SIDE = 32
 UNCHECKABLE_ANSWERS = frozenset({"yes", "no", "是", "否"})
-# How many examples a finding lists in the Markdown report (JSON lists them all).
-SHOWN_EXAMPLES = 20
 
 
 def reference_answer_text(case: Case) -> str | None:
@@ -107,6 +91,24 @@ class Audit:
     @property
     def clean(self) -> bool:
         return not (self.leakage or self.conflicts or self.duplicates or self.images)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every finding, and ``clean`` (``check-data --format json``'s document)."""
+        return {**asdict(self), "clean": self.clean}
+
+    def to_pandas(self) -> Any:
+        """One row per finding: ``finding`` (leakage, conflict, duplicate, image), the
+        ``cases`` it concerns, and its ``detail`` (the answer, the question, the problem)."""
+        import pandas as pd
+
+        rows = [("leakage", [row["case_id"]], f"answer {row['answer']!r}") for row in self.leakage]
+        rows += [
+            ("conflict", list(c["cases"]), f"{c['question']!r} -> {c['answers']}")
+            for c in self.conflicts
+        ]
+        rows += [("duplicate", list(d["cases"]), repr(d["question"])) for d in self.duplicates]
+        rows += [("image", list(i.cases), f"{i.path}: {i.problem}") for i in self.images]
+        return pd.DataFrame(rows, columns=["finding", "cases", "detail"])
 
 
 def _image_hashes(
@@ -236,136 +238,3 @@ def audit_data(data: str | Path, min_side: int = DEFAULT_MIN_SIDE) -> Audit:
             report.duplicates.append(entry)
     report.label_balance = label_balance(cases)
     return report
-
-
-def render(report: Audit, output_format: str) -> str:
-    if output_format == "json":
-        document = asdict(report)
-        document["clean"] = report.clean
-        return strict_json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    lines = [
-        f"# Data audit: {markdown_text(report.data)}",
-        "",
-        f"{report.cases} cases ({', '.join(f'{n} {t}' for t, n in report.by_track.items())}), "
-        f"{report.distinct_images} distinct images by content.",
-        "",
-        f"## Answer leakage: {len(report.leakage)} of {report.leakage_checked} checkable cases",
-        "",
-        "The reference reasoning (visual_description) contains the normalised reference answer: "
-        "never prompt or train with it for these cases.",
-    ]
-
-    def examples(rows: list[str], total: int) -> None:
-        if not rows:
-            return
-        lines.append("")
-        # each example is user text (case ids, questions, answers, paths): escaped
-        lines.extend(f"- {markdown_text(row[2:])}" for row in rows[:SHOWN_EXAMPLES])
-        if total > SHOWN_EXAMPLES:
-            lines.append(f"- ... and {total - SHOWN_EXAMPLES} more (--format json lists all)")
-
-    examples(
-        [
-            f"- {row['case_id']} ({row['task_type']}): answer {row['answer'][:80]!r}"
-            for row in report.leakage
-        ],
-        len(report.leakage),
-    )
-    lines += ["", f"## Same image and question, conflicting answers: {len(report.conflicts)}"]
-    examples(
-        [
-            f"- {', '.join(c['cases'])}: {c['question'][:80]!r} -> {c['answers']}"
-            for c in report.conflicts
-        ],
-        len(report.conflicts),
-    )
-    lines += ["", f"## Duplicate questions (same image content): {len(report.duplicates)}"]
-    examples(
-        [f"- {', '.join(d['cases'])}: {d['question'][:80]!r}" for d in report.duplicates],
-        len(report.duplicates),
-    )
-    lines += ["", "## MCQ answer labels", ""]
-    balance = report.label_balance
-    if balance:
-        lines += ["| label | answers | expected if uniform | share |", "|---|---|---|---|"]
-        lines += [
-            markdown_row([label, str(row["answers"]), str(row["expected"]), f"{row['share']:.1%}"])
-            for label, row in balance["labels"].items()
-        ]
-        if "p_value" in balance:
-            lines += [
-                "",
-                f"Chi-square {balance['chi_square']:g}, p = {balance['p_value']:.3g} "
-                f"({balance['cases']} MCQ cases).",
-            ]
-    else:
-        lines.append("No MCQ case with an answer.")
-    lines += ["", f"## Images with problems: {len(report.images)}"]
-    examples(
-        [
-            f"- {finding.path}: {finding.problem} (cases: {', '.join(finding.cases[:5])}"
-            f"{' ...' if len(finding.cases) > 5 else ''})"
-            for finding in report.images
-        ],
-        len(report.images),
-    )
-    for title, counts in (
-        ("modality", report.by_modality),
-        ("organ system", report.by_organ_system),
-    ):
-        lines += ["", f"## Cases per {title}", "", "| value | cases |", "|---|---|"]
-        lines += [markdown_row([value, str(n)]) for value, n in counts.items()]
-    return "\n".join(lines) + "\n"
-
-
-# --- the command line: medreason check-data -----------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``check-data``: its arguments and the function that runs it."""
-    check = commands.add_parser(
-        "check-data",
-        help="audit a data set: answer leakage, conflicts, duplicates, balance, images",
-        description="Before training or evaluating on DATA (a cases file, a folder or an unzipped "
-        "release): reference reasoning that contains the answer, the same image and question "
-        "with conflicting answers, duplicate questions, MCQ answer-label balance, cases per "
-        "modality and organ system, images that are missing, undecodable or tiny.",
-    )
-    check.add_argument("data", metavar="DATA")
-    check.add_argument("--format", choices=["md", "json"], default="md")
-    check.add_argument(
-        "--output",
-        type=printed_output,
-        help="write the report here instead of printing it" + TOGETHER,
-    )
-    check.add_argument("--force", action="store_true", help="overwrite the output file")
-    check.add_argument(
-        "--strict", action="store_true", help="exit 1 when any case leaks its answer"
-    )
-    check.add_argument(
-        "--min-side",
-        type=positive_int,
-        default=DEFAULT_MIN_SIDE,
-        help=f"images smaller than this many pixels on a side are tiny ({DEFAULT_MIN_SIDE})",
-    )
-    check.set_defaults(handler=cmd_check_data)
-
-
-def cmd_check_data(args: argparse.Namespace) -> int:
-    outputs = OutputSet(args.force, [args.data])
-    if args.output:
-        outputs.add(args.output)
-    report = audit_data(args.data, min_side=args.min_side)
-    text = render(report, args.format)
-    if args.output:
-        print_notes(outputs.write({Path(args.output): text}))
-        print(f"wrote {args.output}")
-    else:
-        sys.stdout.write(text)
-    print(
-        f"check-data: {report.cases} cases; answer leakage in {len(report.leakage)}, "
-        f"{len(report.conflicts)} conflicting and {len(report.duplicates)} duplicate question "
-        f"group(s), {len(report.images)} image problem(s)",
-        file=sys.stderr,
-    )
-    return EXIT_FAILED if args.strict and report.leakage else EXIT_OK

@@ -1,18 +1,17 @@
 from __future__ import annotations
 
+import io
 import json
 import math
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import write_json, write_png
-from utils.published_schemas import med_cmr_release
 
+from inspect_medreason.analysis.data_audit import audit_data, leaks_answer
 from inspect_medreason.cli import main
-from inspect_medreason.cli.audit import audit_data, leaks_answer, render
+from inspect_medreason.cli.check_data import render
 from inspect_medreason.core.schema import Case
 
 
@@ -165,44 +164,25 @@ def test_audit_findings(tmp_path: Path) -> None:
     assert "Answer leakage: 1 of 1" in text and "m1, m2" in text and "| A | 3 | 1.0 |" in text
 
 
-def test_check_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    release = med_cmr_release(tmp_path / "release")
-    assert main(["check-data", str(release)]) == 0
-    out = capsys.readouterr()
-    assert "# Data audit" in out.out and "answer leakage in" in out.err
-    # the release fixture leaks in cases 1 ("meningioma") and 2 ("left pneumothorax")
-    assert (
-        main(
-            [
-                "check-data",
-                str(release),
-                "--strict",
-                "--format",
-                "json",
-                "--output",
-                str(tmp_path / "audit.json"),
-            ]
-        )
-        == 1
-    )
-    document = json.loads((tmp_path / "audit.json").read_text(encoding="utf-8"))
-    assert sorted(row["case_id"] for row in document["leakage"]) == ["1", "2"]
-    assert document["clean"] is False
-    # an existing report is not overwritten without --force
-    assert main(["check-data", str(release), "--output", str(tmp_path / "audit.json")]) == 1
-    assert "--force" in capsys.readouterr().err
+def test_the_audit_as_a_table_lists_every_finding_once(tmp_path: Path) -> None:
+    report = audit_data(audit_folder(tmp_path))
+    table = report.to_pandas()
+    assert list(table.columns) == ["finding", "cases", "detail"]
+    assert table["finding"].value_counts().to_dict() == {
+        "image": 4,
+        "leakage": 1,
+        "conflict": 1,
+        "duplicate": 1,
+    }
+    conflict = table[table["finding"] == "conflict"].iloc[0]
+    assert conflict["cases"] == ["m1", "m2"] and "Which?" in conflict["detail"]
 
 
-def test_check_data_refuses_unreadable_data_with_a_message(tmp_path: Path) -> None:
-    write_json(
-        tmp_path / "cases.json",
-        {"cases": [{"case_id": "x", "task_type": "mcq", "question": "Q", "options": ["a"]}]},
-    )
-    result = subprocess.run(
-        [sys.executable, "-m", "inspect_medreason.cli", "check-data", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert "case 'x': options: an MCQ case needs at least two options" in result.stderr
+def test_the_library_and_the_command_give_the_same_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a notebook gets from ``audit_data`` is what ``check-data --format json`` writes."""
+    folder = audit_folder(tmp_path)
+    assert main(["check-data", str(folder), "--format", "json"]) == 0
+    printed = json.load(io.StringIO(capsys.readouterr().out))
+    assert printed == json.loads(json.dumps(audit_data(folder).as_dict()))
