@@ -92,6 +92,8 @@ def family_tasks(root: Path) -> dict[str, tuple[Callable[[], Task], dict[str, st
     """A task of each family on its published layout under ``root``, with its judge roles."""
     return {
         "medreason": (lambda: medreason(data=str(root)), GRADER),
+        # written with --no-log-images: the images are left out of the log, not their paths in
+        "medreason_no_log_images": (lambda: medreason(data=str(root)), GRADER),
         "mcq_shifted": (
             lambda: mcq(data=str(root), shift="noise", severity=2),
             None,
@@ -126,6 +128,7 @@ def test_no_log_names_a_local_folder(
         model="mockllm/model",
         model_roles={role: get_model(model) for role, model in (roles or {}).items()} or None,
         limit=4,
+        log_images=family != "medreason_no_log_images",
         display="none",
         log_dir=str(logs),
     )
@@ -139,6 +142,11 @@ def test_no_log_names_a_local_folder(
         os.environ["INSPECT_MEDREASON_CACHE_DIR"],
         str(Path(inspect_medreason.__file__).parent),
     ]
+    if family == "medreason_no_log_images":  # the run is the one it claims to be
+        assert log.samples is not None
+        for sample in log.samples:
+            inputs = [text for _, text in strings(sample.model_dump(mode="json")["input"])]
+            assert inputs and not any(text.startswith("data:image") for text in inputs)
     typed = tuple(str(value) for value in log.eval.task_args_passed.values())
     found = local_paths_in(Path(log.location), forbidden, typed)
     found += local_paths_in(as_json, forbidden, typed)
