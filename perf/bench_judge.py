@@ -123,7 +123,7 @@ def bare_scorer() -> Any:
     templates = JudgeTemplates.load()
     config = JudgeSettings().generate_config()  # the same requests: messages and config
     # The images are the ones Inspect put in the input; no folder is read.
-    no_folder = ImageFolder(None, "none: the images are in the input", None)
+    no_folder = ImageFolder(None, "none: the images are in the input")
 
     @scorer(metrics=[mean()])
     def three_calls() -> Any:

@@ -13,8 +13,16 @@ from typing import Any
 import pytest
 import tiktoken
 from inspect_ai import eval
+from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog
-from inspect_ai.model import ChatMessage, ChatMessageUser, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageUser,
+    ContentImage,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 from PIL import Image
 
 SHARED_OFFICIAL = Path(__file__).resolve().parents[2] / "shared/reference/medreason-official"
@@ -128,6 +136,19 @@ def scripted_output(text: str) -> ModelOutput:
     output = ModelOutput.from_content(model="mockllm", content=text)
     output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     return output
+
+
+def sent_image_files(sample: Sample) -> list[Path]:
+    """The image files a sample sends: its input's images (a log names none of them; it
+    records their digests)."""
+    turns = sample.input if isinstance(sample.input, list) else []
+    return [
+        Path(part.image)
+        for turn in turns
+        if not isinstance(turn.content, str)
+        for part in turn.content
+        if isinstance(part, ContentImage)
+    ]
 
 
 def user_text(messages: list[ChatMessage]) -> str:
@@ -279,8 +300,11 @@ SLOW_TESTS = {
     "tests/robustness/test_judge_bounds.py::test_a_hanging_judge_is_cut_at_the_runs_attempt_timeout": (
         "waits for judges that hang until the run's timeout"
     ),
-    "tests/medreason/test_rescoring_folder.py::test_rescoring_reads_images_only_from_the_runs_or_the_named_folder": (
-        "an eval, then inspect score twice, in subprocesses"
+    "tests/medreason/test_rescoring_folder.py::test_rescoring_reads_images_only_from_the_named_folder": (
+        "an eval, then inspect score three times, in subprocesses"
+    ),
+    "tests/test_log_paths.py::test_no_log_names_a_local_folder": (
+        "every task family run once on its published layout, each log scanned whole"
     ),
     "tests/cli/test_agreement_scale.py::test_agreement_on_many_logs_and_a_large_reference_is_fast_or_refused": (
         "writes 120 logs and times agreement on them and on a 20,000-row reference"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,18 @@ def test_the_core_package_map_names_every_module() -> None:
     }
     named = set(re.findall(r"``([a-z_]+)``", core.__doc__ or ""))
     assert not modules - named, f"core modules missing from core/__init__.py: {modules - named}"
+
+
+def test_no_task_code_reads_the_command_line() -> None:
+    """Whether a run scores, which log ``inspect score`` re-scores, where images are read
+    from: decided where Inspect decides it, never by reading ``sys.argv`` (which misses
+    every environment form of Inspect's options, and Python's own ``eval()``). The
+    ``medreason`` command's own ``main(argv)`` in cli/ is the one exception."""
+    readers = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "cli" not in path.relative_to(PACKAGE).parts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bsys\.argv\b|\bfrom sys import\b.*\bargv\b", line)
+    ]
+    assert not readers, readers

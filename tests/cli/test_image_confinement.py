@@ -1,7 +1,7 @@
 """One confinement rule for every command that reads case images from files (the log holds
-none): ``medreason rate`` and re-scoring read them from the folder the user names or the
-run's recorded folder (said before use), each file checked against the digest recorded at
-load; never from a folder or a file a sample names. Each test edits a log as an attacker
+none): ``medreason rate`` and re-scoring read them from the folder the user names (said
+before use; a log names none, and an old log's recorded folder is used alike), each file
+checked against the digest recorded at load; never from a folder or a file a sample names. Each test edits a log as an attacker
 would, or swaps an image after the run."""
 
 from __future__ import annotations
@@ -67,13 +67,17 @@ def rate(
     return code, capsys.readouterr().err
 
 
-def test_the_runs_folder_is_said_before_use_and_its_files_checked(
+def test_the_named_folder_is_said_before_use_and_its_files_checked(
     unlogged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = unlogged.parent.parent / "data"
+    # the log names no folder: without --data nothing is read, and the message says so
     code, err = rate(unlogged, tmp_path / "page.html", capsys)
+    assert code == 1 and not (tmp_path / "page.html").exists()
+    assert "name the data folder with --data" in err
+    code, err = rate(unlogged, tmp_path / "page.html", capsys, "--data", str(data))
     assert code == 0, err
-    assert f"case images not held in the logs are read from {data} (the folder the run " in err
+    assert f"case images not held in the logs are read from {data} (named with --data)" in err
     shown = embedded_images(tmp_path / "page.html")
     assert len(shown) == 3 and all(image.startswith(b"\x89PNG") for image in shown)
     recorded = read_eval_log(str(unlogged)).samples
@@ -119,7 +123,7 @@ def test_an_edited_log_never_puts_an_outside_file_on_the_page(
 
     log = edit_samples(unlogged, tmp_path / "edited.eval", hostile)
     page = tmp_path / "page.html"
-    code, err = rate(log, page, capsys)
+    code, err = rate(log, page, capsys, "--data", str(unlogged.parent.parent / "data"))
     assert code == 1 and not page.exists()
     assert "a rater must see the images the judges saw" in err
     assert err.count("its image cannot be shown") == 3  # every case named
@@ -135,12 +139,12 @@ def test_an_image_swapped_after_the_run_is_refused_and_data_names_the_right_fold
     shutil.copytree(data, keep)
     swapped = data / "images" / "i1.png"
     write_png(swapped, colour=3)  # another image under the same name
-    code, err = rate(log, tmp_path / "page.html", capsys)
+    code, err = rate(log, tmp_path / "page.html", capsys, "--data", str(data))
     assert code == 1 and not (tmp_path / "page.html").exists()
     assert "is not the file the run loaded (its SHA-256 differs" in err
     swapped.unlink()  # a symbolic link out of the folder: refused before it is read
     swapped.symlink_to(write_png(tmp_path / "elsewhere.png", colour=3))
-    code, err = rate(log, tmp_path / "page.html", capsys)
+    code, err = rate(log, tmp_path / "page.html", capsys, "--data", str(data))
     assert code == 1 and not (tmp_path / "page.html").exists()
     assert "images/i1.png" in err and "a rater must see the images the judges saw" in err
     code, err = rate(log, tmp_path / "page.html", capsys, "--data", str(keep))
@@ -152,7 +156,7 @@ def test_an_image_swapped_after_the_run_is_refused_and_data_names_the_right_fold
 def test_rescoring_checks_each_file_against_its_digest(tmp_path: Path) -> None:
     image = write_png(tmp_path / "one.png", colour=90)
     digest = hashlib.sha256(image.read_bytes()).hexdigest()
-    folder = ImageFolder(str(tmp_path), "the run's data folder", str(tmp_path))
+    folder = ImageFolder(str(tmp_path), NAMED)
 
     def state(**metadata: Any) -> Any:
         return SimpleNamespace(metadata={"image_paths": ["one.png"], **metadata})
@@ -160,8 +164,31 @@ def test_rescoring_checks_each_file_against_its_digest(tmp_path: Path) -> None:
     assert folder.files(state(**{DIGESTS_KEY: [digest]})) == [image]
     with pytest.raises(ImagePathError, match="no digest"):
         folder.files(state())
-    # a folder the user names is their choice: without digests it is used as named
-    assert ImageFolder(str(tmp_path), NAMED, None).files(state()) == [image]
     write_png(image, colour=91)  # the file changed since the run loaded it
     with pytest.raises(ImagePathError, match="not the file the run loaded"):
         folder.files(state(**{DIGESTS_KEY: [digest]}))
+
+
+def test_an_old_log_gives_the_folder_its_run_recorded(
+    unlogged: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log written before logs named no local path recorded its data folder in its
+    header (``data.data_dir``) and each sample's: rate still reads it with no --data, each
+    file checked by digest; a sample recording another folder is refused."""
+    data = unlogged.parent.parent / "data"
+
+    def old_header(header: dict[str, Any]) -> None:
+        header["eval"]["metadata"]["data"]["data_dir"] = str(data)
+
+    old = edit_log_entry(unlogged, tmp_path / "header.eval", "header.json", old_header)
+    old = edit_samples(old, tmp_path / "old.eval", lambda m: m.update(data_dir=str(data)))
+    code, err = rate(old, tmp_path / "page.html", capsys)
+    assert code == 0, err
+    assert f"read from {data} (the folder the run recorded in {old})" in err
+    assert len(embedded_images(tmp_path / "page.html")) == 3
+    elsewhere = edit_samples(
+        old, tmp_path / "elsewhere.eval", lambda m: m.update(data_dir=str(tmp_path))
+    )
+    code, err = rate(elsewhere, tmp_path / "other.html", capsys)
+    assert code == 1 and err.count("its image cannot be shown") == 3
+    assert f"records the data folder {str(tmp_path)!r}" in err

@@ -249,12 +249,17 @@ def test_open_ended_answers_are_compared_and_the_plot_names_each_line(
 
 
 def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
-    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))  # made afresh
     sheets = tmp_path / "sheets"
+    # a log names no data folder: without --data the report says to name it, and shows none
     assert main(["shift", str(runs / "logs"), "--output", str(tmp_path / "r.md"),
                  "--examples", str(sheets)]) == 0  # fmt: skip
+    assert not list(sheets.iterdir())
+    assert "no data folder recorded; name it with --data" in capsys.readouterr().err
+    assert main(["shift", str(runs / "logs"), "--output", str(tmp_path / "r.md"), "--force",
+                 "--examples", str(sheets), "--data", str(runs / "data")]) == 0  # fmt: skip
     names = sorted(path.name for path in sheets.iterdir())
     assert names == [f"mockllm_model_mcq_blur-{s}.png" for s in (1, 2, 3)]
     with Image.open(sheets / names[2]) as sheet:

@@ -21,10 +21,9 @@ def test_exam_test_questions_take_their_answers_from_the_published_key(tmp_path:
     assert [(s.id, s.target) for s in task.dataset] == [("1", "D"), ("2", "B"), ("3", "AC")]
     metadata = task.metadata or {}
     assert metadata["split"] == "test" and metadata["data"]["config"] == "CMB-Exam"
-    assert metadata["data"]["files"] == [
-        str(root / "CMB-Exam" / "CMB-test" / "CMB-test-choice-question-merge.json")
-    ]
-    assert metadata["answer_key"]["path"] == str(key)
+    # relative to the data folder named, and the key by its name: a log names no local path
+    assert metadata["data"]["files"] == ["CMB-Exam/CMB-test/CMB-test-choice-question-merge.json"]
+    assert metadata["answer_key"]["path"] == key.name
     assert metadata["answer_key"]["answers_joined"] == 3
     assert len(metadata["answer_key"]["sha256"]) == 64
 
@@ -69,7 +68,7 @@ def test_clin_reads_its_config_and_records_the_reference_key(tmp_path: Path) -> 
     assert (sample.metadata or {})["solutions"] == ["嵌顿性腹股沟斜疝。", "紧急手术。"]
     metadata = task.metadata or {}
     assert metadata["reference_field"] == {"answer": 1}
-    assert metadata["data"]["files"] == [str(root / "CMB-Clin" / "CMB-Clin-qa.json")]
+    assert metadata["data"]["files"] == ["CMB-Clin/CMB-Clin-qa.json"]
 
 
 def test_clin_without_references_is_refused_not_passed_on_empty(tmp_path: Path) -> None:

@@ -60,9 +60,7 @@ def test_the_probe_set() -> None:
     kinds = {s.metadata["probe"] for s in PROBES if s.metadata}
     assert kinds == set(BANDS)
     case = next(c for c in load_cases(sample_data_dir()).cases if c.case_id == "demo_open_004")
-    sample = record_to_sample(
-        "demo_open_004", "hallucination", "a claim", case, [], sample_data_dir()
-    )
+    sample = record_to_sample("demo_open_004", "hallucination", "a claim", case, [])
     assert sample.metadata is not None and sample.metadata["component"] == "va"
     assert sample.metadata["band"] == [0, 1] and sample.target == "0-1"
 

@@ -131,8 +131,8 @@ def test_med_cmr_task_with_the_challenge_scoring(tmp_path: Path) -> None:
     origin = (log.eval.metadata or {})["data_origin"]
     assert origin["kind"] == "local" and "Apache-2.0" in origin["licence"]
     assert set((log.eval.metadata or {})["data"]["record_files"]) == {
-        str(tmp_path / "release" / "dataset" / MED_CMR_MCQ_FILE),
-        str(tmp_path / "release" / "dataset" / MED_CMR_OPEN_FILE),
+        f"dataset/{MED_CMR_MCQ_FILE}",
+        f"dataset/{MED_CMR_OPEN_FILE}",
     }
 
 
@@ -298,7 +298,7 @@ def test_record_to_sample_on_a_release_record(tmp_path: Path) -> None:
 
     loaded = load_cases(med_cmr_release(tmp_path))
     case = next(c for c in loaded.cases if c.case_id == "0")
-    sample = record_to_sample(case, loaded.resolved_images["0"], None, loaded.data_dir)
+    sample = record_to_sample(case, loaded.resolved_images["0"])
     assert sample.id == "0" and sample.target == "A"
     assert sample.choices == [
         "Right upper lobe",

@@ -368,7 +368,7 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
         answer="B",
         image_paths=["a.png"],
     )
-    sample = record_to_sample(closed, [tmp_path / "a.png"], data_dir=tmp_path)
+    sample = record_to_sample(closed, [tmp_path / "a.png"])
     metadata = sample.metadata or {}
     assert sample.id == "m1" and sample.target == "B" and sample.choices == ["CT", "MR"]
     assert metadata["task_type"] == "mcq" and metadata["image_paths"] == ["a.png"]
@@ -404,8 +404,9 @@ def test_sample_metadata_repeats_nothing_the_sample_carries(tmp_path: Path) -> N
         answer=" A nodule. ",
         image_paths=["a.png"],
     )
-    metadata = record_to_sample(opened, [tmp_path / "a.png"], data_dir=tmp_path).metadata or {}
-    assert metadata["reference_answer"] == " A nodule. " and metadata["data_dir"] == str(tmp_path)
+    metadata = record_to_sample(opened, [tmp_path / "a.png"]).metadata or {}
+    # no data folder: a log names no local path (the scorer is told it apart)
+    assert metadata["reference_answer"] == " A nodule. " and "data_dir" not in metadata
     assert "options" not in metadata and "case_id" not in metadata
 
 

@@ -311,7 +311,8 @@ def test_mixed_task_reports_all_three_metrics(official_dataset: Path, tmp_path: 
 
 
 def rejudge_with_pipeline_check(log_file: Path, env: dict[str, str]) -> None:
-    """``inspect score`` with the open-ended scorer and the offline judges, as the README shows."""
+    """``inspect score`` with the open-ended scorer and the offline judges, as the README
+    shows: the log holds no image and names no folder, so the demo's data folder is named."""
     score_run = subprocess.run(
         [
             sys.executable,
@@ -321,6 +322,8 @@ def rejudge_with_pipeline_check(log_file: Path, env: dict[str, str]) -> None:
             str(log_file),
             "--scorer",
             "inspect_medreason/open_ended_scorer",
+            "-S",
+            f"data_dir={sample_data_dir()}",
             "--model-role",
             "grader=medreason/pipeline-check",
             "--model-role",
@@ -474,10 +477,8 @@ def test_rescoring_an_edited_log_never_sends_outside_files(tmp_path: Path) -> No
     edited, kept = log.samples
     assert edited.metadata is not None and kept.metadata is not None
     edited.metadata["image_paths"] = ["../../secret.png"]
-    edited.metadata["image_files"] = [str(tmp_path / "secret.png")]
-    kept.metadata["image_files"] = [
-        str(tmp_path / "secret.png")
-    ]  # ignored: paths are resolved again
+    # a folder written into a sample is ignored: paths are resolved under the named one
+    kept.metadata["data_dir"] = str(tmp_path)
     write_eval_log(log, str(log_file))
     rejudge_with_pipeline_check(log_file, env)
     rescored = read_eval_log(str(log_file))

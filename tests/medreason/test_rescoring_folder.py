@@ -1,7 +1,8 @@
 """Re-scoring reads case images only from one data folder: the one named with
-``-S data_dir=``, or else the one the run recorded in its log header, printed before any
-judge call; never a folder written into a sample. A sample recording another folder is
-named and unscored, and none of its images reaches a judge."""
+``-S data_dir=``, printed before any image is read, each file checked against the digest the
+run recorded; never a folder written into a log (a new log names none). With no folder
+named, in a process that did not load the data, the vision judges are unscored with a
+reason saying how to name one, and no image reaches a judge."""
 
 from __future__ import annotations
 
@@ -13,13 +14,22 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
+import pytest
 from conftest import write_json, write_png
 from inspect_ai.log import read_eval_log, write_eval_log
 from utils.openai_stub import message_parts, openai_stub
 
-from inspect_medreason.medreason.image_folder import ImageFolder
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.medreason.image_folder import (
+    NAMED,
+    RUN_FOLDER,
+    ImageFolder,
+    image_folder,
+    register_data_folder,
+)
 
 
 def _data(root: Path, colour: int) -> Path:
@@ -70,7 +80,7 @@ def _image_bytes(requests: list[dict[str, Any]]) -> list[bytes]:
     return [base64.b64decode(url.split(",", 1)[1]) for url in images]
 
 
-def test_rescoring_reads_images_only_from_the_runs_or_the_named_folder(tmp_path: Path) -> None:
+def test_rescoring_reads_images_only_from_the_named_folder(tmp_path: Path) -> None:
     run_folder = _data(tmp_path / "run_data", colour=40)
     other = _data(tmp_path / "other", colour=200)  # same names, other images
     logs = tmp_path / "logs"
@@ -101,9 +111,10 @@ def test_rescoring_reads_images_only_from_the_runs_or_the_named_folder(tmp_path:
     [log_file] = list(logs.glob("*.eval"))
     log = read_eval_log(str(log_file))
     assert log.status == "success" and log.samples is not None
-    assert (log.eval.metadata or {})["data"]["data_dir"] == str(run_folder)
+    assert "data_dir" not in (log.eval.metadata or {})["data"]
+    # an edit naming another folder in a sample (as an old log's samples did) is never used
     edited = next(s for s in log.samples if s.id == "c1")
-    assert edited.metadata is not None and edited.metadata["data_dir"] == str(run_folder)
+    assert edited.metadata is not None and "data_dir" not in edited.metadata
     edited.metadata["data_dir"] = str(other)
     write_eval_log(log, str(log_file))
 
@@ -134,41 +145,45 @@ def test_rescoring_reads_images_only_from_the_runs_or_the_named_folder(tmp_path:
 
     other_bytes = {(other / name).read_bytes() for name in ("one.png", "two.png")}
 
-    # 1. No folder named: the run's recorded folder, printed, and nothing else.
-    done, sent = rescore()
-    assert f"read only from {run_folder} (the folder the run recorded in {log_file})" in (
-        done.stderr + done.stdout
-    )
-    assert sent and not other_bytes & set(sent)
-    assert set(sent) == {(run_folder / "two.png").read_bytes()}  # c1 sent nothing at all
-    rescored = {s.id: s for s in read_eval_log(str(log_file)).samples or []}
-    refused = rescored["c1"].scores["open_ended_scorer"]  # type: ignore[index]
-    assert isinstance(refused.value, float) and math.isnan(refused.value)  # unscored, not 0
-    assert str(other) in str(refused.explanation) and str(run_folder) in str(refused.explanation)
-    kept = rescored["c2"].scores["open_ended_scorer"]  # type: ignore[index]
-    assert isinstance(kept.value, dict) and kept.value["va_answer"] == 3.0
+    def vision_scores() -> dict[Any, Any]:
+        rescored = read_eval_log(str(log_file)).samples or []
+        return {s.id: s.scores["open_ended_scorer"] for s in rescored}  # type: ignore[index]
 
-    # 2. The data moved: -S data_dir names the new place; c1 still records another folder.
+    # 1. No folder named: a new process knows none, the log names none; nothing is read,
+    # and the vision judges are unscored (not 0) with a reason saying what to do.
+    done, sent = rescore()
+    assert "-S data_dir=FOLDER" in done.stderr + done.stdout
+    assert sent == []
+    for score in vision_scores().values():
+        assert isinstance(score.value, dict) and math.isnan(score.value["va_answer"])
+        assert score.value["gt_final"] == 3.0  # the text judge needs no image
+
+    # 2. Another folder named, same file names, other images: refused by digest, none sent.
+    done, sent = rescore("-S", f"data_dir={other}")
+    assert f"read only from {other} (named with -S data_dir)" in done.stderr + done.stdout
+    assert sent == []
+    assert all(math.isnan(score.value["va_answer"]) for score in vision_scores().values())
+
+    # 3. The data moved: -S data_dir names the new place; its files are the run's.
     moved = tmp_path / "moved_data"
     shutil.copytree(run_folder, moved)
     shutil.rmtree(run_folder)
     done, sent = rescore("-S", f"data_dir={moved}")
     assert f"read only from {moved} (named with -S data_dir)" in done.stderr + done.stdout
-    assert set(sent) == {(moved / "two.png").read_bytes()}
-    rescored = {s.id: s for s in read_eval_log(str(log_file)).samples or []}
-    again = rescored["c1"].scores["open_ended_scorer"]  # type: ignore[index]
-    assert isinstance(again.value, float) and math.isnan(again.value)
-    moved_kept = rescored["c2"].scores["open_ended_scorer"]  # type: ignore[index]
-    assert isinstance(moved_kept.value, dict) and moved_kept.value["va_answer"] == 3.0
+    assert set(sent) == {(moved / name).read_bytes() for name in ("one.png", "two.png")}
+    assert not other_bytes & set(sent)
+    assert all(score.value["va_answer"] == 3.0 for score in vision_scores().values())
 
 
-def test_a_sample_recording_another_folder_is_refused() -> None:
-    folder = ImageFolder("data/run", "the run's data folder", "data/run")
-    assert folder.refusal({"data_dir": "data/run/"}) is None  # the same folder, spelt otherwise
-    assert folder.refusal({"data_dir": None}) is None  # an MCQ case records none
-    problem = folder.refusal({"data_dir": "/elsewhere"})
-    assert problem is not None and "'/elsewhere'" in problem and "'data/run'" in problem
-    # with no record of the run's folder, the one in force is the reference
-    named = ImageFolder("new/place", "named with -S data_dir", None)
-    assert named.refusal({"data_dir": "/elsewhere"}) is not None
-    assert named.refusal({"data_dir": "new/place"}) is None
+def test_the_folder_in_force_is_the_named_one_else_the_one_this_process_loaded(
+    tmp_path: Path,
+) -> None:
+    key = register_data_folder(f"test-{tmp_path.name}", tmp_path / "loaded")
+    assert image_folder(None, key) == ImageFolder(str(tmp_path / "loaded"), RUN_FOLDER)
+    # a folder named (-S data_dir, or an old log's recorded argument) comes first
+    assert image_folder("elsewhere", key) == ImageFolder("elsewhere", NAMED)
+    # a key this process never loaded (inspect score in a new process): none known
+    unknown = image_folder(None, "not-loaded-here")
+    assert unknown.path is None
+    with pytest.raises(ImagePathError, match="-S data_dir=FOLDER"):
+        unknown.files(cast(Any, SimpleNamespace(metadata={"image_paths": ["a.png"]})))

@@ -10,7 +10,7 @@ from typing import Any
 
 import datasets
 import pytest
-from conftest import write_json
+from conftest import sent_image_files, write_json
 from inspect_ai import eval
 from utils.published_schemas import (
     PATH_VQA_SHARDS,
@@ -35,7 +35,7 @@ def test_a_hub_snapshot_is_read_for_the_test_split_only(tmp_path: Path) -> None:
     assert questions(task) == [f"test question {i}?" for i in range(3)]
     data = (task.metadata or {})["data"]
     assert data["split"] == "test" == (task.metadata or {})["split"]
-    assert data["files"] == [str(root / "data" / "test-00000-of-00001-e5bc3d208bb4deeb.parquet")]
+    assert data["files"] == ["data/test-00000-of-00001-e5bc3d208bb4deeb.parquet"]
     assert data["rows"] == 3
     train = medreason_vqa_rad(data=str(root), split="train")
     assert questions(train) == [f"train question {i}?" for i in range(4)]
@@ -111,11 +111,12 @@ def test_slake_snapshot_reads_test_json_and_its_unpacked_images(tmp_path: Path) 
     root = slake_snapshot(tmp_path / "SLAKE")
     task = slake(data=str(root))
     assert questions(task) == ["test: which modality?"]  # English only, test only
-    assert (task.metadata or {})["data"]["files"] == [str(root / "test.json")]
+    assert (task.metadata or {})["data"]["files"] == ["test.json"]
     [sample] = list(task.dataset)
     source = (sample.metadata or {})["image_sources"][0]
-    assert source.endswith("imgs/xmlab2/source.jpg")
-    assert Path((sample.metadata or {})["image_files"][0]).read_bytes() == Path(source).read_bytes()
+    assert source == "xmlab2/source.jpg"  # relative to the image folder, imgs/
+    [sent] = sent_image_files(sample)
+    assert sent.read_bytes() == (root / "imgs" / source).read_bytes()
     both = slake(data=str(root), language="all", split="validation")
     assert questions(both) == ["validation: which modality?", "validation: 这是什么模态?"]
 
@@ -219,8 +220,7 @@ def test_slake_from_the_hub_fetches_its_image_archive_at_the_same_commit(
         ("BoKelvin/SLAKE", "imgs.zip", pinned),
     ]
     [sample] = list(task.dataset)
-    image = Path((sample.metadata or {})["image_sources"][0])
-    assert image.is_file() and image.parts[-3:] == ("imgs", "xmlab2", "source.jpg")
+    assert (sample.metadata or {})["image_sources"] == ["xmlab2/source.jpg"]
     images = (task.metadata or {})["data"]["images"]
     assert images["archive"] == "imgs.zip" and images["revision"] == pinned
 
@@ -250,9 +250,7 @@ def test_the_hubs_parquet_conversion_layout_is_read_by_its_folder_names(tmp_path
         image_rows(split, count).to_parquet(str(root / "default" / split / "0000.parquet"))
     task = medreason_vqa_rad(data=str(root))
     assert questions(task) == [f"test question {i}?" for i in range(3)]
-    assert (task.metadata or {})["data"]["files"] == [
-        str(root / "default" / "test" / "0000.parquet")
-    ]
+    assert (task.metadata or {})["data"]["files"] == ["default/test/0000.parquet"]
 
 
 def test_files_beside_the_split_that_name_none_are_left_out_and_said(

@@ -365,7 +365,10 @@ def run_settings(
     judges); with ``reducer``, the one epoch reducer its numbers are read under."""
     record = task_record(log)  # checked when the header was read (medreason_headers)
     dataset = {
-        "cases": record.data.cases_file or log.eval.dataset.location,
+        # by name (an old log recorded its local path; the digest says which data it is)
+        "cases": Path(record.data.cases_file).name
+        if record.data.cases_file
+        else log.eval.dataset.location,
         "cases_sha256": record.data.cases_sha256,
         "ground_truth_sha256": record.data.ground_truth_sha256,
     }
@@ -419,8 +422,9 @@ def run_settings(
     return RunSettings(dataset, common, tracks, _partial(log, config))
 
 
-# Scorer arguments that change no number: where images are read from, how many calls at once.
-EXECUTION_ONLY_SCORER_ARGS = frozenset({"data_dir", "judge_max_connections"})
+# Scorer arguments that change no number: where images are read from (a folder, or the key
+# of the one the run loaded), how many calls at once.
+EXECUTION_ONLY_SCORER_ARGS = frozenset({"data_dir", "data_key", "judge_max_connections"})
 
 
 def _scorer_options(log: EvalLog, score: str) -> dict[str, Any]:

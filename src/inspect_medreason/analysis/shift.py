@@ -995,8 +995,8 @@ def add_parsers(commands: Subcommands) -> None:
     shift.add_argument(
         "--data",
         metavar="FOLDER",
-        help="the data folder the images are read from for --examples (default: the one "
-        "each run recorded)",
+        help="the data folder the images are read from for --examples (a log names none; "
+        "for a log written before that, the one its run recorded)",
     )
     add_report_arguments(
         shift,

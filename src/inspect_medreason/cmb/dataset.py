@@ -31,6 +31,7 @@ from inspect_medreason.core.loaders import (
     parse_json_text,
     read_text_file,
 )
+from inspect_medreason.core.log_paths import data_location, path_for_log
 
 CMB_HUB_ID = "FreedomIntelligence/CMB"
 # The hub's file tree at this commit (main, "Update README.md"): the card's configs CMB-Exam
@@ -211,7 +212,7 @@ def join_answer_key(
         seen.add(row_id)
     unused = len(set(key) - seen - {id_text(row.get("id")) or "" for row in loaded.rows})
     record = {
-        "path": str(key_path),
+        "path": path_for_log(key_path),
         "sha256": file_sha256(key_path),
         "answers_joined": len(seen),
         "key_rows_for_no_question": unused,
@@ -340,7 +341,6 @@ def load_exam_dataset(
     """One CMB-Exam split as samples, the test questions joined to the published answer key
     (every problem reported at once); where it came from; the record of the key."""
     loaded = load_rows(data, CMB_EXAM_HUB, revision, split)
-    source = str(data or CMB_EXAM_HUB.path)
 
     problems = exam_row_problems(loaded, require_answer=False)
     problems += duplicate_ids(loaded, exam_id)
@@ -349,7 +349,11 @@ def load_exam_dataset(
     if problems:
         raise DatasetError(problems)
     samples = collect_samples(loaded, exam_record_to_sample)
-    return MemoryDataset(samples, name="cmb_exam", location=source), loaded.origin, key_record
+    return (
+        MemoryDataset(samples, name="cmb_exam", location=data_location(data, CMB_EXAM_HUB.path)),
+        loaded.origin,
+        key_record,
+    )
 
 
 # The published types (a value of another type is refused with file, row and field).
@@ -443,7 +447,6 @@ def load_clin_dataset(
     """CMB-Clin's cases as samples (every problem reported at once); where they came from;
     how many cases held their references under each key (``answer``, ``solution``)."""
     loaded = load_rows(data, CMB_CLIN_HUB, revision, split)
-    source = str(data or CMB_CLIN_HUB.path)
     problems = wrong_types(loaded, CLIN_TYPES, clin_id)
     problems += wrong_ids(loaded, ("id",), clin_id)
     problems += missing_fields(loaded, CLIN_FIELDS, clin_id)
@@ -463,7 +466,7 @@ def load_clin_dataset(
     if problems:
         raise DatasetError(problems)
     return (
-        MemoryDataset(samples, name="cmb_clin", location=source),
+        MemoryDataset(samples, name="cmb_clin", location=data_location(data, CMB_CLIN_HUB.path)),
         loaded.origin,
         dict(reference_keys),
     )

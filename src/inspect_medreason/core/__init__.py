@@ -17,6 +17,7 @@ here imports a family or the ``medreason`` command (``inspect_medreason.cli``).
   them), ``image_quality`` (no-reference blur and noise measures).
 - Plumbing: ``errors`` (the user's mistakes as messages), ``params`` (``-T`` coercion),
   ``files`` (atomic writes, content hashes), ``strict_json`` (JSON every reader accepts),
-  ``image_confinement`` (where a command may read a case's images), ``offline_model`` (the
+  ``image_confinement`` (where a command may read a case's images), ``log_paths`` (how a
+  local path is named in a log: relative, with digests), ``offline_model`` (the
   built-in ``medreason/...`` stand-in models).
 """

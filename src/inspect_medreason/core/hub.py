@@ -42,6 +42,7 @@ from inspect_medreason.core.loaders import (
     prepare_image_file,
     refuse_non_utf8_path,
 )
+from inspect_medreason.core.log_paths import path_for_log
 from inspect_medreason.core.splits import canonical_split, split_named_by
 from inspect_medreason.core.user_files import (
     MAX_DATA_BYTES,
@@ -214,7 +215,7 @@ def _data_files(folder: Path, patterns: Iterable[str], exclude: Sequence[str]) -
 
 def _relative(paths: Iterable[Path], folder: Path) -> list[str]:
     return [
-        str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+        str(path.relative_to(folder)) if path.is_relative_to(folder) else path_for_log(path)
         for path in paths
     ]
 
@@ -757,7 +758,7 @@ def _read_local(path: Path, hub: HubSource, split: str, store: ImageStore | None
     problems: list[Problem] = []
     if path.is_dir() and any((path / n).is_file() for n in ("dataset_dict.json", "state.json")):
         how = _read_saved(path, split, rows, problems, store)
-        origin: dict[str, Any] = {"kind": "datasets folder", "path": str(path), **how}
+        origin: dict[str, Any] = {"kind": "datasets folder", "path": path_for_log(path), **how}
         files = [path]
     else:
         if path.is_dir():
@@ -778,11 +779,14 @@ def _read_local(path: Path, hub: HubSource, split: str, store: ImageStore | None
         for file in files:
             _read_file(file, rows, problems, store)
         kinds = sorted({DATA_FILE_SUFFIXES[file.suffix.lower()] for file in files})
-        origin = {"kind": f"local {'/'.join(kinds)}", "path": str(path), **how}
+        origin = {"kind": f"local {'/'.join(kinds)}", "path": path_for_log(path), **how}
     if problems:
         raise DatasetError(problems)
+    # the data by its own name and its files relative to it, never their local paths
     origin.update(
-        split=canonical_split(split), files=[str(file) for file in files], rows=len(rows.rows)
+        split=canonical_split(split),
+        files=[path_for_log(file, path if path.is_dir() else None) for file in files],
+        rows=len(rows.rows),
     )
     rows.origin = origin
     return rows

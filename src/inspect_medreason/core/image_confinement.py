@@ -2,9 +2,10 @@
 (a blind control, a run with ``--no-log-images``): one rule for all of them.
 
 A log is a file anyone can edit, so a folder or a file written into a sample is never
-trusted. The images come from the folder the user names (``--data``, ``-S data_dir``), or
-else from the folder the run recorded in its task metadata (the log's header), said before
-any image is read; a sample that records another folder is refused. Each file read is
+trusted. The images come from the folder the user names (``--data``, ``-S data_dir``): a log
+names no local folder (core.log_paths). A log written before that rule recorded its run's
+folder in its header, which is used when none is named, said before any image is read; a
+sample of such a log that records another folder is refused. Each file read is
 checked against the SHA-256 the loader recorded for it when the run loaded the case
 (:func:`image_digests`, in the sample's ``image_sha256``): a file swapped or edited since, or
 another folder's file of the same name, is refused, never shown or sent. The bytes checked
@@ -40,8 +41,9 @@ def image_digests(files: Sequence[Path]) -> list[str]:
 
 
 def run_data_folder(header: EvalLog) -> str | None:
-    """The data folder a run recorded in its task metadata (``data.data_dir``), or, for a log
-    written before that record, in its scorers' parameters; None when it recorded none."""
+    """The data folder an old run recorded in its task metadata (``data.data_dir``), or, for
+    a log older still, in its scorers' parameters; None when it recorded none (every log
+    written since logs name no local path: the user names the folder)."""
     data = (header.eval.metadata or {}).get("data")
     if isinstance(data, dict) and isinstance(data.get("data_dir"), str) and data["data_dir"]:
         return str(data["data_dir"])

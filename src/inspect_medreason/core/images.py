@@ -207,7 +207,8 @@ class PreparedImage:
     sha256: str
     source_sha256: str
     conversion: str | None = None
-    # The file it was read from (confined to its folder), when it came from one.
+    # The file it was read from, when it came from one: relative to the folder it was
+    # confined to (as a log names it, core.log_paths).
     source: str | None = None
     # A DICOM's own display record (core.dicom.display_record): its windows, rescale, units.
     dicom: dict[str, Any] | None = None

@@ -47,6 +47,7 @@ from inspect_medreason.core.images import (
     resolve_image_path,
 )
 from inspect_medreason.core.lazy_dataset import collection_paused, next_message_id
+from inspect_medreason.core.log_paths import path_for_log
 from inspect_medreason.core.schema import (
     Case,
     GroundTruthEntry,
@@ -765,6 +766,8 @@ def prepare_image_file(
     changes nothing that is sent."""
     path = resolve_image_path(data_dir, relative, real_root)
     data = read_image_bytes(path, relative)
+    # the file read, as the log names it: relative to the real data folder it lies in
+    source = path_for_log(path, real_root or os.path.realpath(data_dir))
     if (
         path.suffix.lower() in DICOM_SUFFIXES
         or data[DICOM_MAGIC_OFFSET : DICOM_MAGIC_OFFSET + 4] == b"DICM"
@@ -776,16 +779,15 @@ def prepare_image_file(
         prepared = store.prepare(dicom_bytes_as_png(data, path, frame_index), relative)
         # an image shift degrades the DICOM's raw values, not this 8-bit picture
         remember_conversion(prepared.path, path, frame_index)
-        source = hashlib.sha256(data).hexdigest()
         return PreparedImage(
             prepared.path,
             prepared.sha256,
-            source,
+            hashlib.sha256(data).hexdigest(),
             "DICOM windowed to 8-bit PNG",
-            str(path),
+            source,
             display_record(data, frame_index),
         )
-    return dataclasses.replace(store.prepare(data, relative), source=str(path))
+    return dataclasses.replace(store.prepare(data, relative), source=source)
 
 
 def load_cases(
@@ -1028,7 +1030,8 @@ def build_sample(
     prepared = [image for image in images if isinstance(image, PreparedImage)]
     metadata = {
         **metadata,
-        "image_files": [str(p) for p in files],
+        # No path of the files sent (they are in the plugin's cache, on this machine): the
+        # log identifies each by its digest (image_sha256) and its source's relative name.
         # The blind control reads no image: the family says whether the row had one.
         "images_withheld": not show_images
         and (bool(images) or bool(metadata.get("images_withheld"))),

@@ -28,6 +28,7 @@ from inspect_medreason.core.hub import (
 )
 from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import RAW_OPTION_PREFIX, DatasetError, Problem, build_sample
+from inspect_medreason.core.log_paths import data_location
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import yes_no
 from inspect_medreason.core.splits import canonical_split, split_named_by
@@ -372,4 +373,4 @@ def load_gemex_dataset(
         )
     if problems:
         raise DatasetError(problems)
-    return MemoryDataset(samples, name="gemex", location=str(data or GEMEX_HUB_ID)), origins
+    return MemoryDataset(samples, name="gemex", location=data_location(data, GEMEX_HUB_ID)), origins

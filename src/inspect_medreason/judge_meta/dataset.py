@@ -59,7 +59,7 @@ def probe_texts() -> dict[str, Any]:
 
 
 def record_to_sample(
-    case_id: str, kind: str, candidate: str, case: Any, images: list[Path], data_dir: Path
+    case_id: str, kind: str, candidate: str, case: Any, images: list[Path]
 ) -> Sample:
     """One probe: the case's question and image as input (what the judges see), the
     candidate and its right band in metadata."""
@@ -79,7 +79,6 @@ def record_to_sample(
             "context": case.context,
             "reference_answer": case.answer,
             "image_paths": case.image_paths,
-            "data_dir": str(data_dir),
             DIGESTS_KEY: image_digests(images),
         },
     )
@@ -109,7 +108,7 @@ def build_probes() -> MemoryDataset:
         }
         images = loaded.resolved_images[case.case_id]
         samples += [
-            record_to_sample(case.case_id, kind, text, case, images, loaded.data_dir)
+            record_to_sample(case.case_id, kind, text, case, images)
             for kind, text in candidates.items()
         ]
     return MemoryDataset(samples, name="judge_meta_probes")

@@ -77,7 +77,7 @@ def judge_meta_scorer(
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     # The probes are built on the shipped demo data, whatever a log says.
     demo = str(sample_data_dir())
-    folder = ImageFolder(demo, "the demo data the probes are built on", demo)
+    folder = ImageFolder(demo, "the demo data the probes are built on")
 
     async def score(state: TaskState, target: Target) -> Score:
         meta = state.metadata

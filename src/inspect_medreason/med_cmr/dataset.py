@@ -18,6 +18,7 @@ from typing import Any
 from inspect_medreason.core.archives import unpack_archive
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.loaders import DatasetError, Problem, refuse_non_utf8_path
+from inspect_medreason.core.log_paths import path_for_log
 
 # The paper's project page is github.com/LsmnBmnc/Med-CMR; the hub dataset holding the
 # release could not be checked against the hub's own record from here (one public manifest
@@ -86,9 +87,9 @@ def locate_release(
         if path.is_file() and path.suffix.lower() == ".zip":
             return unpack_archive(path, "med_cmr"), {
                 "kind": "local archive",
-                "path": str(path),
+                "path": path_for_log(path),
                 "sha256": file_sha256(path),
             }
-        return path, {"kind": "local", "path": str(path)}
+        return path, {"kind": "local", "path": path_for_log(path)}
     archive, origin = download_release(hub_id, revision)
     return unpack_archive(archive, "med_cmr"), origin

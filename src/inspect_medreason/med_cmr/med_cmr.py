@@ -29,10 +29,10 @@ TRACKS = {"both": {"mcq", "open"}, "mcq": {"mcq"}, "open": {"open"}}
 OPEN_SCORINGS = ("challenge", "med_cmr")
 
 
-def med_cmr_open_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
+def med_cmr_open_scorer(judges: JudgeArguments, data_key: str) -> Scorer:
     """The open-ended track scored Med-CMR's way, with the task's judge arguments."""
     return med_cmr_scorer(
-        panel_reduce=judges.panel_reduce, data_dir=data_dir, **judges.scorer_arguments()
+        panel_reduce=judges.panel_reduce, data_key=data_key, **judges.scorer_arguments()
     )
 
 

@@ -156,12 +156,13 @@ def med_cmr_scorer(
     judge_failure: str = JUDGE_DEFAULTS.failure,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
+    data_key: str | None = None,
 ) -> Scorer:
     """Med-CMR's four-criterion open-ended score (approximation, see the module): the
     ``vision_grader`` role rates consistency, coherence, visual accuracy and ground-truth
     correctness 0-10; weighted 1/1/4/4 and normalised to 0-100. MCQ cases are left
-    unscored here (they belong to ``mcq_scorer``). ``data_dir``: the one folder case images
-    not held in the log are read from, as for ``open_ended_scorer``."""
+    unscored here (they belong to ``mcq_scorer``). ``data_dir`` and ``data_key``: where case
+    images not held in the log are read from, as for ``open_ended_scorer``."""
     how = check_panel_reduce(panel_reduce)
     templates = grader_templates(TEMPLATE_PREFIX, family="med_cmr")
     settings = JudgeSettings.from_args(
@@ -177,16 +178,11 @@ def med_cmr_scorer(
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
-    folder = image_folder(data_dir)
+    folder = image_folder(data_dir, data_key)
 
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judge")
-        refused = folder.refusal(state.metadata)
-        if refused is not None:
-            return Score.unscored(
-                reason=refused, explanation=refused, metadata={"failure": refused}
-            )
         reply = parse_open_reply(state.output.completion)
         unscored = {
             "med_cmr_score": math.nan,

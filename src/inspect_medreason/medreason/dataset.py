@@ -22,6 +22,7 @@ from inspect_medreason.core.loaders import (
     case_turn,
     load_cases,
 )
+from inspect_medreason.core.log_paths import path_for_log
 from inspect_medreason.core.metrics import CASE_GROUP_FIELDS as BREAKDOWN_FIELDS
 from inspect_medreason.core.prompts import context_block
 from inspect_medreason.core.schema import DEFAULT_LABELS, Case
@@ -51,7 +52,6 @@ def record_to_sample(
     case: Case,
     images: list[Path],
     shuffle_seed: int | None = None,
-    data_dir: Path | None = None,
     show_images: bool = True,
     prepared: list[PreparedImage] | None = None,
 ) -> Sample:
@@ -80,7 +80,6 @@ def record_to_sample(
     # and nothing empty: Inspect copies a sample's metadata several times per sample,
     # summarises each of its strings and writes it to the log three times.
     open_case = case.task_type == "open"
-    judged_images = open_case and data_dir is not None and bool(case.image_paths)
     metadata: dict[str, Any] = {
         "task_type": case.task_type,
         "question": case.question,
@@ -112,9 +111,8 @@ def record_to_sample(
         else None,
         # Also what the bootstrap intervals resample together (intervals.case_cluster).
         "image_paths": case.image_paths,
-        # Where the open judges' images are confined: re-scoring resolves them again under
-        # this folder (an MCQ score never reads an image).
-        "data_dir": str(data_dir) if judged_images else None,
+        # No data folder: a log names no local path (core.log_paths). Re-scoring reads the
+        # images again from the folder the user names (medreason.image_folder).
         "extra_metadata": extra,
     }
     metadata.update({key: value for key, value in optional.items() if value})
@@ -173,7 +171,7 @@ def build_dataset(
                 )
             ]
         )
-    images, data_dir = loaded.resolved_images, loaded.data_dir
+    images = loaded.resolved_images
     prepared = loaded.prepared_images
 
     def make_sample(case: Case) -> Sample:
@@ -181,9 +179,10 @@ def build_dataset(
             case,
             images[case.case_id],
             shuffle_seed,
-            data_dir,
             show_images,
             prepared.get(case.case_id),
         )
 
-    return LazySampleDataset(cases, make_sample, name=name, location=str(loaded.cases_file)), loaded
+    # the cases file by its name in the data folder (its digest is in the task metadata)
+    location = path_for_log(loaded.cases_file, loaded.data_dir)
+    return LazySampleDataset(cases, make_sample, name=name, location=location), loaded

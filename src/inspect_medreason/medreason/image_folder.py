@@ -2,30 +2,32 @@
 
 During an eval the judges reuse the images Inspect put in the input. A blind control, or a
 log written with ``--no-log-images`` and re-scored with ``inspect score``, holds none, and
-each case's image is read again from a data folder. That folder is never one written into
-a sample (a log is a file anyone can edit): it is the one the user names when re-scoring
-(``-S data_dir=FOLDER``), or else the one the run recorded in its task metadata (the log's
-header). It is printed before any judge call, and a sample recording another folder is
-left unscored, named, with none of its images sent.
+each case's image is read again from a data folder. A log names no local folder (a log is
+shared, and anyone can edit it: core.log_paths), so the folder is either
+
+- the run's own, in the process that loaded the data: the task registers the folder it
+  loaded under the SHA-256 of its cases file (:func:`register_data_folder`) and gives the
+  scorer only that digest (``data_key``, which the log records); or
+- the one the user names (``-S data_dir=FOLDER``), as ``inspect score`` in a new process,
+  where no run's folder is known, must. A log written before this rule recorded its folder
+  as the scorer's ``data_dir``; ``inspect score`` gives it back, and it is used alike.
+
+Either way every file is checked against the SHA-256 the run recorded when it loaded the
+case (``image_sha256``): a file that differs is refused, never sent. The folder is said
+once, before its first image is read; with none known, the vision judges are unscored with
+a reason telling how to name one, never scored zero. Whether the process is ``inspect
+score`` is not asked (no command line is read): the rule is the same everywhere.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from inspect_ai.log import read_eval_log
 from inspect_ai.solver import TaskState
 
-from inspect_medreason.core.image_confinement import (
-    DIGESTS_KEY,
-    image_digests,
-    run_data_folder,
-    same_folder,
-)
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.loaders import prepare_image
 
@@ -33,20 +35,25 @@ logger = logging.getLogger(__name__)
 
 NAME_IT = "name the data folder with -S data_dir=FOLDER"
 NAMED = "named with -S data_dir"
+RUN_FOLDER = "the folder this run loaded its cases from"
+
+# The data folders this process loaded, by the SHA-256 of their cases file: what a scorer
+# built by the task finds its images in, though the log names no folder.
+_LOADED_FOLDERS: dict[str, Path] = {}
 
 
-class FolderMismatch(ImagePathError):
-    """A sample records a data folder other than the one in force."""
+def register_data_folder(cases_sha256: str, folder: Path) -> str:
+    """Remember the folder a task loaded its cases from; the key the scorer is given."""
+    _LOADED_FOLDERS[cases_sha256] = folder
+    return cases_sha256
 
 
 @dataclass
 class ImageFolder:
-    """The data folder in force for a scorer, how it was chosen, and the run's own record
-    (what each sample's recorded folder is checked against)."""
+    """The data folder in force for a scorer and how it was chosen (None: none known)."""
 
     path: str | None
     origin: str
-    run_folder: str | None
     announced: bool = False
 
     def announce(self) -> None:
@@ -62,40 +69,30 @@ class ImageFolder:
             )
         else:
             logger.warning(
-                "Case images not held in the log are read only from %s (%s); a folder "
-                "written into a sample is never used.",
+                "Case images not held in the log are read only from %s (%s), each checked "
+                "against the digest the run recorded; a folder written into a sample is "
+                "never used.",
                 self.path,
                 self.origin,
             )
 
-    def refusal(self, metadata: dict[str, Any]) -> str | None:
-        """Why a sample may not be scored: it records a data folder other than the run's
-        (or, with no record of the run's, the one in force). None when it may."""
-        recorded = metadata.get("data_dir")
-        expected = self.run_folder or self.path
-        if not recorded or expected is None or same_folder(str(recorded), expected):
-            return None
-        return (
-            f"the sample records the data folder {str(recorded)!r}, not the run's "
-            f"{expected!r} (an edited log?): it is not scored and none of its images is sent"
-        )
-
     def files(self, state: TaskState) -> list[Path]:
         """The sample's images, resolved under the folder in force with the loader's
-        confinement and decoding checks. Raises ImagePathError when refused."""
-        problem = self.refusal(state.metadata)
-        if problem is not None:
-            raise FolderMismatch(problem)
+        confinement and decoding checks, each the file the run loaded (by digest). Raises
+        ImagePathError when refused."""
         self.announce()
         if self.path is None:
-            raise ImagePathError(f"no data folder is known for this run: {NAME_IT}")
+            raise ImagePathError(
+                "the images are not in the log and no data folder is known in this "
+                f"process (a log names none): {NAME_IT}"
+            )
         frame = (state.metadata.get("extra_metadata") or {}).get("frame")
         relatives = [str(relative) for relative in state.metadata.get("image_paths") or []]
         files = [prepare_image(Path(self.path), relative, frame) for relative in relatives]
         digests = state.metadata.get(DIGESTS_KEY)
         if not (isinstance(digests, list) and len(digests) == len(files)):
-            if self.origin == NAMED:  # the user's own folder, as rate's --data: their choice
-                return files
+            # the folder may come from a log's header (an old log's data_dir): without a
+            # digest, nothing says its files are the run's, so none is sent
             raise ImagePathError(
                 "the log records no digest of the files its run loaded, so the files in "
                 f"{self.path} cannot be checked to be those (an edited log?)"
@@ -111,51 +108,11 @@ class ImageFolder:
         return files
 
 
-def inspect_subcommand() -> str | None:
-    """The ``inspect`` subcommand this process runs (``eval``, ``score``, ...), or None when
-    it is not Inspect's command line (Python's ``eval()``, a test). Inspect tells a scorer
-    neither that it runs under ``inspect score`` nor which log it re-scores; this is the one
-    place the plugin reads the command line for it."""
-    argv = sys.argv
-    if len(argv) < 2:
-        return None
-    program = Path(argv[0]).name
-    is_inspect = program == "inspect" or argv[0].replace("\\", "/").endswith(
-        "inspect_ai/__main__.py"
-    )
-    return argv[1] if is_inspect else None
-
-
-def image_folder(data_dir: str | None) -> ImageFolder:
-    """The folder in force for a scorer given ``data_dir`` (``-S data_dir``, or the task's
-    own when it built the scorer). Under ``inspect score LOG`` the run's record is read from
-    LOG's header and the choice is printed now, before any judge is called."""
-    named = str(data_dir) if data_dir is not None and str(data_dir).strip() else None
-    if inspect_subcommand() != "score":
-        # Built by the task (an eval, Python's score()): its folder is the run's own.
-        return ImageFolder(named, "the run's data folder", named)
-    log, recorded = rescored_log_folder()
-    if named is not None and (recorded is None or not same_folder(named, recorded)):
-        folder = ImageFolder(named, NAMED, recorded)
-    else:
-        folder = ImageFolder(recorded, f"the folder the run recorded in {log}", recorded)
-    folder.announce()
-    return folder
-
-
-def rescored_log_folder() -> tuple[str | None, str | None]:
-    """The log ``inspect score`` re-scores (from its command line: Inspect does not tell a
-    scorer) and the data folder its run recorded in the task metadata (``data.data_dir``),
-    or, for a log written before that record, in its scorers' parameters."""
-    arguments = sys.argv[2:]
-    for index, argument in enumerate(arguments):
-        if index and arguments[index - 1] == "--output-file":
-            continue
-        if not argument.endswith((".eval", ".json")) or not Path(argument).is_file():
-            continue
-        try:
-            header = read_eval_log(argument, header_only=True)
-        except Exception:  # not a log (a scorer's file, say): the log is another argument
-            continue
-        return argument, run_data_folder(header)
-    return None, None
+def image_folder(data_dir: str | None, data_key: str | None = None) -> ImageFolder:
+    """The folder in force for a scorer: the one named (``-S data_dir``, or an old log's
+    recorded argument), else the one this process loaded under ``data_key``, else none."""
+    if data_dir is not None and str(data_dir).strip():
+        return ImageFolder(str(data_dir), NAMED)
+    if data_key is not None and data_key in _LOADED_FOLDERS:
+        return ImageFolder(str(_LOADED_FOLDERS[data_key]), RUN_FOLDER)
+    return ImageFolder(None, "none known")

@@ -24,6 +24,7 @@ from inspect_medreason.core.judges import (
     panel_roles,
 )
 from inspect_medreason.core.loaders import LoadedCases
+from inspect_medreason.core.log_paths import files_for_log, path_for_log
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
@@ -34,6 +35,7 @@ from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
 from inspect_medreason.core.solvers import TrackPrompts, judge_roles_check, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
+from inspect_medreason.medreason.image_folder import register_data_folder
 from inspect_medreason.medreason.scorer import (
     JUDGE_ROLES,
     OPEN_COMPONENTS,
@@ -55,16 +57,16 @@ def run_record(
 ) -> dict[str, Any]:
     """Everything that changes a number, for the eval log's task metadata."""
     # A release split over several files records each of them (each read once).
-    record_files = {str(path): file_sha256(path) for path in loaded.record_files}
+    # Files by their names in the data folder, never its local path (core.log_paths).
+    record_files = files_for_log(loaded.record_files, loaded.data_dir)
+    cases_file = path_for_log(loaded.cases_file, loaded.data_dir)
     truth = loaded.ground_truth_file
     return {
         "task_version": version,
         "data": {
-            "cases_file": str(loaded.cases_file),
-            # the folder case images are read from, for re-scoring (medreason.image_folder)
-            "data_dir": str(loaded.data_dir),
-            "cases_sha256": record_files[str(loaded.cases_file)],
-            "ground_truth_file": str(truth) if truth else None,
+            "cases_file": cases_file,
+            "cases_sha256": record_files[cases_file],
+            "ground_truth_file": path_for_log(truth, loaded.data_dir) if truth else None,
             "ground_truth_sha256": file_sha256(truth) if truth else None,
             "record_files": record_files,
             "num_cases": len(loaded.cases),
@@ -157,9 +159,10 @@ def medreason_task(
     if "open" in tracks:
         if judges is None:
             raise ValueError(f"{name}: the open-ended track needs its judge arguments")
-        # The run's data folder, recorded with the scorer: re-scoring reads case images only
-        # from it (or from one the user names), never from a folder written into a sample.
-        scorers.append(scoring.scorer(judges, str(loaded.data_dir)))
+        # The scorer finds the run's data folder in this process by the digest of its cases
+        # file (the log names no folder); re-scoring in another reads it from -S data_dir.
+        key = register_data_folder(file_sha256(loaded.cases_file), loaded.data_dir)
+        scorers.append(scoring.scorer(judges, key))
     choices: dict[str, Any] = {"images": show_images}
     if not show_images:
         choices["images_read"] = (

@@ -310,7 +310,7 @@ async def score_open_reply(
     question, context = str(metadata.get("question", "")), metadata.get("context")
     image_problem: str | None = None
     try:
-        images = await case_image_uris(state, folder or ImageFolder(None, "none given", None))
+        images = await case_image_uris(state, folder or ImageFolder(None, "none given"))
     except ImagePathError as error:
         images, image_problem = [], f"case image refused: {error}"
 
@@ -413,13 +413,15 @@ def open_ended_scorer(
     judge_failure: str = JUDGE_DEFAULTS.failure,
     panel_reduce: str = DEFAULT_PANEL_REDUCE,
     data_dir: str | None = None,
+    data_key: str | None = None,
 ) -> Scorer:
     """GT_final (text judge, role ``grader``), VA_answer and RVF_trace (vision judge, role
     ``vision_grader``), 0-4 each, and VA_final by the official gate. Each role may be a
     panel (``grader_2``, ``grader_3``, ...), reduced by ``panel_reduce``. MCQ cases are left
-    unscored here (they belong to ``mcq_scorer``). ``data_dir`` is the one folder case
-    images not held in the log are read from (the task gives its own; ``-S data_dir=`` names
-    another when re-scoring; see ``medreason.image_folder``)."""
+    unscored here (they belong to ``mcq_scorer``). Case images not held in the log are read
+    from ``data_dir`` (``-S data_dir=`` when re-scoring), else from the folder this process
+    loaded under ``data_key`` (the digest of the cases file the task gives; a log names no
+    folder): see ``medreason.image_folder``."""
     panel_reduce = check_panel_reduce(panel_reduce)
     templates = JudgeTemplates.load(judge_prompts)
     settings = JudgeSettings.from_args(
@@ -435,17 +437,11 @@ def open_ended_scorer(
     )
     self_judging = coerce_bool(allow_self_judging, "allow_self_judging")
     lineage = LineageWatch()
-    folder = image_folder(data_dir)
+    folder = image_folder(data_dir, data_key)
 
     async def score(state: TaskState, target: Target) -> Score:
         if state.metadata.get("task_type") != "open":
             return Score.unscored(reason="MCQ case: scored by mcq_scorer, not by the judges")
-        refused = folder.refusal(state.metadata)
-        if refused is not None:
-            logger.warning("open_ended_scorer: sample %s not scored: %s", state.sample_id, refused)
-            return Score.unscored(
-                reason=refused, explanation=refused, metadata={"failure": refused}
-            )
         return await score_open_reply(
             state, templates, settings, self_judging, panel_reduce, lineage=lineage, folder=folder
         )
@@ -453,12 +449,12 @@ def open_ended_scorer(
     return score
 
 
-def challenge_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
+def challenge_scorer(judges: JudgeArguments, data_key: str) -> Scorer:
     """The open-ended track scored the challenge's way, with the task's judge arguments."""
     return open_ended_scorer(
         judge_prompts=judges.prompts,
         panel_reduce=judges.panel_reduce,
-        data_dir=data_dir,
+        data_key=data_key,
         **judges.scorer_arguments(),
     )
 
@@ -466,7 +462,8 @@ def challenge_scorer(judges: JudgeArguments, data_dir: str) -> Scorer:
 # The open-ended scoring a task uses lives here, not in the task file: Inspect loads a task
 # file by path (``inspect eval <path>/medreason.py@mcq``, as register entries run it) as a
 # module it does not register, where a dataclass with string annotations cannot be built.
-# How a task scores the open-ended track: from its judge arguments and the run's data folder.
+# How a task scores the open-ended track: from its judge arguments and the key of the run's
+# data folder (medreason.image_folder.register_data_folder).
 OpenScorer = Callable[[JudgeArguments, str], Scorer]
 
 

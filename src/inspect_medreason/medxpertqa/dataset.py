@@ -21,6 +21,7 @@ from inspect_medreason.core.hub import (
 )
 from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.core.log_paths import data_location
 
 MEDXPERTQA_HUB = HubSource(
     "TsinghuaC3I/MedXpertQA",
@@ -170,7 +171,6 @@ def load_medxpertqa_dataset(
     """One MM split as samples (every problem reported at once), its images found in the
     snapshot, a folder the user names, or the hub's archive; and where it came from."""
     loaded = load_rows(data, MEDXPERTQA_HUB, revision, split, read_images=show_images)
-    source = str(data or MEDXPERTQA_HUB.path)
     rows = loaded.rows
 
     def id_of(row: dict[str, Any], index: int) -> str:
@@ -214,4 +214,6 @@ def load_medxpertqa_dataset(
             samples.append(sample)
     if problems:
         raise DatasetError(problems)
-    return MemoryDataset(samples, name="medxpertqa_mm", location=source), loaded.origin
+    return MemoryDataset(
+        samples, name="medxpertqa_mm", location=data_location(data, MEDXPERTQA_HUB.path)
+    ), loaded.origin

@@ -31,6 +31,7 @@ from inspect_medreason.core.hub import (
 )
 from inspect_medreason.core.images import PreparedImage
 from inspect_medreason.core.loaders import DatasetError, Problem, build_sample
+from inspect_medreason.core.log_paths import data_location
 from inspect_medreason.core.prompts import PromptTemplate
 from inspect_medreason.core.short_answers import is_yes_no_reference
 from inspect_medreason.core.splits import canonical_split
@@ -467,4 +468,6 @@ def load_vqa_dataset(
         record_to_sample(benchmark, row, id_of(row, index), row_files, show_images, templates)
         for index, (row, row_files) in enumerate(zip(loaded.rows, files, strict=True))
     ]
-    return MemoryDataset(samples, name=benchmark.name, location=source), loaded.origin
+    return MemoryDataset(
+        samples, name=benchmark.name, location=data_location(data, benchmark.hub.path)
+    ), loaded.origin
