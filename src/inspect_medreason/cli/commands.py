@@ -15,17 +15,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from inspect_medreason.analysis import (
-    agreement,
-    calibration,
     comparison,
     export,
     leaderboard,
     official,
-    shift,
 )
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
-from inspect_medreason.cli import audit, sample_data
+from inspect_medreason.cli import agreement, audit, calibrate, sample_data, shift
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
 from inspect_medreason.core.files import (
     OutputPathError,
@@ -49,7 +46,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     shift.add_parsers,
     agreement.add_parsers,
     rating_page.add_parsers,  # rate
-    calibration.add_parsers,  # calibrate
+    calibrate.add_parsers,  # calibrate
     audit.add_parsers,  # check-data
     sample_data.add_parsers,
 )
