@@ -147,3 +147,18 @@ def test_too_few_raters_are_refused_after_reading_with_what_was_read(
 def test_a_reference_and_ratings_together_are_refused(rated: dict[str, Path]) -> None:
     with pytest.raises(AnalysisError, match="give one of them"):
         judge_agreement([rated["log"]], reference=rated["alice"], ratings=[rated["bob"]])
+
+
+def test_the_component_table_has_alpha_and_the_iccs_of_each_component(
+    agreement: Agreement,
+) -> None:
+    table = agreement.components_to_pandas().set_index("component")
+    assert list(table.index) == ["gt_final", "va_answer", "rvf_trace", "va_final"]
+    for component in agreement.components:
+        row = table.loc[component.component]
+        assert component.alpha is not None and component.people_icc is not None
+        assert row["raters"] == len(component.raters) == 3
+        assert row["alpha"] == component.alpha.value
+        assert row["alpha_lower"] == component.alpha.interval.lower
+        assert row["people_icc"] == component.people_icc.value
+        assert row["icc_cases"] == row["people_icc_cases"] == 12

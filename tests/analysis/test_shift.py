@@ -147,3 +147,14 @@ def test_the_figure_and_the_contact_sheets_are_the_commands(
     assert notes == []
     assert sorted(made) == ["mockllm_model_mcq_blur-2.png"]
     assert {name: (sheets / name).read_bytes() for name in made} == made
+
+
+def test_the_modality_table_splits_the_change_by_modality(report: ShiftReport) -> None:
+    table = report.modalities_to_pandas().set_index("modality")
+    assert sorted(table.index) == ["CT", "MRI"]
+    assert table["cases"].sum() == CASES
+    # the wrong cases are c0 (MRI) and c1 (CT): one of four in each modality
+    for modality in ("CT", "MRI"):
+        row = table.loc[modality]
+        assert (row["metric"], row["severity"], row["clean"]) == ("MCQ Accuracy", 2, 1.0)
+        assert row["change"] == pytest.approx(-1 / 4)

@@ -795,6 +795,28 @@ class Agreement:
         ]
         return pd.DataFrame(rows, columns=columns)
 
+    def components_to_pandas(self) -> pd.DataFrame:
+        """One row per component: its raters, Krippendorff's alpha (ordinal) and the
+        ICC(2,1) of all raters (on ``icc_cases`` cases every rater scored) and of the
+        people alone, each with its interval's bounds; NaN where not computed."""
+        import pandas as pd
+
+        rows = []
+        for component in self.components:
+            row: dict[str, Any] = {
+                "component": component.component,
+                "raters": len(component.raters),
+                "icc_cases": component.icc_cases,
+                "people_icc_cases": component.people_icc_cases,
+            }
+            for name in ("alpha", "icc", "people_icc"):
+                estimate: Estimate | None = getattr(component, name)
+                row[name] = math.nan if estimate is None else estimate.value
+                row[f"{name}_lower"] = math.nan if estimate is None else estimate.interval.lower
+                row[f"{name}_upper"] = math.nan if estimate is None else estimate.interval.upper
+            rows.append(row)
+        return pd.DataFrame(rows)
+
     def plot_png(self) -> bytes:
         """Per component, the first pair's confusion heat map and every rater's score
         distribution, as PNG bytes."""

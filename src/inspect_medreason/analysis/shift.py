@@ -363,6 +363,34 @@ class ShiftReport:
         ]
         return pd.DataFrame(rows, columns=PAIR_COLUMNS)
 
+    def modalities_to_pandas(self) -> pd.DataFrame:
+        """One row per pair of runs, metric and modality: the shifted run (model, task,
+        shift, severity), the cases of that modality both runs scored, the clean and
+        shifted means and the change with its 95% interval's bounds."""
+        import pandas as pd
+
+        rows = [
+            {
+                "model": p.shifted.model,
+                "task": p.shifted.task,
+                "shift": p.shifted.shift,
+                "severity": p.shifted.severity,
+                "metric": metric,
+                "modality": change.modality,
+                "cases": change.result.cases,
+                "clean": change.result.mean_a,
+                "shifted": change.result.mean_b,
+                "change": change.result.difference,
+                "lower": change.result.interval.lower,
+                "upper": change.result.interval.upper,
+                "note": change.result.note,
+            }
+            for p in self.pairs
+            for metric, changes in p.modalities.items()
+            for change in changes
+        ]
+        return pd.DataFrame(rows)
+
     def summary(self) -> list[Summary]:
         """Per model, task and metric, the corruption error of each shift (:func:`summarise`)."""
         return summarise(self)
