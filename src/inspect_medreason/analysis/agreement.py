@@ -313,133 +313,189 @@ def read_ratings(
         )
     ratings: Ratings = {component: {} for component in COMPONENTS}
     notes: list[str] = []
-    judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
     on_page: dict[SampleRef, str] | None = None
     if people is not None:
         mapping, mapping_notes = map_round_to_logs(people, logs)
         on_page = {candidate.ref: case for case, candidate in mapping.items()}
         notes += mapping_notes
-    headers: list[tuple[Path, EvalLog]] = []
-    for path in logs:
-        try:
-            headers.append((path, log_header(path)))
-        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
-            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
-    # Each run once, as every command reads a folder: a resumed run's attempts are not two
-    # raters, nor a run copied twice a run agreeing with itself. Two judgings of one run's
-    # replies (a re-judged copy keeps the run's task_id) are each their own raters.
-    attempts = one_attempt_per_run(headers, judgings="each")
-    if attempts.conflicts:
-        raise AnalysisError(attempts.conflicts)
-    notes += attempts.notes
-    logs = [path for path, _ in attempts.used]
-    runs = Counter(header.eval.task_id for _, header in attempts.used)
-    for number, (path, header) in enumerate(attempts.used, 1):
-        names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
-        if scorer is not None:
-            if scorer not in names:
-                notes.append(
-                    f"{path}: left out, no score {scorer!r}; its scores are "
-                    + ", ".join(repr(name) for name in names)
-                )
-                continue
-            names = [scorer]
-        try:
-            samples = list(_judged_samples(path, header, names))
-        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
-            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+    used = _one_attempt_of_each_run(logs, notes)
+    runs = Counter(header.eval.task_id for _, header in used)
+    judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
+    for number, (path, header) in enumerate(used, 1):
+        judgings = _new_judgings(path, header, scorer, judgings_read, notes)
+        if judgings is None:
             continue
-        # A judging held by two logs (a log and its copy) is one set of raters, not two
-        # raters in perfect agreement: the first log read counts it, the copy is named.
-        kept_names: list[str] = []
-        for name in names:
-            digest = judging_digest(samples, name)
-            if digest in judgings_read:
-                notes.append(
-                    f"{path}: score {name!r} left out, the same judging as "
-                    f"{judgings_read[digest]} (a copy of it), counted once"
-                )
-            else:
-                judgings_read[digest] = f"{path} (score {name!r})"
-                kept_names.append(name)
-        if not kept_names:
-            continue
-        # a judging is named by its score wherever its log holds several (a copy's own
-        # judging keeps its name when the one it shares with its original is left out)
-        several_scores = len(names) > 1
-        names = kept_names
+        samples, names, several_scores = judgings
         # A judge judged one log's cases; with a page, cases are keyed apart already, and
         # one judge model over several logs is one rater (but not over two judgings of one
         # run: the same cases, judged twice).
         separate = on_page is None or runs[header.eval.task_id] > 1
-        suffix = f" [{path.name}]" if len(logs) > 1 and separate else ""
-        # the header's roles only for a log that records no judge models in its cases
-        bound = bound_role_models(header.eval.model_roles or {})
-        judged = 0
-        unreadable: list[str] = []  # records an edited log holds that are not judges' records
-        for sample, name in ((s, n) for s in samples for n in names):
-            if isinstance(sample, UnreadableSample):
-                if name == names[0]:
-                    notes.append(f"{path}: {sample.describe()}")
-                continue
-            score = sample.scores.get(name)
-            metadata = (score.metadata or {}) if score is not None else {}
-            judges = metadata.get("judges")
-            if not judges:
-                continue
-            case = str(sample.id)
-            if on_page is not None:
-                ref = SampleRef(header.eval.eval_id, json.dumps(sample.id), sample.epoch)
-                if ref not in on_page:
-                    continue  # not on the page: no person rated it
-                case = on_page[ref]
-            if not isinstance(judges, dict):
-                unreadable.append(f"{case}: judges")
-                continue
-            judged += 1
-            scorer_suffix = f" [{name}]" if several_scores else ""
-            per_rater: dict[str, dict[str, int]] = {}
-            for component in COMPONENTS[:3]:
-                record = judges.get(component) or {}
-                if not isinstance(record, dict):
-                    unreadable.append(f"{case}: {component}")
-                    continue
-                if record.get("by_rule"):
-                    continue  # a zero by rule, not a judge's opinion
-                models = member_models(record, metadata.get("judge_models"), component)
-                for member, model in zip(panel_members(record), models, strict=True):
-                    role, rating = member.get("role"), member.get("score")
-                    if rating is None:
-                        continue  # this judge failed: no opinion to compare
-                    read = read_score(component, rating, whole=True)
-                    if not isinstance(role, str) or read.number is None:
-                        unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
-                        continue
-                    rating = int(read.number)
-                    judge = model or bound.get(role, "?")
-                    rater = f"{role}={judge}{scorer_suffix}{suffix}"
-                    ratings[component].setdefault(rater, {})[case] = rating
-                    per_rater.setdefault(rater, {})[component] = rating
-            for rater, scores in per_rater.items():
-                if "va_answer" in scores and "rvf_trace" in scores:
-                    final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
-                    ratings["va_final"].setdefault(rater, {})[case] = int(final)
-        if unreadable:
-            notes.append(
-                f"{path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
-                f"with its role (an edited log?): {', '.join(unreadable[:5])}"
-                + (" ..." if len(unreadable) > 5 else "")
-            )
-        if not judged:
-            where = " on the rating page" if on_page is not None else ""
-            notes.append(f"{path}: no judged open-ended case{where}")
+        suffix = f" [{path.name}]" if len(used) > 1 and separate else ""
+        judged_log = _JudgedLog(path, header, names, several_scores, suffix, on_page)
+        _add_judged_cases(judged_log, samples, ratings, notes)
         # Refused as soon as the bound is passed: reading the other logs would be wasted.
-        _check_rater_count(ratings, f"after {number} of {len(logs)} log(s)")
+        _check_rater_count(ratings, f"after {number} of {len(used)} log(s)")
     if reference is not None:
         notes += _read_reference(reference, ratings)
     if people is not None:
         _add_people(people, ratings, notes)
     return ratings, notes
+
+
+def _one_attempt_of_each_run(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
+    """The logs' headers, each run once, as every command reads a folder: a resumed run's
+    attempts are not two raters, nor a run copied twice a run agreeing with itself. Two
+    judgings of one run's replies (a re-judged copy keeps the run's task_id) are each their
+    own raters. A log that cannot be read is left out, noted (like the leaderboard)."""
+    headers: list[tuple[Path, EvalLog]] = []
+    for path in logs:
+        try:
+            headers.append((path, log_header(path)))
+        except Exception as error:
+            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+    attempts = one_attempt_per_run(headers, judgings="each")
+    if attempts.conflicts:
+        raise AnalysisError(attempts.conflicts)
+    notes += attempts.notes
+    return list(attempts.used)
+
+
+def _new_judgings(
+    path: Path,
+    header: EvalLog,
+    scorer: str | None,
+    judgings_read: dict[str, str],
+    notes: list[str],
+) -> tuple[list[LoggedSample | UnreadableSample], list[str], bool] | None:
+    """A log's judged samples, the scores to read from them (each judging not read from
+    another log already) and whether the log holds several; None when it adds none."""
+    names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
+    if scorer is not None:
+        if scorer not in names:
+            notes.append(
+                f"{path}: left out, no score {scorer!r}; its scores are "
+                + ", ".join(repr(name) for name in names)
+            )
+            return None
+        names = [scorer]
+    try:
+        samples = list(_judged_samples(path, header, names))
+    except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
+        notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+        return None
+    # A judging held by two logs (a log and its copy) is one set of raters, not two
+    # raters in perfect agreement: the first log read counts it, the copy is named.
+    kept_names: list[str] = []
+    for name in names:
+        digest = judging_digest(samples, name)
+        if digest in judgings_read:
+            notes.append(
+                f"{path}: score {name!r} left out, the same judging as "
+                f"{judgings_read[digest]} (a copy of it), counted once"
+            )
+        else:
+            judgings_read[digest] = f"{path} (score {name!r})"
+            kept_names.append(name)
+    # a judging is named by its score wherever its log holds several (a copy's own
+    # judging keeps its name when the one it shares with its original is left out)
+    return (samples, kept_names, len(names) > 1) if kept_names else None
+
+
+@dataclass(frozen=True)
+class _JudgedLog:
+    """One log's judgings as they are read: the scores read (``names``), whether a rater's
+    name says its score (the log holds several), the suffix naming the log among several,
+    and the rating page's cases (None without a page)."""
+
+    path: Path
+    header: EvalLog
+    names: list[str]
+    several_scores: bool
+    suffix: str
+    on_page: dict[SampleRef, str] | None
+
+
+def _add_judged_cases(
+    log: _JudgedLog,
+    samples: list[LoggedSample | UnreadableSample],
+    ratings: Ratings,
+    notes: list[str],
+) -> None:
+    """Adds each judge's scores of the log's judged cases to ``ratings``; notes the
+    records it cannot read and a log with no judged case."""
+    # the header's roles only for a log that records no judge models in its cases
+    bound = bound_role_models(log.header.eval.model_roles or {})
+    judged = 0
+    unreadable: list[str] = []  # records an edited log holds that are not judges' records
+    for sample, name in ((s, n) for s in samples for n in log.names):
+        if isinstance(sample, UnreadableSample):
+            if name == log.names[0]:
+                notes.append(f"{log.path}: {sample.describe()}")
+            continue
+        score = sample.scores.get(name)
+        metadata = (score.metadata or {}) if score is not None else {}
+        judges = metadata.get("judges")
+        if not judges:
+            continue
+        case = str(sample.id)
+        if log.on_page is not None:
+            ref = SampleRef(log.header.eval.eval_id, json.dumps(sample.id), sample.epoch)
+            if ref not in log.on_page:
+                continue  # not on the page: no person rated it
+            case = log.on_page[ref]
+        if not isinstance(judges, dict):
+            unreadable.append(f"{case}: judges")
+            continue
+        judged += 1
+        suffix = (f" [{name}]" if log.several_scores else "") + log.suffix
+        _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable)
+    if unreadable:
+        notes.append(
+            f"{log.path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
+            f"with its role (an edited log?): {', '.join(unreadable[:5])}"
+            + (" ..." if len(unreadable) > 5 else "")
+        )
+    if not judged:
+        where = " on the rating page" if log.on_page is not None else ""
+        notes.append(f"{log.path}: no judged open-ended case{where}")
+
+
+def _add_judges(
+    case: str,
+    judges: dict[str, Any],
+    metadata: dict[str, Any],
+    suffix: str,
+    bound: dict[str, str],
+    ratings: Ratings,
+    unreadable: list[str],
+) -> None:
+    """One case's judges' scores (each panel member a rater, ``role=model`` and the
+    ``suffix``), with each rater's VA_final gated by its own RVF; what cannot be read is
+    added to ``unreadable``."""
+    per_rater: dict[str, dict[str, int]] = {}
+    for component in COMPONENTS[:3]:
+        record = judges.get(component) or {}
+        if not isinstance(record, dict):
+            unreadable.append(f"{case}: {component}")
+            continue
+        if record.get("by_rule"):
+            continue  # a zero by rule, not a judge's opinion
+        models = member_models(record, metadata.get("judge_models"), component)
+        for member, model in zip(panel_members(record), models, strict=True):
+            role, rating = member.get("role"), member.get("score")
+            if rating is None:
+                continue  # this judge failed: no opinion to compare
+            read = read_score(component, rating, whole=True)
+            if not isinstance(role, str) or read.number is None:
+                unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
+                continue
+            rater = f"{role}={model or bound.get(role, '?')}{suffix}"
+            ratings[component].setdefault(rater, {})[case] = int(read.number)
+            per_rater.setdefault(rater, {})[component] = int(read.number)
+    for rater, scores in per_rater.items():
+        if "va_answer" in scores and "rvf_trace" in scores:
+            final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
+            ratings["va_final"].setdefault(rater, {})[case] = int(final)
 
 
 def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None:
