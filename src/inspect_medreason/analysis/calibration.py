@@ -369,6 +369,28 @@ def calibrate(
     if not 2 <= folds <= MIN_CASES:
         raise AnalysisError([f"--folds {folds}: give 2 to {MIN_CASES} folds"])
     mapping, notes = map_round_to_logs(people, logs)
+    identity = _one_judge_identity(mapping)
+    data = pairs_for_fit(people, mapping)
+    partial = {rater: len(people.partial(rater)) for rater in sorted(people.files)}
+    if any(partial.values()):
+        notes.append(
+            "partly rated cases (counted in the components they have): "
+            + ", ".join(f"{rater} {count}" for rater, count in partial.items() if count)
+        )
+    short = [
+        _too_few(component, len(data[component].judge), people)
+        for component in COMPONENTS
+        if len(data[component].judge) < MIN_CASES
+    ]
+    if short:
+        raise AnalysisError(short)
+    results = [fit_component(c, data[c], folds, seed) for c in COMPONENTS]
+    document = _calibration_file(people, identity, partial, results, folds, seed)
+    return document, results, notes
+
+
+def _one_judge_identity(mapping: dict[str, Candidate]) -> dict[str, Any]:
+    """The judges of the rated cases' logs; AnalysisError naming each set when they differ."""
     identities: dict[str, tuple[dict[str, Any], list[Path]]] = {}
     for path in sorted({c.path for c in mapping.values()}):
         identity = judge_identity(log_header(path))
@@ -386,21 +408,18 @@ def calibrate(
             ]
         )
     [(identity, _)] = identities.values()
-    data = pairs_for_fit(people, mapping)
-    partial = {rater: len(people.partial(rater)) for rater in sorted(people.files)}
-    if any(partial.values()):
-        notes.append(
-            "partly rated cases (counted in the components they have): "
-            + ", ".join(f"{rater} {count}" for rater, count in partial.items() if count)
-        )
-    short = [
-        _too_few(component, len(data[component].judge), people)
-        for component in COMPONENTS
-        if len(data[component].judge) < MIN_CASES
-    ]
-    if short:
-        raise AnalysisError(short)
-    results = [fit_component(c, data[c], folds, seed) for c in COMPONENTS]
+    return identity
+
+
+def _calibration_file(
+    people: RatingRound,
+    identity: dict[str, Any],
+    partial: dict[str, int],
+    results: list[FitFigures],
+    folds: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The calibration file's document, its digests included (``integrity``)."""
     document = {
         "format": CALIBRATION_FORMAT,
         "version": CALIBRATION_VERSION,
@@ -427,7 +446,7 @@ def calibrate(
         "components": {r.component: _component_document(r) for r in results},
     }
     document[INTEGRITY_KEY] = integrity(document)
-    return document, results, notes
+    return document
 
 
 @dataclass(frozen=True)
@@ -636,21 +655,8 @@ def read_calibration(path: str | os.PathLike[str]) -> Calibration:
     changed), each component's map and the rated cases it was fitted on. Raises
     AnalysisError naming every problem (never a traceback)."""
     path = Path(path)
+    document = _calibration_document(path)
     problems: list[str] = []
-    try:
-        # a regular file within the limit, never a FIFO or a link to a device
-        data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
-        document = json.loads(data.decode("utf-8"))
-    except UserFileError as error:
-        raise AnalysisError([str(error)]) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AnalysisError(
-            [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
-        ) from error
-    except RecursionError as error:
-        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
-    if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
-        raise AnalysisError([f"{path}: not a calibration file written by medreason calibrate"])
     if document.get("version") != CALIBRATION_VERSION:
         problems.append(
             f"{path}: version {document.get('version')!r}; this medreason reads version "
@@ -665,51 +671,11 @@ def read_calibration(path: str | os.PathLike[str]) -> Calibration:
     fits: dict[str, FitData] = {}
     for component in COMPONENTS:
         entry = components.get(component) if isinstance(components, dict) else None
-        mapped = entry.get("map") if isinstance(entry, dict) else None
-        judge = mapped.get("judge") if isinstance(mapped, dict) else None
-        calibrated = mapped.get("calibrated") if isinstance(mapped, dict) else None
-        if not (
-            isinstance(judge, list)
-            and isinstance(calibrated, list)
-            and _numbers(judge)
-            and _numbers(calibrated)
-            and len(judge) == len(calibrated)
-        ):
-            problems.append(
-                f"{path}: components.{component}.map: judge and calibrated must be equally "
-                "long lists of numbers 0-4"
-            )
-            continue
-        x, y = np.array(judge, dtype=float), np.array(calibrated, dtype=float)
-        if np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0):
-            problems.append(
-                f"{path}: components.{component}.map: not a monotone map (judge scores must "
-                "increase, calibrated ones never decrease)"
-            )
-            continue
-        maps[component] = (x, y)
-        fit = _fit_data(entry.get("fit_cases") if isinstance(entry, dict) else None)
-        if fit is None:
-            problems.append(
-                f"{path}: components.{component}.fit_cases: judge, people (numbers 0-4) and "
-                "cluster (whole numbers) must be equally long lists, at least "
-                f"{MIN_CASES} long (a file written before they were recorded: run "
-                "medreason calibrate again)"
-            )
-        else:
-            fits[component] = fit
-            # The map used (refitted from the rated cases, with the interval) is the map
-            # checked: the stored one must be what the stored cases give.
-            refitted = fit_map(fit.judge, fit.people)
-            if not (
-                len(refitted[0]) == len(x)
-                and np.allclose(refitted[0], x, atol=1e-9)
-                and np.allclose(refitted[1], y, atol=1e-9)
-            ):
-                problems.append(
-                    f"{path}: components.{component}.map is not the map its fit_cases give "
-                    "(one of them was edited): run medreason calibrate again"
-                )
+        read = _component_map(path, component, entry, problems)
+        if read is not None:
+            maps[component], fit = read
+            if fit is not None:
+                fits[component] = fit
     count = document.get("rater_count")
     if type(count) is not int or count < 1:
         problems.append(f"{path}: rater_count is {count!r}, not a number of raters")
@@ -717,6 +683,77 @@ def read_calibration(path: str | os.PathLike[str]) -> Calibration:
         raise AnalysisError(problems)
     assert isinstance(judges, dict) and isinstance(count, int)
     return Calibration(path, judges, maps, count, fits)
+
+
+def _calibration_document(path: Path) -> dict[str, Any]:
+    """The file's JSON object, refused unless it is a calibration file."""
+    try:
+        # a regular file within the limit, never a FIFO or a link to a device
+        data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
+        document = json.loads(data.decode("utf-8"))
+    except UserFileError as error:
+        raise AnalysisError([str(error)]) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AnalysisError(
+            [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
+        ) from error
+    except RecursionError as error:
+        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
+    if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
+        raise AnalysisError([f"{path}: not a calibration file written by medreason calibrate"])
+    return document
+
+
+def _component_map(
+    path: Path, component: str, entry: Any, problems: list[str]
+) -> tuple[tuple[np.ndarray, np.ndarray], FitData | None] | None:
+    """A component's map and the rated cases it was fitted on, each checked (the map
+    must be the one its cases give); None for no usable map. Problems are added to
+    ``problems``."""
+    mapped = entry.get("map") if isinstance(entry, dict) else None
+    judge = mapped.get("judge") if isinstance(mapped, dict) else None
+    calibrated = mapped.get("calibrated") if isinstance(mapped, dict) else None
+    if not (
+        isinstance(judge, list)
+        and isinstance(calibrated, list)
+        and _numbers(judge)
+        and _numbers(calibrated)
+        and len(judge) == len(calibrated)
+    ):
+        problems.append(
+            f"{path}: components.{component}.map: judge and calibrated must be equally "
+            "long lists of numbers 0-4"
+        )
+        return None
+    x, y = np.array(judge, dtype=float), np.array(calibrated, dtype=float)
+    if np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0):
+        problems.append(
+            f"{path}: components.{component}.map: not a monotone map (judge scores must "
+            "increase, calibrated ones never decrease)"
+        )
+        return None
+    fit = _fit_data(entry.get("fit_cases") if isinstance(entry, dict) else None)
+    if fit is None:
+        problems.append(
+            f"{path}: components.{component}.fit_cases: judge, people (numbers 0-4) and "
+            "cluster (whole numbers) must be equally long lists, at least "
+            f"{MIN_CASES} long (a file written before they were recorded: run "
+            "medreason calibrate again)"
+        )
+        return (x, y), None
+    # The map used (refitted from the rated cases, with the interval) is the map
+    # checked: the stored one must be what the stored cases give.
+    refitted = fit_map(fit.judge, fit.people)
+    if not (
+        len(refitted[0]) == len(x)
+        and np.allclose(refitted[0], x, atol=1e-9)
+        and np.allclose(refitted[1], y, atol=1e-9)
+    ):
+        problems.append(
+            f"{path}: components.{component}.map is not the map its fit_cases give "
+            "(one of them was edited): run medreason calibrate again"
+        )
+    return (x, y), fit
 
 
 def _fit_data(value: Any) -> FitData | None:
