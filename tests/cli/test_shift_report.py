@@ -30,9 +30,9 @@ from inspect_medreason.analysis.shift import (
     ShiftReport,
     ShiftRun,
     _confined_files,
-    build_report,
     contact_sheets,
     says_poor_quality,
+    shift_report,
     summarise,
 )
 from inspect_medreason.cli.commands import main
@@ -110,7 +110,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_a_known_drop_per_severity_lies_inside_its_interval(runs: Path) -> None:
-    report = build_report([str(runs / "logs")])
+    report = shift_report([str(runs / "logs")])
     assert [(p.shifted.shift, p.shifted.severity) for p in report.pairs] == [
         ("blur", 1),
         ("blur", 2),
@@ -142,7 +142,7 @@ def test_runs_that_cannot_be_paired_are_refused_all_at_once_by_name(
     run(runs / "data", others, 2, model="mockllm/other")
     run(runs / "data", others, 1, limit=30)
     with pytest.raises(AnalysisError) as refused:
-        build_report([str(runs / "logs"), str(others)])
+        shift_report([str(runs / "logs"), str(others)])
     message = str(refused.value)
     assert "no clean run of that model and task" in message and "mockllm/other" in message
     assert "scored other cases" in message and "30 scored only in the clean run" in message
@@ -179,7 +179,7 @@ def test_a_grid_run_is_split_into_its_combinations(tmp_path: Path) -> None:
         limit=12,
     )
     assert log.status == "success", log.error
-    report = build_report([str(tmp_path / "logs")])
+    report = shift_report([str(tmp_path / "logs")])
     assert [(p.shifted.shift, p.shifted.severity) for p in report.pairs] == [
         ("jpeg", 2),
         ("noise", 2),
@@ -238,7 +238,7 @@ def test_open_ended_answers_are_compared_and_the_plot_names_each_line(
             log_dir=str(tmp_path / "logs"),
         )
         assert log.status == "success", log.error
-    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    [pair] = shift_report([str(tmp_path / "logs")]).pairs
     assert pair.consistency_pairs == 28  # 18 MCQ and 10 open-ended replies, all answered
     assert not any("gave no answer" in w for w in pair.warnings)
     assert pair.consistency is not None and pair.consistency < 1.0
@@ -283,7 +283,7 @@ def test_contact_sheets_show_the_images_the_model_saw_made_again_from_the_data(
     other = tmp_path / "other"
     shutil.copytree(runs / "data", other)
     Image.fromarray(np.zeros((16, 16), np.uint8), mode="L").save(other / "img000.png")
-    report = build_report([str(runs / "logs")])
+    report = shift_report([str(runs / "logs")])
     made, notes = contact_sheets(report, other)
     assert any("'c000'" in note and "not the file the run loaded" in note for note in notes)
     assert len(made) == 3
@@ -321,7 +321,7 @@ def test_the_other_image_families_are_reported(
             log_dir=str(tmp_path / "logs"),
         )
         assert log.status == "success", log.error
-    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    [pair] = shift_report([str(tmp_path / "logs")]).pairs
     assert metric in pair.metrics and pair.metrics[metric].cases > 0
     assert pair.shifted.shift == "blur" and pair.metrics[metric].difference == 0.0
     plot = tmp_path / "shift.png"
@@ -333,7 +333,7 @@ def test_the_other_image_families_are_reported(
 def test_the_summary_across_shifts_names_what_it_cannot_compute(runs: Path) -> None:
     """The scripted model is right on every clean case: a corruption error relative to no
     error is undefined, and says so; each modality loses 5, 10 and 15 of its 30 cases."""
-    [summary] = summarise(build_report([str(runs / "logs")]))
+    [summary] = summarise(shift_report([str(runs / "logs")]))
     assert summary.metric == "MCQ Accuracy" and summary.mean_ce is None
     assert summary.shifts == {"blur": None} and "undefined" in summary.note
     assert set(summary.modality_drop) == {"CT", "MRI"}

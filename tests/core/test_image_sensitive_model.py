@@ -19,7 +19,7 @@ from PIL import Image
 from scipy import ndimage
 
 import inspect_medreason
-from inspect_medreason.analysis.shift import build_report
+from inspect_medreason.analysis.shift import shift_report
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.image_quality import blur_effect, immerkaer_noise
 from inspect_medreason.core.offline_model import (
@@ -99,7 +99,7 @@ def test_a_shift_run_with_it_shows_a_drop_the_report_finds(
             log_dir=str(tmp_path / "logs"),
         )
         assert log.status == "success", log.error
-    [pair] = build_report([str(tmp_path / "logs")]).pairs
+    [pair] = shift_report([str(tmp_path / "logs")]).pairs
     accuracy = pair.metrics["MCQ Accuracy"]
     assert accuracy.mean_a > 0.8 and accuracy.difference < -0.2
     assert pair.consistency is not None and pair.consistency < 0.8

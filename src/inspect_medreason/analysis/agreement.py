@@ -1,4 +1,69 @@
-"""How far do the judges agree: with each other, and with reference scores?
+"""How far do the judges agree: with each other, with reference scores and with people.
+
+:func:`judge_agreement` reads judged open-ended logs (a panel in one log, or the same cases
+judged in several logs) and, optionally, reference scores (``judge_scores.json``) or the
+people's ratings of a rating round, and returns an :class:`Agreement`: per component, each
+pair of raters' statistics (``Agreement.to_pandas()``), Krippendorff's alpha and the ICC of
+all raters, and each rater's score distribution. ``METHOD`` says how each figure is
+computed. ``medreason agreement`` (``cli/agreement.py``) is its shell: it prints and writes
+what this module computes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import json
+import math
+import os
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from inspect_ai.log import EvalLog
+
+from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.export import log_files
+from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.judgings import OPEN_SCORER, is_score_of, member_models, score_names
+from inspect_medreason.analysis.logs import (
+    LoggedSample,
+    UnreadableSample,
+    log_header,
+    logged_samples,
+    one_attempt_per_run,
+)
+from inspect_medreason.analysis.score_values import duplicated, left_out, read_score
+from inspect_medreason.core.errors import describe_error
+from inspect_medreason.core.gate import gate_visual_accuracy
+from inspect_medreason.core.intervals import LEVEL, SEED, Interval
+from inspect_medreason.core.judges import bound_role_models, panel_members
+from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
+from inspect_medreason.rating.cases import RATED_COMPONENTS, SampleRef
+from inspect_medreason.rating.ratings_file import RatingRound, map_round_to_logs, read_rating_round
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "Agreement",
+    "ComponentAgreement",
+    "Estimate",
+    "PairAgreement",
+    "RaterScores",
+    "agreement_of",
+    "judge_agreement",
+    "read_rater_scores",
+]
+
+# How every figure is computed: the JSON report's "method", word for word as the command
+# has always written it (its last sentence predates the split into cli/agreement.py).
+METHOD = """How far do the judges agree: with each other, and with reference scores?
 
 Reads judged open-ended logs (a panel in one log, or the same cases judged in several logs)
 and, optionally, reference scores in the official ``judge_scores.json`` format (a human's
@@ -24,58 +89,6 @@ their own VA gated by their own RVF, as a judge's.
 ``medreason agreement``, its arguments and what it prints, is at the end of the module.
 """
 
-from __future__ import annotations
-
-import argparse
-import base64
-import functools
-import hashlib
-import html
-import itertools
-import json
-import math
-import sys
-import warnings
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
-from inspect_ai.log import EvalLog
-
-from inspect_medreason.analysis.errors import AnalysisError
-from inspect_medreason.analysis.export import log_files
-from inspect_medreason.analysis.figures import png_bytes, pyplot
-from inspect_medreason.analysis.judgings import OPEN_SCORER, is_score_of, member_models, score_names
-from inspect_medreason.analysis.logs import (
-    LoggedSample,
-    UnreadableSample,
-    log_header,
-    logged_samples,
-    one_attempt_per_run,
-)
-from inspect_medreason.analysis.score_values import duplicated, left_out, read_score
-from inspect_medreason.cli.command_line import (
-    DATA_FILE,
-    EXIT_OK,
-    RATINGS_FILE,
-    Subcommands,
-    add_report_arguments,
-    check_outputs,
-    emit,
-)
-from inspect_medreason.cli.markdown import markdown_row, markdown_text
-from inspect_medreason.core import strict_json
-from inspect_medreason.core.errors import describe_error
-from inspect_medreason.core.gate import gate_visual_accuracy
-from inspect_medreason.core.intervals import LEVEL, SEED, Interval
-from inspect_medreason.core.judges import bound_role_models, panel_members
-from inspect_medreason.core.user_files import MAX_DATA_BYTES, UserFileError, read_user_bytes
-from inspect_medreason.rating.cases import RATED_COMPONENTS, SampleRef
-from inspect_medreason.rating.ratings_file import RatingRound, map_round_to_logs, read_rating_round
-
 COMPONENTS = ("gt_final", "va_answer", "rvf_trace", "va_final")
 SCALE = [0, 1, 2, 3, 4]
 RESAMPLES = 1000
@@ -89,8 +102,10 @@ PERSON = "rater:"  # the prefix of a person's name among the raters
 Ratings = dict[str, dict[str, dict[str, int]]]  # component -> rater -> case -> score
 
 
-@dataclass
+@dataclass(frozen=True)
 class Estimate:
+    """A statistic and its 95% interval (NaN bounds where it cannot be estimated)."""
+
     value: float
     interval: Interval
 
@@ -98,8 +113,11 @@ class Estimate:
         return {"value": self.value, "lower": self.interval.lower, "upper": self.interval.upper}
 
 
-@dataclass
+@dataclass(frozen=True)
 class PairAgreement:
+    """Two raters on the cases both scored: ``bias`` and ``mae`` are second minus first,
+    ``confusion`` counts the first's scores (rows) against the second's (columns)."""
+
     first: str
     second: str
     cases: int
@@ -119,8 +137,12 @@ class PairAgreement:
         return ("judge-judge", "person-judge", "person-person")[people]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ComponentAgreement:
+    """One component's agreement: every pair of raters, alpha and the ICC(2,1) of all
+    raters (on ``icc_cases`` cases every rater scored) and of the people alone, each
+    rater's count of each score 0-4, and what could not be computed (``notes``)."""
+
     component: str
     raters: list[str]
     pairs: list[PairAgreement]
@@ -128,7 +150,7 @@ class ComponentAgreement:
     icc: Estimate | None
     icc_cases: int
     distributions: dict[str, list[int]]
-    notes: list[str] = field(default_factory=list)
+    notes: list[str]
     people_icc: Estimate | None = None  # the ICC(2,1) of the people alone
     people_icc_cases: int = 0
 
@@ -291,133 +313,189 @@ def read_ratings(
         )
     ratings: Ratings = {component: {} for component in COMPONENTS}
     notes: list[str] = []
-    judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
     on_page: dict[SampleRef, str] | None = None
     if people is not None:
         mapping, mapping_notes = map_round_to_logs(people, logs)
         on_page = {candidate.ref: case for case, candidate in mapping.items()}
         notes += mapping_notes
-    headers: list[tuple[Path, EvalLog]] = []
-    for path in logs:
-        try:
-            headers.append((path, log_header(path)))
-        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
-            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
-    # Each run once, as every command reads a folder: a resumed run's attempts are not two
-    # raters, nor a run copied twice a run agreeing with itself. Two judgings of one run's
-    # replies (a re-judged copy keeps the run's task_id) are each their own raters.
-    attempts = one_attempt_per_run(headers, judgings="each")
-    if attempts.conflicts:
-        raise AnalysisError(attempts.conflicts)
-    notes += attempts.notes
-    logs = [path for path, _ in attempts.used]
-    runs = Counter(header.eval.task_id for _, header in attempts.used)
-    for number, (path, header) in enumerate(attempts.used, 1):
-        names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
-        if scorer is not None:
-            if scorer not in names:
-                notes.append(
-                    f"{path}: left out, no score {scorer!r}; its scores are "
-                    + ", ".join(repr(name) for name in names)
-                )
-                continue
-            names = [scorer]
-        try:
-            samples = list(_judged_samples(path, header, names))
-        except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
-            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+    used = _one_attempt_of_each_run(logs, notes)
+    runs = Counter(header.eval.task_id for _, header in used)
+    judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
+    for number, (path, header) in enumerate(used, 1):
+        judgings = _new_judgings(path, header, scorer, judgings_read, notes)
+        if judgings is None:
             continue
-        # A judging held by two logs (a log and its copy) is one set of raters, not two
-        # raters in perfect agreement: the first log read counts it, the copy is named.
-        kept_names: list[str] = []
-        for name in names:
-            digest = judging_digest(samples, name)
-            if digest in judgings_read:
-                notes.append(
-                    f"{path}: score {name!r} left out, the same judging as "
-                    f"{judgings_read[digest]} (a copy of it), counted once"
-                )
-            else:
-                judgings_read[digest] = f"{path} (score {name!r})"
-                kept_names.append(name)
-        if not kept_names:
-            continue
-        # a judging is named by its score wherever its log holds several (a copy's own
-        # judging keeps its name when the one it shares with its original is left out)
-        several_scores = len(names) > 1
-        names = kept_names
+        samples, names, several_scores = judgings
         # A judge judged one log's cases; with a page, cases are keyed apart already, and
         # one judge model over several logs is one rater (but not over two judgings of one
         # run: the same cases, judged twice).
         separate = on_page is None or runs[header.eval.task_id] > 1
-        suffix = f" [{path.name}]" if len(logs) > 1 and separate else ""
-        # the header's roles only for a log that records no judge models in its cases
-        bound = bound_role_models(header.eval.model_roles or {})
-        judged = 0
-        unreadable: list[str] = []  # records an edited log holds that are not judges' records
-        for sample, name in ((s, n) for s in samples for n in names):
-            if isinstance(sample, UnreadableSample):
-                if name == names[0]:
-                    notes.append(f"{path}: {sample.describe()}")
-                continue
-            score = sample.scores.get(name)
-            metadata = (score.metadata or {}) if score is not None else {}
-            judges = metadata.get("judges")
-            if not judges:
-                continue
-            case = str(sample.id)
-            if on_page is not None:
-                ref = SampleRef(header.eval.eval_id, json.dumps(sample.id), sample.epoch)
-                if ref not in on_page:
-                    continue  # not on the page: no person rated it
-                case = on_page[ref]
-            if not isinstance(judges, dict):
-                unreadable.append(f"{case}: judges")
-                continue
-            judged += 1
-            scorer_suffix = f" [{name}]" if several_scores else ""
-            per_rater: dict[str, dict[str, int]] = {}
-            for component in COMPONENTS[:3]:
-                record = judges.get(component) or {}
-                if not isinstance(record, dict):
-                    unreadable.append(f"{case}: {component}")
-                    continue
-                if record.get("by_rule"):
-                    continue  # a zero by rule, not a judge's opinion
-                models = member_models(record, metadata.get("judge_models"), component)
-                for member, model in zip(panel_members(record), models, strict=True):
-                    role, rating = member.get("role"), member.get("score")
-                    if rating is None:
-                        continue  # this judge failed: no opinion to compare
-                    read = read_score(component, rating, whole=True)
-                    if not isinstance(role, str) or read.number is None:
-                        unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
-                        continue
-                    rating = int(read.number)
-                    judge = model or bound.get(role, "?")
-                    rater = f"{role}={judge}{scorer_suffix}{suffix}"
-                    ratings[component].setdefault(rater, {})[case] = rating
-                    per_rater.setdefault(rater, {})[component] = rating
-            for rater, scores in per_rater.items():
-                if "va_answer" in scores and "rvf_trace" in scores:
-                    final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
-                    ratings["va_final"].setdefault(rater, {})[case] = int(final)
-        if unreadable:
-            notes.append(
-                f"{path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
-                f"with its role (an edited log?): {', '.join(unreadable[:5])}"
-                + (" ..." if len(unreadable) > 5 else "")
-            )
-        if not judged:
-            where = " on the rating page" if on_page is not None else ""
-            notes.append(f"{path}: no judged open-ended case{where}")
+        suffix = f" [{path.name}]" if len(used) > 1 and separate else ""
+        judged_log = _JudgedLog(path, header, names, several_scores, suffix, on_page)
+        _add_judged_cases(judged_log, samples, ratings, notes)
         # Refused as soon as the bound is passed: reading the other logs would be wasted.
-        _check_rater_count(ratings, f"after {number} of {len(logs)} log(s)")
+        _check_rater_count(ratings, f"after {number} of {len(used)} log(s)")
     if reference is not None:
         notes += _read_reference(reference, ratings)
     if people is not None:
         _add_people(people, ratings, notes)
     return ratings, notes
+
+
+def _one_attempt_of_each_run(logs: list[Path], notes: list[str]) -> list[tuple[Path, EvalLog]]:
+    """The logs' headers, each run once, as every command reads a folder: a resumed run's
+    attempts are not two raters, nor a run copied twice a run agreeing with itself. Two
+    judgings of one run's replies (a re-judged copy keeps the run's task_id) are each their
+    own raters. A log that cannot be read is left out, noted (like the leaderboard)."""
+    headers: list[tuple[Path, EvalLog]] = []
+    for path in logs:
+        try:
+            headers.append((path, log_header(path)))
+        except Exception as error:
+            notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+    attempts = one_attempt_per_run(headers, judgings="each")
+    if attempts.conflicts:
+        raise AnalysisError(attempts.conflicts)
+    notes += attempts.notes
+    return list(attempts.used)
+
+
+def _new_judgings(
+    path: Path,
+    header: EvalLog,
+    scorer: str | None,
+    judgings_read: dict[str, str],
+    notes: list[str],
+) -> tuple[list[LoggedSample | UnreadableSample], list[str], bool] | None:
+    """A log's judged samples, the scores to read from them (each judging not read from
+    another log already) and whether the log holds several; None when it adds none."""
+    names = score_names(header, OPEN_SCORER) or [OPEN_SCORER]
+    if scorer is not None:
+        if scorer not in names:
+            notes.append(
+                f"{path}: left out, no score {scorer!r}; its scores are "
+                + ", ".join(repr(name) for name in names)
+            )
+            return None
+        names = [scorer]
+    try:
+        samples = list(_judged_samples(path, header, names))
+    except Exception as error:  # like the leaderboard: a corrupt log is left out, noted
+        notes.append(f"skipped, {path}: not a readable eval log ({describe_error(error)})")
+        return None
+    # A judging held by two logs (a log and its copy) is one set of raters, not two
+    # raters in perfect agreement: the first log read counts it, the copy is named.
+    kept_names: list[str] = []
+    for name in names:
+        digest = judging_digest(samples, name)
+        if digest in judgings_read:
+            notes.append(
+                f"{path}: score {name!r} left out, the same judging as "
+                f"{judgings_read[digest]} (a copy of it), counted once"
+            )
+        else:
+            judgings_read[digest] = f"{path} (score {name!r})"
+            kept_names.append(name)
+    # a judging is named by its score wherever its log holds several (a copy's own
+    # judging keeps its name when the one it shares with its original is left out)
+    return (samples, kept_names, len(names) > 1) if kept_names else None
+
+
+@dataclass(frozen=True)
+class _JudgedLog:
+    """One log's judgings as they are read: the scores read (``names``), whether a rater's
+    name says its score (the log holds several), the suffix naming the log among several,
+    and the rating page's cases (None without a page)."""
+
+    path: Path
+    header: EvalLog
+    names: list[str]
+    several_scores: bool
+    suffix: str
+    on_page: dict[SampleRef, str] | None
+
+
+def _add_judged_cases(
+    log: _JudgedLog,
+    samples: list[LoggedSample | UnreadableSample],
+    ratings: Ratings,
+    notes: list[str],
+) -> None:
+    """Adds each judge's scores of the log's judged cases to ``ratings``; notes the
+    records it cannot read and a log with no judged case."""
+    # the header's roles only for a log that records no judge models in its cases
+    bound = bound_role_models(log.header.eval.model_roles or {})
+    judged = 0
+    unreadable: list[str] = []  # records an edited log holds that are not judges' records
+    for sample, name in ((s, n) for s in samples for n in log.names):
+        if isinstance(sample, UnreadableSample):
+            if name == log.names[0]:
+                notes.append(f"{log.path}: {sample.describe()}")
+            continue
+        score = sample.scores.get(name)
+        metadata = (score.metadata or {}) if score is not None else {}
+        judges = metadata.get("judges")
+        if not judges:
+            continue
+        case = str(sample.id)
+        if log.on_page is not None:
+            ref = SampleRef(log.header.eval.eval_id, json.dumps(sample.id), sample.epoch)
+            if ref not in log.on_page:
+                continue  # not on the page: no person rated it
+            case = log.on_page[ref]
+        if not isinstance(judges, dict):
+            unreadable.append(f"{case}: judges")
+            continue
+        judged += 1
+        suffix = (f" [{name}]" if log.several_scores else "") + log.suffix
+        _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable)
+    if unreadable:
+        notes.append(
+            f"{log.path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
+            f"with its role (an edited log?): {', '.join(unreadable[:5])}"
+            + (" ..." if len(unreadable) > 5 else "")
+        )
+    if not judged:
+        where = " on the rating page" if log.on_page is not None else ""
+        notes.append(f"{log.path}: no judged open-ended case{where}")
+
+
+def _add_judges(
+    case: str,
+    judges: dict[str, Any],
+    metadata: dict[str, Any],
+    suffix: str,
+    bound: dict[str, str],
+    ratings: Ratings,
+    unreadable: list[str],
+) -> None:
+    """One case's judges' scores (each panel member a rater, ``role=model`` and the
+    ``suffix``), with each rater's VA_final gated by its own RVF; what cannot be read is
+    added to ``unreadable``."""
+    per_rater: dict[str, dict[str, int]] = {}
+    for component in COMPONENTS[:3]:
+        record = judges.get(component) or {}
+        if not isinstance(record, dict):
+            unreadable.append(f"{case}: {component}")
+            continue
+        if record.get("by_rule"):
+            continue  # a zero by rule, not a judge's opinion
+        models = member_models(record, metadata.get("judge_models"), component)
+        for member, model in zip(panel_members(record), models, strict=True):
+            role, rating = member.get("role"), member.get("score")
+            if rating is None:
+                continue  # this judge failed: no opinion to compare
+            read = read_score(component, rating, whole=True)
+            if not isinstance(role, str) or read.number is None:
+                unreadable.append(f"{case}: {component} ({role!r}={rating!r})")
+                continue
+            rater = f"{role}={model or bound.get(role, '?')}{suffix}"
+            ratings[component].setdefault(rater, {})[case] = int(read.number)
+            per_rater.setdefault(rater, {})[component] = int(read.number)
+    for rater, scores in per_rater.items():
+        if "va_answer" in scores and "rvf_trace" in scores:
+            final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
+            ratings["va_final"].setdefault(rater, {})[case] = int(final)
 
 
 def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None:
@@ -518,66 +596,74 @@ def _check_rater_count(ratings: Ratings, where: str) -> None:
         )
 
 
-def agreement(ratings: Ratings) -> list[ComponentAgreement]:
-    """The statistics of the module docstring, per component with at least two raters."""
+def component_agreements(ratings: Ratings) -> list[ComponentAgreement]:
+    """The statistics of ``METHOD`` for each component (one with fewer than two raters
+    says so in its notes). Raises AnalysisError for more than ``MAX_RATERS`` raters."""
     _check_rater_count(ratings, "(judges, reference and people)")
-    results: list[ComponentAgreement] = []
-    for component in COMPONENTS:
-        # people first, so that a pair's bias is the judge's over the person's
-        raters = sorted(
-            (r for r, cases in ratings[component].items() if cases),
-            key=lambda r: (not r.startswith(PERSON), r),
-        )
-        by_rater = ratings[component]
-        distributions = {
-            rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE]
-            for rater in raters
-        }
-        result = ComponentAgreement(component, raters, [], None, None, 0, distributions)
-        if len(raters) < 2:
-            result.notes.append("fewer than two raters scored this component")
-            results.append(result)
+    return [_component_agreement(component, ratings[component]) for component in COMPONENTS]
+
+
+def _component_agreement(component: str, by_rater: dict[str, dict[str, int]]) -> ComponentAgreement:
+    # people first, so that a pair's bias is the judge's over the person's
+    raters = sorted(
+        (r for r, cases in by_rater.items() if cases),
+        key=lambda r: (not r.startswith(PERSON), r),
+    )
+    distributions = {
+        rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE]
+        for rater in raters
+    }
+    if len(raters) < 2:
+        notes = ["fewer than two raters scored this component"]
+        return ComponentAgreement(component, raters, [], None, None, 0, distributions, notes)
+    notes, pairs = [], []
+    for first, second in itertools.combinations(raters, 2):
+        shared = sorted(set(by_rater[first]) & set(by_rater[second]))
+        if len(shared) < 2:
+            notes.append(f"{first} and {second} share {len(shared)} case(s): no pair statistics")
             continue
-        for first, second in itertools.combinations(raters, 2):
-            shared = sorted(set(by_rater[first]) & set(by_rater[second]))
-            if len(shared) < 2:
-                result.notes.append(
-                    f"{first} and {second} share {len(shared)} case(s): no pair statistics"
-                )
-                continue
-            result.pairs.append(_pair(first, second, shared, by_rater))
-        # Only the cases two raters or more scored: alpha pairs values within a case, so a
-        # case one rater scored adds nothing but rows to resample (a reference's 100,000 rows
-        # for cases no log holds made a bootstrap over 100,000 cases for the 12 that count).
-        rated = Counter(case for rater in raters for case in by_rater[rater])
-        cases = sorted(case for case, count in rated.items() if count >= 2)
-        if len(cases) < len(rated):
-            result.notes.append(
-                f"{len(rated) - len(cases)} case(s) scored by one rater only: in the "
-                "distributions, not in α or the ICC"
-            )
-        matrix = np.array(
-            [[by_rater[r].get(c, np.nan) for c in cases] for r in raters], dtype=float
-        ).reshape(len(raters), len(cases))
-        if cases:
-            result.alpha = bootstrap_estimate(
-                functools.partial(_ordinal_alpha_of_rows, score_counts(matrix)), len(cases)
-            )
-        complete = [i for i, c in enumerate(cases) if all(c in by_rater[r] for r in raters)]
-        result.icc_cases = len(complete)
-        if len(complete) >= 2:
-            full = matrix[:, complete].T
-            result.icc = icc_two_way(full)
-        people = [i for i, r in enumerate(raters) if r.startswith(PERSON)]
-        if len(people) >= 2:
-            by_all = [
-                i for i, c in enumerate(cases) if all(c in by_rater[raters[p]] for p in people)
-            ]
-            result.people_icc_cases = len(by_all)
-            if len(by_all) >= 2:
-                result.people_icc = icc_two_way(matrix[np.ix_(people, by_all)].T)
-        results.append(result)
-    return results
+        pairs.append(_pair(first, second, shared, by_rater))
+    # Only the cases two raters or more scored: alpha pairs values within a case, so a
+    # case one rater scored adds nothing but rows to resample (a reference's 100,000 rows
+    # for cases no log holds made a bootstrap over 100,000 cases for the 12 that count).
+    rated = Counter(case for rater in raters for case in by_rater[rater])
+    cases = sorted(case for case, count in rated.items() if count >= 2)
+    if len(cases) < len(rated):
+        notes.append(
+            f"{len(rated) - len(cases)} case(s) scored by one rater only: in the "
+            "distributions, not in α or the ICC"
+        )
+    matrix = np.array(
+        [[by_rater[r].get(c, np.nan) for c in cases] for r in raters], dtype=float
+    ).reshape(len(raters), len(cases))
+    alpha = (
+        bootstrap_estimate(
+            functools.partial(_ordinal_alpha_of_rows, score_counts(matrix)), len(cases)
+        )
+        if cases
+        else None
+    )
+    complete = [i for i, c in enumerate(cases) if all(c in by_rater[r] for r in raters)]
+    icc = icc_two_way(matrix[:, complete].T) if len(complete) >= 2 else None
+    people = [i for i, r in enumerate(raters) if r.startswith(PERSON)]
+    people_icc, people_icc_cases = None, 0
+    if len(people) >= 2:
+        by_all = [i for i, c in enumerate(cases) if all(c in by_rater[raters[p]] for p in people)]
+        people_icc_cases = len(by_all)
+        if len(by_all) >= 2:
+            people_icc = icc_two_way(matrix[np.ix_(people, by_all)].T)
+    return ComponentAgreement(
+        component,
+        raters,
+        pairs,
+        alpha,
+        icc,
+        len(complete),
+        distributions,
+        notes,
+        people_icc,
+        people_icc_cases,
+    )
 
 
 def _ordinal_alpha_of_rows(counts: np.ndarray, rows: np.ndarray) -> float:
@@ -687,165 +773,7 @@ def _pair(
     )
 
 
-def _cell(estimate: Estimate | None) -> str:
-    if estimate is None or math.isnan(estimate.value):
-        return "—"
-    low, high = estimate.interval.lower, estimate.interval.upper
-    interval = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
-    return f"{estimate.value:.2f}{interval}"
-
-
-PAIR_HEADER = [
-    "first",
-    "second",
-    "cases",
-    "weighted κ",
-    "exact",
-    "within one",
-    "Spearman ρ",
-    "MAE",
-    "ICC(2,1)",
-    "bias (second − first)",
-]
-
-
-PAIR_KINDS = {
-    "person-judge": "Judges against people",
-    "person-person": "Between people",
-    "judge-judge": "Between judges",
-}
-
-
-def _pair_rows(result: ComponentAgreement, kind: str | None = None) -> list[list[str]]:
-    pairs = [p for p in result.pairs if kind is None or p.kind == kind]
-    return [
-        [
-            p.first,
-            p.second,
-            str(p.cases),
-            _cell(p.kappa),
-            _cell(p.exact),
-            _cell(p.within_one),
-            _cell(p.spearman),
-            _cell(p.mae),
-            _cell(p.icc),
-            _cell(p.bias),
-        ]
-        for p in pairs
-    ]
-
-
-def render(results: list[ComponentAgreement], notes: list[str], fmt: str) -> str:
-    if fmt == "json":
-        return strict_json.dumps(
-            {"components": [_document(r) for r in results], "notes": notes, "method": __doc__},
-            indent=2,
-        )
-    if fmt == "html":
-        return _html(results, notes)
-    lines = ["# Judge agreement", ""]
-    for result in results:
-        lines += [f"## {result.component}", ""]
-        lines += [
-            f"Krippendorff's α (ordinal, all raters): {_cell(result.alpha)}; "
-            f"ICC(2,1): {_cell(result.icc)} on {result.icc_cases} cases every rater scored.",
-            "",
-        ]
-        if result.people_icc is not None:
-            lines += [
-                f"ICC(2,1) of the people alone: {_cell(result.people_icc)} on "
-                f"{result.people_icc_cases} cases each of them rated.",
-                "",
-            ]
-        kinds = [k for k in PAIR_KINDS if any(p.kind == k for p in result.pairs)]
-        for kind in kinds:
-            if len(kinds) > 1 or kind != "judge-judge":
-                lines += [f"### {PAIR_KINDS[kind]}", ""]
-            lines += [markdown_row(PAIR_HEADER), "|" + "---|" * len(PAIR_HEADER)]
-            lines += [markdown_row(row) for row in _pair_rows(result, kind)] + [""]
-        lines += [
-            "| rater | " + " | ".join(str(s) for s in SCALE) + " |",
-            "|" + "---|" * (len(SCALE) + 1),
-        ]
-        lines += [
-            markdown_row([rater, *(str(n) for n in counts)])
-            for rater, counts in result.distributions.items()
-        ] + [""]
-        for pair in result.pairs:
-            lines += [
-                markdown_text(f"Confusion ({pair.first} rows, {pair.second} columns):"),
-                "",
-                "| | " + " | ".join(str(s) for s in SCALE) + " |",
-                "|" + "---|" * (len(SCALE) + 1),
-            ]
-            lines += [
-                f"| {s} | " + " | ".join(str(n) for n in row) + " |"
-                for s, row in zip(SCALE, pair.confusion, strict=True)
-            ]
-            lines.append("")
-        lines += [f"note: {markdown_text(n)}" for n in result.notes]
-    lines += [f"note: {markdown_text(n)}" for n in notes]
-    lines += ["", "[a, b] = 95% bootstrap interval over cases (1,000 resamples, fixed seed)."]
-    return "\n".join(lines) + "\n"
-
-
-def _document(result: ComponentAgreement) -> dict[str, Any]:
-    return {
-        "component": result.component,
-        "raters": result.raters,
-        "krippendorff_alpha_ordinal": result.alpha.as_dict() if result.alpha else None,
-        "icc_2_1": result.icc.as_dict() if result.icc else None,
-        "icc_cases": result.icc_cases,
-        "people_icc_2_1": result.people_icc.as_dict() if result.people_icc else None,
-        "people_icc_cases": result.people_icc_cases,
-        "pairs": [
-            {
-                "first": p.first,
-                "second": p.second,
-                "kind": p.kind,
-                "cases": p.cases,
-                "weighted_kappa": p.kappa.as_dict(),
-                "exact": p.exact.as_dict(),
-                "within_one": p.within_one.as_dict(),
-                "spearman": p.spearman.as_dict(),
-                "bias": p.bias.as_dict(),
-                "mae": p.mae.as_dict(),
-                "icc_2_1": p.icc.as_dict(),
-                "confusion": p.confusion,
-            }
-            for p in result.pairs
-        ],
-        "distributions": result.distributions,
-        "notes": result.notes,
-    }
-
-
-def _html(results: list[ComponentAgreement], notes: list[str]) -> str:
-    parts = []
-    for result in results:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in PAIR_HEADER)
-        rows = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in _pair_rows(result)
-        )
-        parts.append(
-            f"<h2>{result.component}</h2><p>Krippendorff's α (ordinal): {_cell(result.alpha)}; "
-            f"ICC(2,1): {_cell(result.icc)} ({result.icc_cases} cases)</p>"
-            f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
-        )
-    image = base64.b64encode(plot_png(results)).decode("ascii")
-    note_html = "".join(f"<p>{html.escape(n)}</p>" for n in notes)
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>Judge agreement"
-        "</title><style>body{font-family:system-ui,sans-serif;margin:2rem}table{border-collapse:"
-        "collapse}td,th{border-bottom:1px solid #ddd;padding:.3rem .6rem}img{max-width:100%}"
-        f"</style></head><body><h1>Judge agreement</h1>{''.join(parts)}"
-        f"<img alt='Confusion matrices and score distributions' src='data:image/png;base64,{image}'>"
-        f"{note_html}</body></html>\n"
-    )
-
-
-def plot_png(results: list[ComponentAgreement]) -> bytes:
+def plot_png(results: Sequence[ComponentAgreement]) -> bytes:
     """Per component: the first pair's confusion heat map and every rater's distribution."""
     plt = pyplot()
 
@@ -875,53 +803,99 @@ def plot_png(results: list[ComponentAgreement]) -> bytes:
     return png_bytes(figure, dpi=100)
 
 
-# --- the command line: medreason agreement ------------------------------------------------
+# --- the public face: from logs (and a reference or a rating round) to an Agreement ------
 
 
-def add_parsers(commands: Subcommands) -> None:
-    """``agreement``: its arguments and the function that runs it."""
-    agree = commands.add_parser(
-        "agreement",
-        help="how far the judges agree with each other, with reference scores and with "
-        "people's ratings",
-        description="Per component: weighted kappa, exact and within-one agreement, Spearman, "
-        "mean absolute error, ICC(2,1), bias and confusion for each pair of raters (judges, a "
-        "--reference, and with --ratings each person as rater:<name>: judges against each "
-        "person, people with each other); Krippendorff's alpha and ICC for all and for the "
-        "people alone; score distributions; 95% bootstrap intervals over cases.",
-    )
-    agree.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
-    agree.add_argument(
-        "--reference", help="reference scores in the judge_scores.json format" + DATA_FILE
-    )
-    agree.add_argument(
-        "--ratings",
-        nargs="+",
-        default=[],
-        metavar="FILE",
-        help="people's ratings saved from a 'medreason rate' page (one file per rater), or "
-        "the --store of a served round, of these logs: each person becomes a rater, "
-        "rater:<name>" + RATINGS_FILE,
-    )
-    agree.add_argument(
-        "--scorer",
-        metavar="NAME",
-        help="of a log judged several times (inspect score --action append), only this score "
-        "(open_ended_scorer, open_ended_scorer1, ...); by default each judging is a rater "
-        "(counted once, however many copies of a log hold it)",
-    )
-    add_report_arguments(
-        agree,
-        ["md", "json", "html"],
-        "write the report here instead of printing it",
-        "write a PNG of confusion heat maps and distributions",
-    )
-    agree.set_defaults(handler=cmd_agreement)
+@dataclass(frozen=True)
+class RaterScores:
+    """Every rater's whole 0-4 score per component and case (``scores[component][rater]
+    [case]``), as read from the logs, a reference and people's ratings, and what was left
+    out while reading (``notes``: a log skipped, a judging counted once, a person's counts)."""
+
+    scores: Ratings
+    notes: tuple[str, ...]
 
 
-def cmd_agreement(args: argparse.Namespace) -> int:
-    outputs = check_outputs(args, [*args.logs, args.reference, *args.ratings])
-    if args.reference and args.ratings:
+@dataclass(frozen=True)
+class Agreement:
+    """What ``medreason agreement`` reports: per component (GT_final, VA_answer, RVF_trace,
+    VA_final) a :class:`ComponentAgreement`, and the notes on what was read (``METHOD``
+    says how each figure is computed)."""
+
+    components: tuple[ComponentAgreement, ...]
+    notes: tuple[str, ...]
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per component and pair of raters: each statistic with its interval's
+        bounds (``kappa``, ``kappa_lower``, ``kappa_upper``, ...), NaN where undefined."""
+        import pandas as pd
+
+        rows = []
+        for component in self.components:
+            for pair in component.pairs:
+                row: dict[str, Any] = {
+                    "component": component.component,
+                    "first": pair.first,
+                    "second": pair.second,
+                    "kind": pair.kind,
+                    "cases": pair.cases,
+                }
+                for name in PAIR_STATISTICS:
+                    estimate: Estimate = getattr(pair, name)
+                    row[name] = estimate.value
+                    row[f"{name}_lower"] = estimate.interval.lower
+                    row[f"{name}_upper"] = estimate.interval.upper
+                rows.append(row)
+        columns = ["component", "first", "second", "kind", "cases"] + [
+            f"{name}{end}" for name in PAIR_STATISTICS for end in ("", "_lower", "_upper")
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
+    def components_to_pandas(self) -> pd.DataFrame:
+        """One row per component: its raters, Krippendorff's alpha (ordinal) and the
+        ICC(2,1) of all raters (on ``icc_cases`` cases every rater scored) and of the
+        people alone, each with its interval's bounds; NaN where not computed."""
+        import pandas as pd
+
+        rows = []
+        for component in self.components:
+            row: dict[str, Any] = {
+                "component": component.component,
+                "raters": len(component.raters),
+                "icc_cases": component.icc_cases,
+                "people_icc_cases": component.people_icc_cases,
+            }
+            for name in ("alpha", "icc", "people_icc"):
+                estimate: Estimate | None = getattr(component, name)
+                row[name] = math.nan if estimate is None else estimate.value
+                row[f"{name}_lower"] = math.nan if estimate is None else estimate.interval.lower
+                row[f"{name}_upper"] = math.nan if estimate is None else estimate.interval.upper
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def plot_png(self) -> bytes:
+        """Per component, the first pair's confusion heat map and every rater's score
+        distribution, as PNG bytes."""
+        return plot_png(self.components)
+
+
+# A pair's statistics, in the order the report's columns give them.
+PAIR_STATISTICS = ("kappa", "exact", "within_one", "spearman", "mae", "icc", "bias")
+
+
+def read_rater_scores(
+    logs: Sequence[str | os.PathLike[str]],
+    *,
+    reference: str | os.PathLike[str] | None = None,
+    ratings: Sequence[str | os.PathLike[str]] = (),
+    scorer: str | None = None,
+) -> RaterScores:
+    """Every rater's scores from judged logs (files or folders of them): each judge of each
+    judging is a rater; with ``reference`` (a ``judge_scores.json`` file) the reference is
+    one; with ``ratings`` (a rating round's files, one per person, or a served round's
+    store) each person is ``rater:<name>``, on the page's cases only. ``scorer`` keeps one
+    score of a log judged several times. Raises AnalysisError naming every problem."""
+    if reference is not None and ratings:
         raise AnalysisError(
             [
                 "--reference and --ratings key cases differently (case ids, a page's blinded "
@@ -929,23 +903,40 @@ def cmd_agreement(args: argparse.Namespace) -> int:
             ]
         )
     skipped: list[str] = []
-    logs = log_files(args.logs, skipped)
+    files = log_files([os.fspath(path) for path in logs], skipped)
     # with the logs: a rated case that is not on the page is named with its file's problems
-    people = read_rating_round([Path(p) for p in args.ratings], logs) if args.ratings else None
-    ratings, notes = read_ratings(
-        logs, Path(args.reference) if args.reference else None, people, args.scorer
+    people = read_rating_round([Path(p) for p in ratings], files) if ratings else None
+    scores, notes = read_ratings(
+        files, Path(reference) if reference is not None else None, people, scorer
     )
-    notes[:0] = skipped
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
-    if not any(len(raters) >= 2 for raters in ratings.values()):
+    return RaterScores(scores, (*skipped, *notes))
+
+
+def agreement_of(scores: RaterScores) -> Agreement:
+    """The agreement of the raters read (:func:`read_rater_scores`). Raises AnalysisError
+    when no component has two raters, or when there are more than ``MAX_RATERS``."""
+    if not any(len(raters) >= 2 for raters in scores.scores.values()):
         raise AnalysisError(
             [
                 "fewer than two raters: give a log judged by a panel (--model-role grader_2=...), "
                 "several logs judging the same cases, or --reference scores"
             ]
         )
-    results = agreement(ratings)
-    output = render(results, notes, args.format)
-    emit(args, outputs, output, lambda: plot_png(results))
-    return EXIT_OK
+    return Agreement(tuple(component_agreements(scores.scores)), scores.notes)
+
+
+def judge_agreement(
+    logs: Sequence[str | os.PathLike[str]],
+    *,
+    reference: str | os.PathLike[str] | None = None,
+    ratings: Sequence[str | os.PathLike[str]] = (),
+    scorer: str | None = None,
+) -> Agreement:
+    """How far the judges of judged open-ended logs agree with each other, with
+    ``reference`` scores or with people's ``ratings`` (:func:`read_rater_scores` then
+    :func:`agreement_of`): per component and pair of raters, weighted kappa, exact and
+    within-one agreement, Spearman, MAE, ICC(2,1) and bias with 95% bootstrap intervals;
+    alpha and ICC of all raters. Raises AnalysisError naming every problem."""
+    return agreement_of(
+        read_rater_scores(logs, reference=reference, ratings=ratings, scorer=scorer)
+    )

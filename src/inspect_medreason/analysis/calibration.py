@@ -1,4 +1,5 @@
-"""Judge scores calibrated to people's ratings: ``medreason calibrate`` and the calibration file.
+"""Judge scores calibrated to people's ratings: :func:`calibrate_judges` (what ``medreason
+calibrate`` runs) and the calibration file it writes, read back by :func:`read_calibration`.
 
 Per component (GT_final, VA_answer, RVF_trace, VA_final), on the cases of a rating round
 (``medreason rate``) that the people rated and the judges judged, a monotone map from the
@@ -30,22 +31,21 @@ figures and the map (its thresholds). Applying it (leaderboard and compare
 ``--calibration``) refuses a log judged by other judges or prompts, naming both; a score a
 rule gave (an empty answer is 0) is not a judge's opinion and is kept as it is.
 
-The command's arguments and what it prints are at the end of the module.
+The command's arguments and what it prints are in ``cli/calibrate.py``.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
-import sys
+import os
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from inspect_ai.log import EvalLog
@@ -66,19 +66,8 @@ from inspect_medreason.analysis.logs import (
     logged_samples,
     task_record,
 )
-from inspect_medreason.cli.command_line import (
-    EXIT_OK,
-    RATINGS_FILE,
-    TOGETHER,
-    Subcommands,
-    positive_int,
-    print_notes,
-    printed_output,
-)
-from inspect_medreason.cli.markdown import markdown_text
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
-from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.gate import gate_visual_accuracy
 from inspect_medreason.core.intervals import (
     LEVEL,
@@ -96,6 +85,19 @@ from inspect_medreason.core.user_files import (
 )
 from inspect_medreason.rating.cases import RATED_COMPONENTS, SCORER, Candidate
 from inspect_medreason.rating.ratings_file import RatingRound, map_round_to_logs, read_rating_round
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "CalibratedMean",
+    "Calibration",
+    "CalibrationFit",
+    "FitFigures",
+    "calibrate_judges",
+    "calibrated_means",
+    "read_calibration",
+]
 
 CALIBRATION_FORMAT = "medreason-calibration"
 CALIBRATION_VERSION = 1
@@ -123,7 +125,9 @@ def judge_identity(header: EvalLog) -> dict[str, Any]:
     }
 
 
-def _identity_text(identity: dict[str, Any]) -> str:
+def describe_judges(identity: dict[str, Any]) -> str:
+    """A judge identity in one line: the models by role, the prompts' short digests, the
+    panel reduction."""
     models = ", ".join(f"{role}={model}" for role, model in identity.get("models", {}).items())
     digests = ", ".join(
         f"{name}:{str(sha)[:12]}" for name, sha in identity.get("prompt_digests", {}).items()
@@ -162,8 +166,13 @@ def _short(value: Any) -> str:
     return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
 
 
-@dataclass
+@dataclass(frozen=True)
 class FitFigures:
+    """One component's fit: the map (``judge`` thresholds to ``calibrated`` scores), the
+    cross-validated figures before (the raw judge) and after (the calibrated judge) against
+    the people's mean rating (``mae``, ``spearman``, ``weighted_kappa``, ``bias``), the
+    change in error, each fold's errors, and the rated cases it was fitted on."""
+
     component: str
     cases: int
     judge: list[float]  # the map's thresholds: judge score ...
@@ -360,23 +369,7 @@ def calibrate(
     if not 2 <= folds <= MIN_CASES:
         raise AnalysisError([f"--folds {folds}: give 2 to {MIN_CASES} folds"])
     mapping, notes = map_round_to_logs(people, logs)
-    identities: dict[str, tuple[dict[str, Any], list[Path]]] = {}
-    for path in sorted({c.path for c in mapping.values()}):
-        identity = judge_identity(log_header(path))
-        key = json.dumps(identity, sort_keys=True)
-        identities.setdefault(key, (identity, []))[1].append(path)
-    if len(identities) > 1:
-        raise AnalysisError(
-            [
-                "the rated cases were judged by different judges or prompts; calibrate one "
-                "set of judges at a time:",
-                *(
-                    f"{', '.join(map(str, paths))}: {_identity_text(identity)}"
-                    for identity, paths in identities.values()
-                ),
-            ]
-        )
-    [(identity, _)] = identities.values()
+    identity = _one_judge_identity(mapping)
     data = pairs_for_fit(people, mapping)
     partial = {rater: len(people.partial(rater)) for rater in sorted(people.files)}
     if any(partial.values()):
@@ -392,6 +385,41 @@ def calibrate(
     if short:
         raise AnalysisError(short)
     results = [fit_component(c, data[c], folds, seed) for c in COMPONENTS]
+    document = _calibration_file(people, identity, partial, results, folds, seed)
+    return document, results, notes
+
+
+def _one_judge_identity(mapping: dict[str, Candidate]) -> dict[str, Any]:
+    """The judges of the rated cases' logs; AnalysisError naming each set when they differ."""
+    identities: dict[str, tuple[dict[str, Any], list[Path]]] = {}
+    for path in sorted({c.path for c in mapping.values()}):
+        identity = judge_identity(log_header(path))
+        key = json.dumps(identity, sort_keys=True)
+        identities.setdefault(key, (identity, []))[1].append(path)
+    if len(identities) > 1:
+        raise AnalysisError(
+            [
+                "the rated cases were judged by different judges or prompts; calibrate one "
+                "set of judges at a time:",
+                *(
+                    f"{', '.join(map(str, paths))}: {describe_judges(identity)}"
+                    for identity, paths in identities.values()
+                ),
+            ]
+        )
+    [(identity, _)] = identities.values()
+    return identity
+
+
+def _calibration_file(
+    people: RatingRound,
+    identity: dict[str, Any],
+    partial: dict[str, int],
+    results: list[FitFigures],
+    folds: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The calibration file's document, its digests included (``integrity``)."""
     document = {
         "format": CALIBRATION_FORMAT,
         "version": CALIBRATION_VERSION,
@@ -418,7 +446,79 @@ def calibrate(
         "components": {r.component: _component_document(r) for r in results},
     }
     document[INTEGRITY_KEY] = integrity(document)
-    return document, results, notes
+    return document
+
+
+@dataclass(frozen=True)
+class CalibrationFit:
+    """What :func:`calibrate_judges` fitted: the calibration file's ``document`` (written
+    by :meth:`file_text`), each component's :class:`FitFigures` (GT_final, VA_answer,
+    RVF_trace, VA_final), the rating round's page and number of raters, and notes on what
+    was read (logs skipped, cases rated in part)."""
+
+    document: dict[str, Any]
+    components: tuple[FitFigures, ...]
+    page_id: str
+    rater_count: int
+    notes: tuple[str, ...]
+
+    def file_text(self) -> str:
+        """The calibration file as ``medreason calibrate --output`` writes it (strict JSON;
+        ``leaderboard`` and ``compare --calibration`` read it back)."""
+        return strict_json.dumps(self.document, indent=2) + "\n"
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per component: its cases, the people's and the judge's means, and each
+        cross-validated figure before and after calibration with its interval's bounds
+        (``mae_before``, ``mae_before_lower``, ...), then the change in error."""
+        import pandas as pd
+
+        rows = []
+        for fit in self.components:
+            row: dict[str, Any] = {
+                "component": fit.component,
+                "cases": fit.cases,
+                "people_mean": fit.people_mean,
+                "judge_mean": fit.judge_mean,
+            }
+            for name in FIT_STATISTICS:
+                for when, figures in (("before", fit.before), ("after", fit.after)):
+                    _add_estimate(row, f"{name}_{when}", figures[name])
+            _add_estimate(row, "mae_change", fit.mae_change)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+
+# The cross-validated figures of a fit, in the order the report gives them.
+FIT_STATISTICS = ("mae", "spearman", "weighted_kappa", "bias")
+
+
+def _add_estimate(row: dict[str, Any], name: str, estimate: Estimate) -> None:
+    row[name] = estimate.value
+    row[f"{name}_lower"] = estimate.interval.lower
+    row[f"{name}_upper"] = estimate.interval.upper
+
+
+def calibrate_judges(
+    logs: Sequence[str | os.PathLike[str]],
+    ratings: Sequence[str | os.PathLike[str]],
+    *,
+    folds: int = FOLDS,
+    seed: int = 0,
+) -> CalibrationFit:
+    """Fit, per component, a monotone map from the judges' scores in ``logs`` (files or
+    folders of them) to the people's mean rating in ``ratings`` (a rating round's files,
+    one per person, or a served round's store), by isotonic regression, with its
+    ``folds``-fold cross-validated figures (the module docstring). Raises AnalysisError
+    for fewer than ``MIN_CASES`` rated cases per component, logs judged by different
+    judges, or anything unreadable, naming every problem."""
+    skipped: list[str] = []
+    files = log_files([os.fspath(path) for path in logs], skipped)
+    people = read_rating_round([Path(p) for p in ratings], files)
+    document, results, notes = calibrate(files, people, folds, seed)
+    return CalibrationFit(
+        document, tuple(results), people.page_id, len(people.scores), (*skipped, *notes)
+    )
 
 
 # The calibration file's digests: one over the whole document (all but this entry, as
@@ -535,53 +635,6 @@ def _component_document(result: FitFigures) -> dict[str, Any]:
     }
 
 
-def _cell(estimate: Estimate) -> str:
-    if math.isnan(estimate.value):
-        return "—"
-    low, high = estimate.interval.lower, estimate.interval.upper
-    interval = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
-    return f"{estimate.value:.2f}{interval}"
-
-
-def render_report(document: dict[str, Any], results: list[FitFigures], fmt: str) -> str:
-    if fmt == "json":
-        return strict_json.dumps(document, indent=2) + "\n"
-    lines = [
-        "# Judge calibration",
-        "",
-        markdown_text(
-            f"{document['rater_count']} rater(s): {', '.join(document['raters'])}; "
-            f"{_identity_text(document['judges'])}."
-        ),
-        "",
-        "Cross-validated against the people's mean rating (before: the raw judge; after: the "
-        "calibrated judge, each case predicted by a map fitted without it):",
-        "",
-        "| component | cases | MAE before | MAE after | change | Spearman before | Spearman "
-        "after | κ before | κ after |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        lines.append(
-            f"| {r.component} | {r.cases} | {_cell(r.before['mae'])} | {_cell(r.after['mae'])} "
-            f"| {_cell(r.mae_change)} | {_cell(r.before['spearman'])} | "
-            f"{_cell(r.after['spearman'])} | {_cell(r.before['weighted_kappa'])} | "
-            f"{_cell(r.after['weighted_kappa'])} |"
-        )
-    lines += ["", "The fitted maps (judge score → calibrated score):", ""]
-    for r in results:
-        steps = ", ".join(f"{x:g}→{y:.2f}" for x, y in zip(r.judge, r.calibrated, strict=True))
-        lines.append(
-            f"- {r.component}: {steps} (judge mean {r.judge_mean:.2f}, people {r.people_mean:.2f})"
-        )
-    lines += [
-        "",
-        "[a, b] = 95% bootstrap interval over cases (1,000 resamples, fixed seed); κ: "
-        "quadratic-weighted, scores rounded half up.",
-    ]
-    return "\n".join(lines) + "\n"
-
-
 @dataclass
 class Calibration:
     """A calibration file, read and checked."""
@@ -596,23 +649,14 @@ class Calibration:
         return apply_map(*self.maps[component], values)
 
 
-def read_calibration(path: Path) -> Calibration:
-    """A calibration file, every problem named (never a traceback)."""
+def read_calibration(path: str | os.PathLike[str]) -> Calibration:
+    """A calibration file written by ``medreason calibrate`` (:func:`calibrate_judges`),
+    read and checked: its version, its digests (an edited file is refused, naming what
+    changed), each component's map and the rated cases it was fitted on. Raises
+    AnalysisError naming every problem (never a traceback)."""
+    path = Path(path)
+    document = _calibration_document(path)
     problems: list[str] = []
-    try:
-        # a regular file within the limit, never a FIFO or a link to a device
-        data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
-        document = json.loads(data.decode("utf-8"))
-    except UserFileError as error:
-        raise AnalysisError([str(error)]) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise AnalysisError(
-            [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
-        ) from error
-    except RecursionError as error:
-        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
-    if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
-        raise AnalysisError([f"{path}: not a calibration file written by medreason calibrate"])
     if document.get("version") != CALIBRATION_VERSION:
         problems.append(
             f"{path}: version {document.get('version')!r}; this medreason reads version "
@@ -627,51 +671,11 @@ def read_calibration(path: Path) -> Calibration:
     fits: dict[str, FitData] = {}
     for component in COMPONENTS:
         entry = components.get(component) if isinstance(components, dict) else None
-        mapped = entry.get("map") if isinstance(entry, dict) else None
-        judge = mapped.get("judge") if isinstance(mapped, dict) else None
-        calibrated = mapped.get("calibrated") if isinstance(mapped, dict) else None
-        if not (
-            isinstance(judge, list)
-            and isinstance(calibrated, list)
-            and _numbers(judge)
-            and _numbers(calibrated)
-            and len(judge) == len(calibrated)
-        ):
-            problems.append(
-                f"{path}: components.{component}.map: judge and calibrated must be equally "
-                "long lists of numbers 0-4"
-            )
-            continue
-        x, y = np.array(judge, dtype=float), np.array(calibrated, dtype=float)
-        if np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0):
-            problems.append(
-                f"{path}: components.{component}.map: not a monotone map (judge scores must "
-                "increase, calibrated ones never decrease)"
-            )
-            continue
-        maps[component] = (x, y)
-        fit = _fit_data(entry.get("fit_cases") if isinstance(entry, dict) else None)
-        if fit is None:
-            problems.append(
-                f"{path}: components.{component}.fit_cases: judge, people (numbers 0-4) and "
-                "cluster (whole numbers) must be equally long lists, at least "
-                f"{MIN_CASES} long (a file written before they were recorded: run "
-                "medreason calibrate again)"
-            )
-        else:
-            fits[component] = fit
-            # The map used (refitted from the rated cases, with the interval) is the map
-            # checked: the stored one must be what the stored cases give.
-            refitted = fit_map(fit.judge, fit.people)
-            if not (
-                len(refitted[0]) == len(x)
-                and np.allclose(refitted[0], x, atol=1e-9)
-                and np.allclose(refitted[1], y, atol=1e-9)
-            ):
-                problems.append(
-                    f"{path}: components.{component}.map is not the map its fit_cases give "
-                    "(one of them was edited): run medreason calibrate again"
-                )
+        read = _component_map(path, component, entry, problems)
+        if read is not None:
+            maps[component], fit = read
+            if fit is not None:
+                fits[component] = fit
     count = document.get("rater_count")
     if type(count) is not int or count < 1:
         problems.append(f"{path}: rater_count is {count!r}, not a number of raters")
@@ -679,6 +683,77 @@ def read_calibration(path: Path) -> Calibration:
         raise AnalysisError(problems)
     assert isinstance(judges, dict) and isinstance(count, int)
     return Calibration(path, judges, maps, count, fits)
+
+
+def _calibration_document(path: Path) -> dict[str, Any]:
+    """The file's JSON object, refused unless it is a calibration file."""
+    try:
+        # a regular file within the limit, never a FIFO or a link to a device
+        data = read_user_bytes(path, MAX_CALIBRATION_BYTES, "calibration file")
+        document = json.loads(data.decode("utf-8"))
+    except UserFileError as error:
+        raise AnalysisError([str(error)]) from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise AnalysisError(
+            [f"{path}: not a readable JSON file ({describe_error(error, 200)})"]
+        ) from error
+    except RecursionError as error:
+        raise AnalysisError([f"{path}: JSON nested too deeply to read"]) from error
+    if not isinstance(document, dict) or document.get("format") != CALIBRATION_FORMAT:
+        raise AnalysisError([f"{path}: not a calibration file written by medreason calibrate"])
+    return document
+
+
+def _component_map(
+    path: Path, component: str, entry: Any, problems: list[str]
+) -> tuple[tuple[np.ndarray, np.ndarray], FitData | None] | None:
+    """A component's map and the rated cases it was fitted on, each checked (the map
+    must be the one its cases give); None for no usable map. Problems are added to
+    ``problems``."""
+    mapped = entry.get("map") if isinstance(entry, dict) else None
+    judge = mapped.get("judge") if isinstance(mapped, dict) else None
+    calibrated = mapped.get("calibrated") if isinstance(mapped, dict) else None
+    if not (
+        isinstance(judge, list)
+        and isinstance(calibrated, list)
+        and _numbers(judge)
+        and _numbers(calibrated)
+        and len(judge) == len(calibrated)
+    ):
+        problems.append(
+            f"{path}: components.{component}.map: judge and calibrated must be equally "
+            "long lists of numbers 0-4"
+        )
+        return None
+    x, y = np.array(judge, dtype=float), np.array(calibrated, dtype=float)
+    if np.any(np.diff(x) <= 0) or np.any(np.diff(y) < 0):
+        problems.append(
+            f"{path}: components.{component}.map: not a monotone map (judge scores must "
+            "increase, calibrated ones never decrease)"
+        )
+        return None
+    fit = _fit_data(entry.get("fit_cases") if isinstance(entry, dict) else None)
+    if fit is None:
+        problems.append(
+            f"{path}: components.{component}.fit_cases: judge, people (numbers 0-4) and "
+            "cluster (whole numbers) must be equally long lists, at least "
+            f"{MIN_CASES} long (a file written before they were recorded: run "
+            "medreason calibrate again)"
+        )
+        return (x, y), None
+    # The map used (refitted from the rated cases, with the interval) is the map
+    # checked: the stored one must be what the stored cases give.
+    refitted = fit_map(fit.judge, fit.people)
+    if not (
+        len(refitted[0]) == len(x)
+        and np.allclose(refitted[0], x, atol=1e-9)
+        and np.allclose(refitted[1], y, atol=1e-9)
+    ):
+        problems.append(
+            f"{path}: components.{component}.map is not the map its fit_cases give "
+            "(one of them was edited): run medreason calibrate again"
+        )
+    return (x, y), fit
 
 
 def _fit_data(value: Any) -> FitData | None:
@@ -713,8 +788,11 @@ def _numbers(value: Any) -> bool:
     )
 
 
-@dataclass
+@dataclass(frozen=True)
 class CalibratedMean:
+    """A component's calibrated mean over a log's ``cases``, with a 95% interval holding
+    both the cases' sampling error and the fitted map's (:func:`calibrated_mean`)."""
+
     mean: float
     interval: Interval
     cases: int
@@ -871,10 +949,12 @@ def calibrated_case_scores(
 
 
 def calibrated_means(
-    path: Path, calibration: Calibration, resamples: int = RESAMPLES
+    path: str | os.PathLike[str], calibration: Calibration, resamples: int = RESAMPLES
 ) -> dict[str, CalibratedMean]:
     """Each component's calibrated mean over a log's cases, with an interval that holds the
-    map's own error as well as the cases' (``calibrated_mean``)."""
+    map's own error as well as the cases' (``calibrated_mean``). Raises AnalysisError when
+    the log was judged by other judges or prompts than ``calibration`` is valid for."""
+    path = Path(path)
     return {
         component: calibrated_mean(scores, calibration.fits[component], resamples)
         for component, scores in logged_scores(path, log_header(path), calibration).items()
@@ -935,62 +1015,3 @@ def add_calibrated_cases(run: Any, calibration: Calibration) -> None:
     for name, component in CALIBRATED_METRICS.items():
         if scores.get(component):
             run.values[calibrated_label(name)] = scores[component]
-
-
-# --- the command line: medreason calibrate ------------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``calibrate``: its arguments and the function that runs it."""
-    command = commands.add_parser(
-        "calibrate",
-        help="fit a monotone map from judge scores to people's ratings (isotonic regression)",
-        description="Per component (GT, VA, RVF, VA_final), on the cases people rated on a "
-        "'medreason rate' page, fit the judge score -> the people's mean rating by isotonic "
-        "regression; report cross-validated MAE, Spearman and weighted kappa before and after "
-        "with 95% intervals; write a calibration file for 'leaderboard' and 'compare "
-        "--calibration'. Refuses fewer than 30 rated cases per component.",
-    )
-    command.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="the page's logs")
-    command.add_argument(
-        "--ratings",
-        nargs="+",
-        required=True,
-        metavar="FILE",
-        help="one ratings file per rater, or the --store of a served round" + RATINGS_FILE,
-    )
-    command.add_argument("--output", required=True, help="the calibration file (.json)" + TOGETHER)
-    command.add_argument("--format", choices=["md", "json"], default="md")
-    command.add_argument(
-        "--report",
-        type=printed_output,
-        help="write the report here instead of printing it" + TOGETHER,
-    )
-    command.add_argument("--folds", type=positive_int, default=5, help="cross-validation folds (5)")
-    command.add_argument("--seed", type=int, default=0, help="the folds' seed (0)")
-    command.add_argument("--force", action="store_true", help="overwrite output files")
-    command.set_defaults(handler=cmd_calibrate)
-
-
-def cmd_calibrate(args: argparse.Namespace) -> int:
-    outputs = OutputSet(args.force, [*args.logs, *args.ratings])
-    output = outputs.add(args.output)
-    if args.report:
-        outputs.add(args.report)
-    skipped: list[str] = []
-    logs = log_files(args.logs, skipped)
-    people = read_rating_round([Path(p) for p in args.ratings], logs)
-    document, results, notes = calibrate(logs, people, args.folds, args.seed)
-    for note in skipped + notes:
-        print(f"note: {note}", file=sys.stderr)
-    report = render_report(document, results, args.format)
-    files: dict[Path, bytes | str] = {output: strict_json.dumps(document, indent=2) + "\n"}
-    if args.report:
-        files[Path(args.report)] = report
-    print_notes(outputs.write(files))
-    if args.report:
-        print(f"wrote {args.report}", file=sys.stderr)
-    else:
-        print(report, end="")
-    print(f"wrote {output} ({people.page_id}: {len(people.scores)} rater(s))", file=sys.stderr)
-    return EXIT_OK

@@ -1,4 +1,6 @@
-"""``medreason shift``: how much a model loses when its images get worse.
+"""How much a model loses when its images get worse: :func:`shift_report` (what
+``medreason shift`` runs), its figure and the contact sheets of the images each shifted run's
+model saw.
 
 Runs are grouped by model and task. Each shifted run (``-T shift=... -T severity=1..3``) is
 paired with the clean run of the same model and task (no shift, or severity 0) on the same
@@ -8,22 +10,20 @@ VA_final, VQA closed and open accuracy, GEMeX accuracy): both means and the chan
 keep cases sharing an image together (``core.intervals.clustered_paired_change``), the same
 per modality, then answer consistency (the same extracted answer clean and shifted)
 and how often the model's reply says the image is of poor quality (``POOR_QUALITY``).
-The command's arguments and what it prints are at the end of the module.
+The command's arguments and what it prints are in ``cli/shift.py``.
 """
 
 from __future__ import annotations
 
-import argparse
-import base64
-import html
 import io
 import math
+import os
 import re
-import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from inspect_ai.log import read_eval_log
@@ -42,21 +42,28 @@ from inspect_medreason.analysis.logs import (
     logged_samples,
     task_name,
 )
-from inspect_medreason.cli.command_line import (
-    EXIT_OK,
-    Subcommands,
-    add_report_arguments,
-    check_outputs,
-    emit,
-)
-from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
-from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests, run_data_folder
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.intervals import PairedResult, clustered_paired_change
 from inspect_medreason.core.loaders import prepare_image
 from inspect_medreason.core.shift import SEVERITIES, SHIFTS, judge_image_files
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "ContactSheets",
+    "ModalityChange",
+    "PairReport",
+    "ShiftReport",
+    "ShiftRun",
+    "Summary",
+    "contact_sheets",
+    "says_poor_quality",
+    "shift_report",
+    "summarise",
+]
 
 # What counts as the model saying the image is poor: a quality or resolution called poor
 # (low, limited, suboptimal, degraded, reduced, inadequate, insufficient, bad; before or after
@@ -96,7 +103,7 @@ def says_poor_quality(text: str) -> bool:
     return False
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShiftRun:
     """One log: its model, task, shift and per-case values, answers and quality remarks."""
 
@@ -291,15 +298,19 @@ def read_shift_runs(path: Path, header: Any) -> list[ShiftRun]:
     ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModalityChange:
+    """A metric's change on the cases of one modality."""
+
     modality: str
     result: PairedResult
 
 
-@dataclass
+@dataclass(frozen=True)
 class PairReport:
-    """A shifted run against its clean run."""
+    """A shifted run against its clean run: per metric the paired change (all cases, and
+    per modality), the share of answers the same in both, the change in how often replies
+    call the image poor, and what was left out (``warnings``)."""
 
     clean: ShiftRun
     shifted: ShiftRun
@@ -311,15 +322,94 @@ class PairReport:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class ShiftReport:
+    """What ``medreason shift`` reports: every shifted run paired with its clean run
+    (sorted by model, task, shift and severity), and notes on the logs skipped."""
+
     pairs: list[PairReport]
     notes: list[str]
 
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per pair of runs and metric: the shifted run (model, task, shift,
+        severity, seed, judge image, log), the cases both scored, the clean and shifted
+        means, the change with its 95% interval's bounds, the test, its p-value and why a
+        figure could not be estimated (``note``)."""
+        import pandas as pd
 
-def read_runs(paths: list[str]) -> tuple[list[ShiftRun], list[str]]:
+        rows = [
+            {
+                "model": p.shifted.model,
+                "task": p.shifted.task,
+                "shift": p.shifted.shift,
+                "severity": p.shifted.severity,
+                "seed": p.shifted.seed,
+                "judge_image": p.shifted.judge_image,
+                "metric": metric,
+                "cases": r.cases,
+                "clean": r.mean_a,
+                "shifted": r.mean_b,
+                "change": r.difference,
+                "lower": r.interval.lower,
+                "upper": r.interval.upper,
+                "test": r.test,
+                "p_value": r.p_value,
+                "note": r.note,
+                "clean_log": str(p.clean.path),
+                "shifted_log": str(p.shifted.path),
+            }
+            for p in self.pairs
+            for metric, r in p.metrics.items()
+        ]
+        return pd.DataFrame(rows, columns=PAIR_COLUMNS)
+
+    def modalities_to_pandas(self) -> pd.DataFrame:
+        """One row per pair of runs, metric and modality: the shifted run (model, task,
+        shift, severity), the cases of that modality both runs scored, the clean and
+        shifted means and the change with its 95% interval's bounds."""
+        import pandas as pd
+
+        rows = [
+            {
+                "model": p.shifted.model,
+                "task": p.shifted.task,
+                "shift": p.shifted.shift,
+                "severity": p.shifted.severity,
+                "metric": metric,
+                "modality": change.modality,
+                "cases": change.result.cases,
+                "clean": change.result.mean_a,
+                "shifted": change.result.mean_b,
+                "change": change.result.difference,
+                "lower": change.result.interval.lower,
+                "upper": change.result.interval.upper,
+                "note": change.result.note,
+            }
+            for p in self.pairs
+            for metric, changes in p.modalities.items()
+            for change in changes
+        ]
+        return pd.DataFrame(rows)
+
+    def summary(self) -> list[Summary]:
+        """Per model, task and metric, the corruption error of each shift (:func:`summarise`)."""
+        return summarise(self)
+
+    def plot_png(self) -> bytes:
+        """Each metric against severity, one panel per shift and metric, as PNG bytes."""
+        return plot_png(self)
+
+
+PAIR_COLUMNS = ["model", "task", "shift", "severity", "seed", "judge_image", "metric", "cases",
+                "clean", "shifted", "change", "lower", "upper", "test", "p_value", "note",
+                "clean_log", "shifted_log"]  # fmt: skip
+
+
+def read_runs(paths: Sequence[str | os.PathLike[str]]) -> tuple[list[ShiftRun], list[str]]:
+    """Every finished MedReason run among ``paths`` (logs or folders), one per shift and
+    severity of a grid run, and notes on the logs skipped."""
     notes: list[str] = []
-    headers = medreason_headers(log_files(paths, notes), notes)
+    headers = medreason_headers(log_files([os.fspath(p) for p in paths], notes), notes)
     runs: list[ShiftRun] = []
     for path, header in headers:
         if header.status != "success":
@@ -468,8 +558,13 @@ def report_pair(clean: ShiftRun, shifted: ShiftRun) -> PairReport:
     )
 
 
-def build_report(paths: list[str]) -> ShiftReport:
-    runs, notes = read_runs(paths)
+def shift_report(logs: Sequence[str | os.PathLike[str]]) -> ShiftReport:
+    """How much each model loses under image-quality shifts: every shifted run among
+    ``logs`` (eval logs or folders of them) paired with the clean run of its model and task
+    on the same cases, and per metric and modality the change with a 95% interval and a
+    test that keep cases sharing an image together, answer consistency and quality remarks.
+    Raises AnalysisError naming every run that cannot be paired, all at once."""
+    runs, notes = read_runs(logs)
     if not runs:
         raise AnalysisError(["no finished MedReason eval log among the paths given", *notes])
     pairs = pair_runs(runs)
@@ -478,97 +573,6 @@ def build_report(paths: list[str]) -> ShiftReport:
         key=lambda r: (r.shifted.model, r.shifted.task, r.shifted.shift or "", r.shifted.severity)
     )
     return ShiftReport(reports, notes)
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return (
-        "—"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else f"{value:.{digits}f}"
-    )
-
-
-def _change(result: PairedResult) -> str:
-    return f"{result.difference:+.3f}" if result.cases else "—"
-
-
-def _interval(result: PairedResult) -> str:
-    return f"[{_number(result.interval.lower)}, {_number(result.interval.upper)}]"
-
-
-HEADER = ["model", "task", "shift", "severity", "seed", "judge image", "metric", "cases",
-          "clean", "shifted", "shifted − clean", "95% interval", "test", "p", "note"]  # fmt: skip
-MODALITY_HEADER = ["model", "shift", "severity", "metric", "modality", "cases", "clean",
-                   "shifted", "shifted − clean", "95% interval", "note"]  # fmt: skip
-BEHAVIOUR_HEADER = ["model", "task", "shift", "severity", "same answer", "answered pairs",
-                    "says poor quality: clean", "shifted", "change", "95% interval"]  # fmt: skip
-
-
-def _p(value: float | None) -> str:
-    return "—" if value is None else ("<0.001" if value < 0.001 else f"{value:.3f}")
-
-
-def _rows(report: ShiftReport) -> list[list[str]]:
-    return [
-        [
-            p.shifted.model,
-            p.shifted.task,
-            str(p.shifted.shift),
-            str(p.shifted.severity),
-            str(p.shifted.seed),
-            str(p.shifted.judge_image or "—"),
-            metric,
-            str(r.cases),
-            _number(r.mean_a),
-            _number(r.mean_b),
-            _change(r),
-            _interval(r),
-            r.test,
-            _p(r.p_value),
-            r.note,
-        ]
-        for p in report.pairs
-        for metric, r in p.metrics.items()
-    ]
-
-
-def _modality_rows(report: ShiftReport) -> list[list[str]]:
-    return [
-        [
-            p.shifted.model,
-            str(p.shifted.shift),
-            str(p.shifted.severity),
-            metric,
-            m.modality,
-            str(m.result.cases),
-            _number(m.result.mean_a),
-            _number(m.result.mean_b),
-            _change(m.result),
-            _interval(m.result),
-            m.result.note,
-        ]
-        for p in report.pairs
-        for metric, changes in p.modalities.items()
-        for m in changes
-    ]
-
-
-def _behaviour_rows(report: ShiftReport) -> list[list[str]]:
-    return [
-        [
-            p.shifted.model,
-            p.shifted.task,
-            str(p.shifted.shift),
-            str(p.shifted.severity),
-            _number(p.consistency),
-            str(p.consistency_pairs),
-            _number(p.poor_quality.mean_a),
-            _number(p.poor_quality.mean_b),
-            _change(p.poor_quality),
-            _interval(p.poor_quality),
-        ]
-        for p in report.pairs
-    ]
 
 
 NOTE = (
@@ -588,7 +592,7 @@ NOTE = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class Summary:
     """One model, task and metric across every shift: the corruption error of each shift
     relative to the clean run, their mean, and the relative drop per modality."""
@@ -644,25 +648,6 @@ def summarise(report: ShiftReport) -> list[Summary]:
     return summaries
 
 
-SUMMARY_HEADER = ["model", "task", "metric", "corruption error per shift (1 = clean)",
-                  "mean (mCE)", "relative drop per modality", "note"]  # fmt: skip
-
-
-def _summary_rows(report: ShiftReport) -> list[list[str]]:
-    return [
-        [
-            s.model,
-            s.task,
-            s.metric,
-            ", ".join(f"{shift} {_number(ce, 2)}" for shift, ce in s.shifts.items()),
-            _number(s.mean_ce, 2),
-            ", ".join(f"{m} {_number(d, 2)}" for m, d in s.modality_drop.items()),
-            s.note,
-        ]
-        for s in summarise(report)
-    ]
-
-
 SUMMARY_NOTE = (
     "Corruption error: a shift's errors (1 - accuracy, or 4 - judge score) summed over its "
     "severities, over the clean run's error as many times (Hendrycks and Dietterich 2019, "
@@ -670,128 +655,6 @@ SUMMARY_NOTE = (
     "errors. mCE: its mean over shifts. Relative drop per modality: (clean - shifted) / "
     "clean, averaged over every shift and severity."
 )
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
-
-
-def _warnings(report: ShiftReport) -> list[str]:
-    return [w for p in report.pairs for w in p.warnings]
-
-
-def render(report: ShiftReport, fmt: str) -> str:
-    """The report as Markdown, JSON or a standalone HTML page."""
-    if fmt == "json":
-        return strict_json.dumps(document(report), indent=2, default=str)
-    if fmt == "html":
-        return _html(report)
-    lines = ["# Image-quality shifts", ""]
-    lines += [f"> warning: {w}" for w in _warnings(report)]
-    lines += ["", *_table(HEADER, _rows(report)), "", NOTE, ""]
-    lines += ["## Summary across shifts", "", *_table(SUMMARY_HEADER, _summary_rows(report))]
-    lines += ["", SUMMARY_NOTE, "", "## By modality", ""]
-    lines += _table(MODALITY_HEADER, _modality_rows(report))
-    lines += [
-        "",
-        "## Answers and quality remarks",
-        "",
-        *_table(BEHAVIOUR_HEADER, _behaviour_rows(report)),
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def _result(r: PairedResult) -> dict[str, Any]:
-    return {
-        "cases": r.cases,
-        "clean": r.mean_a,
-        "shifted": r.mean_b,
-        "change": r.difference,
-        # NaN bounds are written null, with the reason in "note"
-        "interval": {"lower": r.interval.lower, "upper": r.interval.upper, "level": 0.95},
-        "test": r.test,
-        "p_value": r.p_value,
-        "note": r.note,
-    }
-
-
-def _run(run: ShiftRun) -> dict[str, Any]:
-    return {
-        "log": str(run.path),
-        "model": run.model,
-        "task": run.task,
-        "shift": run.shift,
-        "severity": run.severity,
-        "seed": run.seed,
-        "judge_image": run.judge_image,
-        "epochs": run.epochs,
-    }
-
-
-def document(report: ShiftReport) -> dict[str, Any]:
-    return {
-        "pairs": [
-            {
-                "clean": _run(p.clean),
-                "shifted": _run(p.shifted),
-                "metrics": {m: _result(r) for m, r in p.metrics.items()},
-                "by_modality": {
-                    m: {c.modality: _result(c.result) for c in changes}
-                    for m, changes in p.modalities.items()
-                },
-                "answer_consistency": {"same": p.consistency, "pairs": p.consistency_pairs},
-                "says_poor_quality": _result(p.poor_quality),
-                "warnings": p.warnings,
-            }
-            for p in report.pairs
-        ],
-        "summary": [
-            {
-                "model": s.model,
-                "task": s.task,
-                "metric": s.metric,
-                "corruption_error": s.shifts,
-                "mean_corruption_error": s.mean_ce,
-                "relative_drop_by_modality": s.modality_drop,
-                "note": s.note,
-            }
-            for s in summarise(report)
-        ],
-        "notes": report.notes,
-        "method": NOTE,
-        "summary_method": SUMMARY_NOTE,
-    }
-
-
-def _html(report: ShiftReport) -> str:
-    def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
-
-    image = base64.b64encode(plot_png(report)).decode("ascii")
-    warnings = "".join(f"<p class='warn'>warning: {html.escape(w)}</p>" for w in _warnings(report))
-    return (
-        "<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
-        "<title>Image-quality shifts</title>\n<style>body{font-family:system-ui,sans-serif;"
-        "margin:2rem}table{border-collapse:collapse;margin:1rem 0}th,td{border-bottom:1px "
-        "solid #d9e2ec;padding:.3rem .6rem;text-align:right}th{background:#f0f4f8}"
-        ".warn{color:#b44d12}img{max-width:100%}</style>\n</head>\n<body>\n"
-        f"<h1>Image-quality shifts</h1>\n{warnings}{table(HEADER, _rows(report))}"
-        f"<p>{html.escape(NOTE)}</p>\n"
-        f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
-        f"<h2>Summary across shifts</h2>\n{table(SUMMARY_HEADER, _summary_rows(report))}"
-        f"<p>{html.escape(SUMMARY_NOTE)}</p>\n"
-        f"<h2>By modality</h2>\n{table(MODALITY_HEADER, _modality_rows(report))}"
-        f"<h2>Answers and quality remarks</h2>\n{table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
-        "</body>\n</html>\n"
-    )
 
 
 # Each metric's fixed scale: a panel never autoscales (a 0.02 wobble must not look like a
@@ -923,7 +786,16 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
-def contact_sheets(report: ShiftReport, data: Path | None) -> tuple[dict[str, bytes], list[str]]:
+class ContactSheets(NamedTuple):
+    """Contact sheets as PNG bytes by file name, and notes on the images not shown."""
+
+    sheets: dict[str, bytes]
+    notes: list[str]
+
+
+def contact_sheets(
+    report: ShiftReport, data: str | os.PathLike[str] | None = None
+) -> ContactSheets:
     """Per shifted run (each shift and severity), a PNG of the first ``EXAMPLE_CASES`` cases'
     images as its model saw them: read again from the data folder (``data``, or the folder
     the run recorded) with the loader's checks, and degraded again from the sample's shift
@@ -968,63 +840,4 @@ def contact_sheets(report: ShiftReport, data: Path | None) -> tuple[dict[str, by
             )
             name = f"{_safe(run.model)}_{_safe(run.task)}_{run.shift}-{run.severity}.png"
             sheets[name] = _sheet(tiles, title)
-    return sheets, notes
-
-
-# --- the command line: medreason shift ----------------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``shift``: its arguments and the function that runs it."""
-    shift = commands.add_parser(
-        "shift",
-        help="how much each model loses under image-quality shifts, against its clean run",
-        description="Pairs each shifted run (-T shift=... -T severity=1..3) with the clean run "
-        "of the same model and task on the same cases (refusing, by name, runs that cannot be "
-        "paired) and reports per metric and modality the change with a paired bootstrap 95% "
-        "interval, answer consistency and how often replies call the image poor "
-        "(docs/shift.md).",
-    )
-    shift.add_argument("logs", nargs="+", metavar="LOGS", help="eval logs or folders of them")
-    shift.add_argument(
-        "--examples",
-        metavar="DIR",
-        help="write here, per shift and severity, a contact sheet (PNG) of the images the "
-        "model saw, made again from the data folder and each sample's shift record",
-    )
-    shift.add_argument(
-        "--data",
-        metavar="FOLDER",
-        help="the data folder the images are read from for --examples (a log names none; "
-        "for a log written before that, the one its run recorded)",
-    )
-    add_report_arguments(
-        shift,
-        ["md", "json", "html"],
-        "write the report here instead of printing it",
-        "write a PNG of each metric against severity, one panel per shift and metric",
-    )
-    shift.set_defaults(handler=cmd_shift)
-
-
-def cmd_shift(args: argparse.Namespace) -> int:
-    outputs = check_outputs(args, args.logs)
-    examples = Path(args.examples) if args.examples else None
-    if examples is not None and examples.exists() and not examples.is_dir():
-        raise AnalysisError([f"--examples {examples}: not a folder"])
-    report = build_report(args.logs)
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
-    emit(args, outputs, render(report, args.format), lambda: plot_png(report))
-    if examples is not None:
-        sheets, notes = contact_sheets(report, Path(args.data) if args.data else None)
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
-        examples.mkdir(parents=True, exist_ok=True)
-        sheet_outputs = OutputSet(args.force, args.logs)
-        files: dict[Path, bytes | str] = {
-            sheet_outputs.add(examples / name): data for name, data in sheets.items()
-        }
-        sheet_outputs.write(files)
-        print(f"wrote {len(files)} contact sheet(s) to {examples}", file=sys.stderr)
-    return EXIT_OK
+    return ContactSheets(sheets, notes)

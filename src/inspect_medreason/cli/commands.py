@@ -1,11 +1,12 @@
 """The ``medreason`` command: the table of its subcommands, ``main`` and its error handling.
 
-Each subcommand declares its own arguments beside its code (``add_parsers`` in the module
-that does its work: ``challenge`` export and judge-scores, ``official`` score and validate,
-``leaderboard``, ``comparison`` compare, ``shift``, ``agreement``, ``rating_page`` rate,
-``calibration`` calibrate, ``check_data``, ``sample_data``); what they share (exit
-codes, help endings, ``-`` as standard output, report options) is ``cli/command_line.py``.
-No module of a subcommand imports this one.
+Each subcommand is a shell over a library (``inspect_medreason.analysis``, or
+``inspect_medreason.rating`` for ``rate``) in a module of its own that declares its
+arguments (``add_parsers``): ``export`` (export, judge-scores), ``official`` (score,
+validate), ``leaderboard``, ``compare``, ``shift``, ``agreement``, ``rate``, ``calibrate``,
+``check_data`` and ``sample_data``; what they share (exit codes, help endings, ``-`` as
+standard output, report options) is ``cli/command_line.py``. No module of a subcommand
+imports this one.
 """
 
 from __future__ import annotations
@@ -14,14 +15,19 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from inspect_medreason.analysis import (
-    agreement,
-    calibration,
-    shift,
-)
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
-from inspect_medreason.cli import check_data, compare, export, leaderboard, official, sample_data
+from inspect_medreason.cli import (
+    agreement,
+    calibrate,
+    check_data,
+    compare,
+    export,
+    leaderboard,
+    official,
+    sample_data,
+    shift,
+)
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
 from inspect_medreason.core.files import (
     OutputPathError,
@@ -45,7 +51,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     shift.add_parsers,
     agreement.add_parsers,
     rating_page.add_parsers,  # rate
-    calibration.add_parsers,  # calibrate
+    calibrate.add_parsers,
     check_data.add_parsers,
     sample_data.add_parsers,
 )
