@@ -25,7 +25,7 @@ from inspect_medreason.analysis import (
 )
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import MAX_ENTRY_BYTES
-from inspect_medreason.cli import audit, sample_data
+from inspect_medreason.cli import audit, rate, sample_data
 from inspect_medreason.cli.command_line import EXIT_FAILED, Subcommands
 from inspect_medreason.core.files import (
     OutputPathError,
@@ -38,7 +38,6 @@ from inspect_medreason.core.files import (
 )
 from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.core.user_files import MAX_JSON_LOG_BYTES, describe_limit
-from inspect_medreason.rating import page as rating_page
 
 # The subcommands, in the order ``medreason --help`` lists them: each module adds its own.
 SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
@@ -48,7 +47,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     comparison.add_parsers,  # compare
     shift.add_parsers,
     agreement.add_parsers,
-    rating_page.add_parsers,  # rate
+    rate.add_parsers,
     calibration.add_parsers,  # calibrate
     audit.add_parsers,  # check-data
     sample_data.add_parsers,
