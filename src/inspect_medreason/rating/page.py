@@ -5,7 +5,7 @@ question, the reference, the model's final answer and reasoning trace, and the r
 anchors for GT, VA and RVF, read from the judges' own prompt files (``core/prompts``) so the
 raters and the judges are held to the same words. The rater never sees a judge's score or
 rationale, the model's name or the log: the page's data holds only the texts shown and an
-opaque id per case (``rating``). Served by ``rating_server``, the same page also sends each
+opaque id per case (``cases``). Served by ``server``, the same page also sends each
 rating to the server as it is given.
 
 ``build_rating_page`` is the whole of ``medreason rate`` but the writing and the printing
@@ -406,42 +406,9 @@ def _page_of(
     images = case_images(chosen, data_dir, max_image_px)
     presets = case_window_presets(chosen, data_dir, max_image_px)
     data = page_data(chosen, seed, images.by_case, candidates[0].rubric, presets.by_case)
-    warnings: list[str] = list(presets.notes)
-    key: list[str] = [
-        f"page {data['page_id']}: {len(chosen)} cases, rubric {data['rubric_sha256'][:12]}"
-    ]
-    if images.downscaled:
-        key.append(
-            f"{images.downscaled} image(s) scaled down to {max_image_px} px on the long side "
-            "for this page (the logs keep the originals; --max-image-px to change)"
-        )
-    named = sum(
-        names_a_family(
-            f"{case['answer']}\n{case['trace']}",
-            words_of(case["question"], case["context"], case["reference"]),
-        )
-        for case in data["cases"]
-    )
-    if named:
-        warning = (
-            f"{named} case(s) on the page still name a model family in the model's reply "
-            "after blanking (blanking is best-effort): read those replies before sending "
-            "the page, or draw another sample (--seed)"
-        )
-        warnings.append(warning)
-        key.append(warning)
-    several_models = len({c.model for c in candidates}) > 1
-    strata = Counter(
-        " / ".join(
-            (
-                (f"model {sorted({c.model for c in candidates}).index(c.model) + 1}",)
-                if several_models
-                else ()
-            )
-            + c.stratum
-        )
-        for c in chosen
-    )
+    warnings, key = _notes_of_page(data, images.downscaled, max_image_px)
+    warnings[:0] = presets.notes
+    strata = _strata(candidates, chosen)
     html = render_page(data, key)
     size = len(html.encode("utf-8"))
     if size > LARGE_PAGE_BYTES:
@@ -459,4 +426,46 @@ def _page_of(
         key,
         chosen,
         data,
+    )
+
+
+def _notes_of_page(
+    data: dict[str, Any], downscaled: int, max_image_px: int | None
+) -> tuple[list[str], list[str]]:
+    """The page's warnings for the organizer and its key's notes: its id and rubric, the
+    images scaled down, and the replies that still name a model family after blanking."""
+    warnings: list[str] = []
+    key: list[str] = [
+        f"page {data['page_id']}: {len(data['cases'])} cases, rubric {data['rubric_sha256'][:12]}"
+    ]
+    if downscaled:
+        key.append(
+            f"{downscaled} image(s) scaled down to {max_image_px} px on the long side "
+            "for this page (the logs keep the originals; --max-image-px to change)"
+        )
+    named = sum(
+        names_a_family(
+            f"{case['answer']}\n{case['trace']}",
+            words_of(case["question"], case["context"], case["reference"]),
+        )
+        for case in data["cases"]
+    )
+    if named:
+        warning = (
+            f"{named} case(s) on the page still name a model family in the model's reply "
+            "after blanking (blanking is best-effort): read those replies before sending "
+            "the page, or draw another sample (--seed)"
+        )
+        warnings.append(warning)
+        key.append(warning)
+    return warnings, key
+
+
+def _strata(candidates: list[Candidate], chosen: list[Candidate]) -> Counter[str]:
+    """The chosen cases per stratum: the model's number among the logs' models (when there
+    are several), then the case's modality and task."""
+    models = sorted({c.model for c in candidates})
+    return Counter(
+        " / ".join(((f"model {models.index(c.model) + 1}",) if len(models) > 1 else ()) + c.stratum)
+        for c in chosen
     )

@@ -1,6 +1,7 @@
-"""The ratings raters give, read and checked: a ratings file the page downloads (``read_rater_file``)
-or a served round's SQLite file (``rating_store``), merged into one ``RatingRound`` and mapped
-back to the logged samples (``map_round_to_logs``).
+"""The ratings raters give, read and checked: a ratings file the page downloads
+(``read_rater_file``) or a served round's SQLite file (``store``, read back by
+``read_store``), merged into one ``RatingRound`` (``read_rating_round``; a table with
+``to_pandas()``) and mapped back to the logged samples (``map_round_to_logs``).
 
 The ratings file (``RATINGS_FORMAT`` version 2; version 1 files are read too), what the
 page's Save button downloads::

@@ -115,7 +115,7 @@ def token_id(token: str) -> str:
 
 def server_proof(token: str, nonce: str) -> str:
     """What only a holder of ``token`` answers to ``nonce``: HMAC-SHA256 keyed by the token
-    (the page computes the same, rating_page.html's serverProof)."""
+    (the page computes the same, page.html's serverProof)."""
     message = (SERVER_PROOF_CONTEXT + nonce).encode("utf-8")
     return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
