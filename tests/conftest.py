@@ -293,8 +293,8 @@ SLOW_TESTS = {
     "tests/cli/test_cli.py::test_console_script_help_for_every_subcommand": (
         "one subprocess per subcommand"
     ),
-    "tests/cli/test_rating_browser.py": "starts headless Chromium and rates a page in it",
-    "tests/cli/test_rating.py::test_the_demo_reaches_calibrate_with_three_epochs": (
+    "tests/rating/test_rating_browser.py": "starts headless Chromium and rates a page in it",
+    "tests/rating/test_rating.py::test_the_demo_reaches_calibrate_with_three_epochs": (
         "the demo's open cases judged over 3 epochs, then rate and calibrate"
     ),
     "tests/robustness/test_judge_bounds.py::test_a_hanging_judge_is_cut_at_the_runs_attempt_timeout": (

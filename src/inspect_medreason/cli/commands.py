@@ -25,6 +25,7 @@ from inspect_medreason.cli import (
     export,
     leaderboard,
     official,
+    rate,
     sample_data,
     shift,
 )
@@ -40,7 +41,6 @@ from inspect_medreason.core.files import (
 )
 from inspect_medreason.core.loaders import DatasetError
 from inspect_medreason.core.user_files import MAX_JSON_LOG_BYTES, describe_limit
-from inspect_medreason.rating import page as rating_page
 
 # The subcommands, in the order ``medreason --help`` lists them: each module adds its own.
 SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
@@ -50,7 +50,7 @@ SUBCOMMANDS: tuple[Callable[[Subcommands], None], ...] = (
     compare.add_parsers,
     shift.add_parsers,
     agreement.add_parsers,
-    rating_page.add_parsers,  # rate
+    rate.add_parsers,
     calibrate.add_parsers,
     check_data.add_parsers,
     sample_data.add_parsers,

@@ -2,9 +2,9 @@
 stratified sample, the judges' rubric the raters read, the opaque ids that blind a case, and
 each case's images.
 
-The page raters read is built in ``rating_page``; the ratings they give are read in
-``ratings_file`` (a downloaded file) and ``rating_store`` (the SQLite file of a served
-round, ``rating_server``); ``agreement`` and ``calibration`` hold the statistics.
+The page raters read is built in ``page``; the ratings they give are read in
+``ratings_file`` (a downloaded file, or ``store``, the SQLite file of a round served by
+``server``); ``analysis.agreement`` and ``analysis.calibration`` hold the statistics.
 
 Blinding and the way back. A case's id is a digest of the page id and the (eval id, sample
 id, epoch) of the logged sample; the page id is a digest of the seed and the sampled

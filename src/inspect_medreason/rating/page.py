@@ -5,18 +5,18 @@ question, the reference, the model's final answer and reasoning trace, and the r
 anchors for GT, VA and RVF, read from the judges' own prompt files (``core/prompts``) so the
 raters and the judges are held to the same words. The rater never sees a judge's score or
 rationale, the model's name or the log: the page's data holds only the texts shown and an
-opaque id per case (``rating``). Served by ``rating_server``, the same page also sends each
+opaque id per case (``cases``). Served by ``server``, the same page also sends each
 rating to the server as it is given.
 
-The ``medreason rate`` command, its arguments and what it prints, is at the end of the module.
+``build_rating_page`` is the whole of ``medreason rate`` but the writing and the printing
+(``cli/rate.py``): a notebook calls it to make the page, and writes ``page.html`` itself.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import re
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,15 +26,6 @@ from typing import Any
 
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import log_files
-from inspect_medreason.cli.command_line import (
-    EXIT_OK,
-    TOGETHER,
-    Subcommands,
-    non_negative_int,
-    positive_int,
-    print_notes,
-)
-from inspect_medreason.core.files import OutputSet
 from inspect_medreason.core.lineage import FAMILY_WORDS, model_families
 from inspect_medreason.rating.cases import (
     Candidate,
@@ -47,12 +38,8 @@ from inspect_medreason.rating.cases import (
     page_digest,
     stratified_sample,
 )
-from inspect_medreason.rating.ratings_file import (
-    MAX_NOTE_CHARS,
-    MAX_RATER_CHARS,
-    RATINGS_FORMAT,
-    RATINGS_VERSION,
-)
+from inspect_medreason.rating.ratings_file import RATINGS_FORMAT, RATINGS_VERSION
+from inspect_medreason.rating.rules import MAX_NOTE_CHARS, MAX_RATER_CHARS
 
 PAGE_FORMAT = "medreason-rating-page"
 PAGE_VERSION = 1
@@ -339,7 +326,12 @@ def render_page(data: dict[str, Any], key: Sequence[str] = ()) -> str:
 
 
 @dataclass
-class WrittenPage:
+class RatingPage:
+    """A rating page made from logs (``build_rating_page``): its self-contained HTML (what
+    ``medreason rate --output`` writes), its id, the number of cases and their strata (the
+    lines the command prints), the notes and warnings the command prints, and the key's notes
+    for the organizer (in an HTML comment at the page's top)."""
+
     html: str
     page_id: str
     cases: int
@@ -358,16 +350,30 @@ LARGE_PAGE_BYTES = 25 * 1024 * 1024
 DEFAULT_MAX_IMAGE_PX = 1024
 
 
-def build_page(
-    logs: Sequence[Path],
-    cases: int,
-    seed: int,
-    data_dir: Path | None = None,
+def build_rating_page(
+    logs: Sequence[str | os.PathLike[str]],
+    cases: int = 60,
+    seed: int = 0,
+    data_dir: str | os.PathLike[str] | None = None,
     max_image_px: int | None = DEFAULT_MAX_IMAGE_PX,
-) -> WrittenPage:
-    """The rating page of ``cases`` cases drawn from the logs (the whole of ``medreason
-    rate`` but the writing); images larger than ``max_image_px`` on their long side are
-    scaled down for the page (None: as logged)."""
+) -> RatingPage:
+    """The rating page of ``cases`` cases drawn (seeded by ``seed``) from the judged
+    open-ended cases of the logs (eval log files, or folders searched for them), the whole of
+    ``medreason rate`` but the writing: the page's HTML, its id, its strata, and the notes and
+    warnings the command prints. Images are read from the logs, else from ``data_dir`` (else
+    the folder the run recorded); those larger than ``max_image_px`` on their long side are
+    scaled down for the page (None: as logged). A user's mistake (no judged case, logs of
+    different rubrics, an image that cannot be shown) raises AnalysisError naming each."""
+    skipped: list[str] = []
+    paths = log_files([Path(log) for log in logs], skipped)
+    page = _page_of(paths, cases, seed, None if data_dir is None else Path(data_dir), max_image_px)
+    page.notes[:0] = skipped  # the command says what it skipped first
+    return page
+
+
+def _page_of(
+    logs: Sequence[Path], cases: int, seed: int, data_dir: Path | None, max_image_px: int | None
+) -> RatingPage:
     candidates, notes = collect_candidates(logs)
     if not candidates:
         raise AnalysisError(
@@ -400,13 +406,41 @@ def build_page(
     images = case_images(chosen, data_dir, max_image_px)
     presets = case_window_presets(chosen, data_dir, max_image_px)
     data = page_data(chosen, seed, images.by_case, candidates[0].rubric, presets.by_case)
-    warnings: list[str] = list(presets.notes)
+    warnings, key = _notes_of_page(data, images.downscaled, max_image_px)
+    warnings[:0] = presets.notes
+    strata = _strata(candidates, chosen)
+    html = render_page(data, key)
+    size = len(html.encode("utf-8"))
+    if size > LARGE_PAGE_BYTES:
+        warnings.append(
+            f"the page is {size / 1e6:.0f} MB, slow to send and to open: fewer --cases, or "
+            "a smaller --max-image-px"
+        )
+    return RatingPage(
+        html,
+        data["page_id"],
+        len(chosen),
+        dict(sorted(strata.items())),
+        notes,
+        warnings,
+        key,
+        chosen,
+        data,
+    )
+
+
+def _notes_of_page(
+    data: dict[str, Any], downscaled: int, max_image_px: int | None
+) -> tuple[list[str], list[str]]:
+    """The page's warnings for the organizer and its key's notes: its id and rubric, the
+    images scaled down, and the replies that still name a model family after blanking."""
+    warnings: list[str] = []
     key: list[str] = [
-        f"page {data['page_id']}: {len(chosen)} cases, rubric {data['rubric_sha256'][:12]}"
+        f"page {data['page_id']}: {len(data['cases'])} cases, rubric {data['rubric_sha256'][:12]}"
     ]
-    if images.downscaled:
+    if downscaled:
         key.append(
-            f"{images.downscaled} image(s) scaled down to {max_image_px} px on the long side "
+            f"{downscaled} image(s) scaled down to {max_image_px} px on the long side "
             "for this page (the logs keep the originals; --max-image-px to change)"
         )
     named = sum(
@@ -424,139 +458,14 @@ def build_page(
         )
         warnings.append(warning)
         key.append(warning)
-    several_models = len({c.model for c in candidates}) > 1
-    strata = Counter(
-        " / ".join(
-            (
-                (f"model {sorted({c.model for c in candidates}).index(c.model) + 1}",)
-                if several_models
-                else ()
-            )
-            + c.stratum
-        )
+    return warnings, key
+
+
+def _strata(candidates: list[Candidate], chosen: list[Candidate]) -> Counter[str]:
+    """The chosen cases per stratum: the model's number among the logs' models (when there
+    are several), then the case's modality and task."""
+    models = sorted({c.model for c in candidates})
+    return Counter(
+        " / ".join(((f"model {models.index(c.model) + 1}",) if len(models) > 1 else ()) + c.stratum)
         for c in chosen
     )
-    html = render_page(data, key)
-    size = len(html.encode("utf-8"))
-    if size > LARGE_PAGE_BYTES:
-        warnings.append(
-            f"the page is {size / 1e6:.0f} MB, slow to send and to open: fewer --cases, or "
-            "a smaller --max-image-px"
-        )
-    return WrittenPage(
-        html,
-        data["page_id"],
-        len(chosen),
-        dict(sorted(strata.items())),
-        notes,
-        warnings,
-        key,
-        chosen,
-        data,
-    )
-
-
-# --- the command line: medreason rate -----------------------------------------------------
-
-
-def add_parsers(commands: Subcommands) -> None:
-    """``rate``: its arguments and the function that runs it."""
-    rate = commands.add_parser(
-        "rate",
-        help="write a rating page: clinicians score a blinded sample of judged cases",
-        description="Write one self-contained HTML page (works offline, from a file) showing "
-        "a stratified sample of judged open-ended cases one at a time (images, question, "
-        "reference, the model's answer and reasoning trace, the rubric's 0-4 anchors), blinded "
-        "to the judges' scores and the model. Raters save their ratings as a JSON file; "
-        "with --serve the page is served to a team and every rating goes to a SQLite store "
-        "as it is given. 'agreement --ratings' and 'calibrate' read either with the same logs.",
-    )
-    rate.add_argument("logs", nargs="+", metavar="LOG_OR_DIR", help="judged open-ended logs")
-    rate.add_argument("--output", help="the .html page to write" + TOGETHER)
-    rate.add_argument(
-        "--serve",
-        action="store_true",
-        help="serve the page to a team (until Ctrl-C), writing every rating to --store as it "
-        "is given; restart with the same logs, --cases, --seed and --store to go on",
-    )
-    rate.add_argument("--store", help="the SQLite file of a served round's ratings")
-    rate.add_argument(
-        "--host", default="127.0.0.1", help="the address to serve on (127.0.0.1: this machine)"
-    )
-    rate.add_argument("--port", type=int, default=8765, help="the port to serve on (8765)")
-    rate.add_argument(
-        "--allow-host",
-        action="append",
-        metavar="NAME",
-        help="a name raters reach the server by (its DNS name, a proxy's, NAME:PORT for one "
-        "port only); requests naming any other host are refused (repeatable)",
-    )
-    rate.add_argument(
-        "--raters",
-        metavar="NAME,NAME|@FILE",
-        help="one link per rater, whose token rates under that name only (else one link "
-        "for all, and raters type their names); @FILE reads the names from a file, one a line",
-    )
-    rate.add_argument("--cases", type=positive_int, default=60, help="cases on the page (60)")
-    rate.add_argument(
-        "--seed", type=int, default=0, help="the sample's seed: same seed, same page (0)"
-    )
-    rate.add_argument(
-        "--data",
-        help="the data folder to read images from when a log holds none (a blind-control run, "
-        "--no-log-images); default: the folder the run recorded",
-    )
-    rate.add_argument(
-        "--max-image-px",
-        type=non_negative_int,
-        default=1024,
-        metavar="PX",
-        help="scale images larger than PX pixels on their long side down to it for the page "
-        "(the logs keep the originals; the page's key says so); 0: as logged (1024)",
-    )
-    rate.add_argument("--force", action="store_true", help="overwrite the output file")
-    rate.set_defaults(handler=cmd_rate)
-
-
-def cmd_rate(args: argparse.Namespace) -> int:
-    if not args.serve and not args.output:
-        raise AnalysisError(["give --output PAGE.html (a page to send), or --serve"])
-    if args.serve and not args.store:
-        raise AnalysisError(["--serve writes every rating to a SQLite file: give --store FILE"])
-    served_only = [f"--{n.replace('_', '-')}" for n in ("raters", "allow_host") if getattr(args, n)]
-    if served_only and not args.serve:
-        raise AnalysisError([f"{' and '.join(served_only)}: only with --serve (a served round)"])
-    options = None
-    if args.serve:
-        # imported here: rating_server imports this module, and only --serve needs a server
-        from inspect_medreason.rating.server import check_serve_options
-
-        options = check_serve_options(args)
-    outputs = OutputSet(args.force, [*args.logs, args.data])
-    output = outputs.add(args.output) if args.output else None
-    skipped: list[str] = []
-    logs = log_files(args.logs, skipped)
-    page = build_page(
-        logs,
-        args.cases,
-        args.seed,
-        Path(args.data) if args.data else None,
-        args.max_image_px or None,
-    )
-    for note in skipped + page.notes:
-        print(f"note: {note}", file=sys.stderr)
-    for warning in page.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if output is not None:
-        print_notes(outputs.write({output: page.html}))
-        print(
-            f"wrote {output} (page {page.page_id}: {page.cases} cases, "
-            f"{len(page.html.encode('utf-8')) / 1e6:.1f} MB)"
-        )
-    for stratum, count in page.strata.items():
-        print(f"  {count:4d}  {stratum}")
-    if options is not None:
-        from inspect_medreason.rating.server import serve_round
-
-        serve_round(page, Path(args.store), Path(args.data) if args.data else None, args, options)
-    return EXIT_OK

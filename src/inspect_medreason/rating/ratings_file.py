@@ -1,6 +1,7 @@
-"""The ratings raters give, read and checked: a ratings file the page downloads (``read_rater_file``)
-or a served round's SQLite file (``rating_store``), merged into one ``RatingRound`` and mapped
-back to the logged samples (``map_round_to_logs``).
+"""The ratings raters give, read and checked: a ratings file the page downloads
+(``read_rater_file``) or a served round's SQLite file (``store``, read back by
+``read_store``), merged into one ``RatingRound`` (``read_rating_round``; a table with
+``to_pandas()``) and mapped back to the logged samples (``map_round_to_logs``).
 
 The ratings file (``RATINGS_FORMAT`` version 2; version 1 files are read too), what the
 page's Save button downloads::
@@ -22,13 +23,17 @@ one rater in two files).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.core.errors import describe_error
@@ -39,6 +44,14 @@ from inspect_medreason.rating.cases import (
     case_digest,
     collect_candidates,
 )
+from inspect_medreason.rating.rules import (
+    MAX_NOTE_CHARS,
+    MAX_RATER_CHARS,
+    MAX_SECONDS,
+    rater_key,
+    text_problem,
+)
+from inspect_medreason.rating.store import CASE_COMPONENT, is_store, read_store_rows
 
 RATINGS_FORMAT = "medreason-ratings"
 RATINGS_VERSION = 2
@@ -64,36 +77,27 @@ ENTRY_KEYS = {
     "comments",
     "seconds",
 }
-MAX_RATER_CHARS = 200
-# A reason or a comment: a sentence or a paragraph, not a document.
-MAX_NOTE_CHARS = 2000
-# A day on one case is a tab left open, not time spent; kept as given, but bounded.
-MAX_SECONDS = 7 * 24 * 3600
-# Characters no rater types: C0 and C1 controls (tab and line breaks aside) and lone
-# surrogates (half of a broken character: UTF-8 cannot hold one, so no store or file can).
-# The rating page removes the same ones from what is typed or pasted (cleanText).
-UNTYPED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def text_problem(text: Any, limit: int) -> str | None:
-    """Why a name, reason or comment cannot be kept (None: it can): not a text, longer than
-    ``limit`` characters, or holding a character no rater types."""
-    if not isinstance(text, str):
-        return "not a text"
-    if len(text) > limit:
-        return f"{len(text)} characters, more than {limit}"
-    found = UNTYPED.search(text)
-    if found:
-        return (
-            f"character {len(text[: found.start()]) + 1} is U+{ord(found.group()):04X}, "
-            "a control character or half of a broken one"
-        )
-    return None
+# The columns of ``RatingRound.to_pandas()``, in order.
+RATING_COLUMNS = (
+    "page_id",
+    "rater",
+    "case",
+    "component",
+    "score",
+    "cannot_assess",
+    "comment",
+    "skipped",
+    "seconds",
+    "source",
+)
 
 
 @dataclass
 class RatingRound:
-    """Several raters' ratings of one page, read and checked."""
+    """Several raters' ratings of one page, read and checked (``read_rating_round``); a
+    table of them with ``to_pandas()``."""
 
     page_id: str
     rubric_sha256: str = ""  # the rubric the raters read (the judges' it was made from)
@@ -122,6 +126,38 @@ class RatingRound:
             if set(self.scores.get(rater, {}).get(case, {})) | set(blocked.get(case, {}))
             != set(RATED_COMPONENTS)
         }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per rater, case and component (gt, va, rvf) of every case the rater
+        touched: ``score`` (0-4, missing when not scored), ``cannot_assess`` (why the
+        component cannot be assessed), ``comment``, ``skipped`` (why the whole case was
+        skipped), ``seconds`` spent on the case, and ``source``, the rater's file or store.
+        Raters and cases in a stable order (sorted); a case id maps to its logged sample
+        with the logs (``map_round_to_logs``)."""
+        import pandas as pd  # only a table needs it
+
+        rows = [
+            {
+                "page_id": self.page_id,
+                "rater": rater,
+                "case": case,
+                "component": component,
+                "score": self.scores.get(rater, {}).get(case, {}).get(component),
+                "cannot_assess": self.cannot_assess.get(rater, {}).get(case, {}).get(component),
+                "comment": self.comments.get(rater, {}).get(case, {}).get(component),
+                "skipped": self.skipped.get(rater, {}).get(case),
+                "seconds": self.seconds.get(rater, {}).get(case),
+                "source": str(self.files[rater]),
+            }
+            for rater in sorted(self.files)
+            for case in sorted(_touched(self, rater))
+            for component in RATED_COMPONENTS
+        ]
+        table = pd.DataFrame(rows, columns=RATING_COLUMNS)
+        # a nullable integer: a score left out stays missing, never a 0 nor a float
+        table["score"] = table["score"].astype("Int64")
+        table["seconds"] = table["seconds"].astype("float64")
+        return table
 
     def described_files(self) -> str:
         return ", ".join(str(self.files[r]) for r in sorted(self.files))
@@ -160,11 +196,6 @@ def _brief(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= 40 else text[:40] + "..."
-
-
-def rater_key(name: str) -> str:
-    """A rater's name as names are compared: trimmed and case-folded ("Alice " is alice)."""
-    return " ".join(name.split()).casefold()
 
 
 # A page's case ids in the logs given, by page id (``None``: the logs were not given).
@@ -396,23 +427,87 @@ def is_timestamp(value: Any) -> bool:
     return True
 
 
-def read_rating_round(paths: Sequence[Path], logs: Sequence[Path] | None = None) -> RatingRound:
-    """Several raters' files merged into one round: one page, one file per rater. With the
-    logs, a case id of a file that is no case of its page in them is one of that file's
-    problems. Raises AnalysisError listing every problem of every file."""
+def read_store(path: Path, problems: list[str]) -> list[RatingRound]:
+    """A served round's store as one round per rater (as if each had saved a file), problems
+    appended: a file that is not a store, or rows no served page writes (an edited database)."""
+    found = read_store_rows(path, problems)
+    if found is None:
+        return []
+    info, rows = found
+    by_rater: dict[str, RatingRound] = {}
+    names: dict[str, str] = {}
+    start = len(problems)
+    for row in rows:
+        key = rater_key(row.rater)
+        names[key] = row.rater  # a rater's latest spelling of their name
+        one = by_rater.setdefault(
+            key, RatingRound(info["page_id"], info["rubric_sha256"], int(info["page_cases"]))
+        )
+        where = f"{path}: rater {row.rater!r}, case {row.case}, {row.component}"
+        if row.component == CASE_COMPONENT:
+            if row.reason:
+                one.skipped.setdefault(key, {})[row.case] = row.reason
+            continue
+        if row.component not in RATED_COMPONENTS:
+            problems.append(f"{where}: unknown component (gt, va, rvf, case)")
+            continue
+        if row.value is not None and row.reason:
+            problems.append(f"{where}: both a score and a reason it cannot be assessed")
+            continue
+        if row.value is not None:
+            one.scores.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.value
+        elif row.reason:
+            one.cannot_assess.setdefault(key, {}).setdefault(row.case, {})[row.component] = (
+                row.reason
+            )
+        if row.comment:
+            one.comments.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.comment
+        if row.seconds is not None:
+            spent = one.seconds.setdefault(key, {})
+            spent[row.case] = max(spent.get(row.case, 0.0), float(row.seconds))
+    if len(problems) > start:
+        return []
+    rounds = []
+    for key, one in by_rater.items():
+        name = names[key]
+        # a case skipped after it was rated is skipped; rated after the skip was withdrawn,
+        # rated: the rows say which came last, and a skip withdrawn has no reason
+        skipped = one.skipped.get(key, {})
+        scores = {c: s for c, s in one.scores.get(key, {}).items() if c not in skipped}
+        blocked = {c: s for c, s in one.cannot_assess.get(key, {}).items() if c not in skipped}
+        single = RatingRound(
+            one.page_id,
+            one.rubric_sha256,
+            one.page_cases,
+            {name: scores},
+            {name: skipped},
+            {name: blocked},
+            {name: one.comments.get(key, {})},
+            {name: one.seconds.get(key, {})},
+            {name: path},
+        )
+        rounds.append(single)
+    return rounds
+
+
+def read_rating_round(
+    paths: Sequence[str | os.PathLike[str]], logs: Sequence[str | os.PathLike[str]] | None = None
+) -> RatingRound:
+    """Several raters' ratings of one page merged into one round: each path a ratings file
+    a rater saved from the page, or a served round's store (one round per rater in it); one
+    page, one file per rater. With the eval log files the page was made from, a case id
+    that is no case of its page in them is one of that file's problems. Raises
+    AnalysisError listing every problem of every file."""
     problems: list[str] = []
     known: KnownCases = None
     if logs is not None:
-        candidates, _ = collect_candidates(logs)
+        candidates, _ = collect_candidates([Path(log) for log in logs])
 
         def known(page_id: str) -> set[str]:
             return {case_digest(page_id, c.ref) for c in candidates}
 
-    # a circular import otherwise: the store reads into this module's RatingRound
-    from inspect_medreason.rating.store import is_store, read_store
-
     rounds: list[RatingRound] = []
-    for path in paths:
+    for path in map(Path, paths):
         if is_store(path):
             stored = read_store(path, problems)
             for one in stored:

@@ -1,5 +1,5 @@
-"""``medreason rate --serve``: the rating page served to a team, every rating written to a
-SQLite store (``rating_store``) as it is given.
+"""A rating round served to a team (``medreason rate --serve``, or ``served_round`` from
+Python): the rating page, every rating written to a SQLite store (``store``) as it is given.
 
 The server listens on 127.0.0.1 unless told otherwise and answers only requests whose
 ``Host`` header names it (the bound address, ``localhost``, ``127.0.0.1`` with its port, or
@@ -35,12 +35,14 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import os
 import re
 import secrets
 import socket
 import sqlite3
-import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
@@ -53,8 +55,8 @@ from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.user_files import UserFileError, read_user_bytes
 from inspect_medreason.rating.cases import case_digest, case_images
-from inspect_medreason.rating.page import PAGE_POLICY, SERVED_POLICY, WrittenPage
-from inspect_medreason.rating.ratings_file import (
+from inspect_medreason.rating.page import PAGE_POLICY, SERVED_POLICY, RatingPage
+from inspect_medreason.rating.rules import (
     MAX_NOTE_CHARS,
     MAX_RATER_CHARS,
     MAX_SECONDS,
@@ -113,7 +115,7 @@ def token_id(token: str) -> str:
 
 def server_proof(token: str, nonce: str) -> str:
     """What only a holder of ``token`` answers to ``nonce``: HMAC-SHA256 keyed by the token
-    (the page computes the same, rating_page.html's serverProof)."""
+    (the page computes the same, page.html's serverProof)."""
     message = (SERVER_PROOF_CONTEXT + nonce).encode("utf-8")
     return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
 
@@ -207,7 +209,7 @@ class Original:
     media_type: str
 
 
-def original_images(page: WrittenPage, data_dir: Path | None) -> dict[str, list[Original]]:
+def original_images(page: RatingPage, data_dir: Path | None) -> dict[str, list[Original]]:
     """Each case's images as the log (or data folder) holds them, by the page's case id."""
     shown = case_images(page.chosen, data_dir, None)
     found: dict[str, list[Original]] = {}
@@ -325,7 +327,7 @@ class RatingServer(ThreadingHTTPServer):
 
     def __init__(
         self,
-        page: WrittenPage,
+        page: RatingPage,
         store: Path,
         originals: dict[str, list[Original]],
         host: str = DEFAULT_HOST,
@@ -658,72 +660,98 @@ class ServeOptions:
     allowed_hosts: list[str]
 
 
-def check_serve_options(args: Any) -> ServeOptions:
-    """The served options' values, or one AnalysisError naming every problem of them."""
+def check_serve_options(raters: str | None, allowed_hosts: list[str] | None) -> ServeOptions:
+    """The served options' values (``raters`` as ``--raters`` takes them: NAME,NAME or
+    @FILE), or one AnalysisError naming every problem of them."""
     problems: list[str] = []
-    raters: list[str] | None = None
+    names: list[str] | None = None
     allowed: list[str] = []
     try:
-        raters = parse_raters(args.raters) if args.raters else None
+        names = parse_raters(raters) if raters else None
     except AnalysisError as error:
         problems += error.problems
     try:
-        allowed = check_allowed_hosts(args.allow_host or [])
+        allowed = check_allowed_hosts(allowed_hosts or [])
     except AnalysisError as error:
         problems += error.problems
     if problems:
         raise AnalysisError(problems)
-    return ServeOptions(raters, allowed)
+    return ServeOptions(names, allowed)
 
 
-def serve_round(
-    page: WrittenPage, store: Path, data_dir: Path | None, args: Any, options: ServeOptions
-) -> None:
-    """Serve the page until interrupted (``medreason rate --serve``)."""
-    raters, allowed = options.raters, options.allowed_hosts
-    if not is_loopback(args.host):
-        print(
-            f"warning: serving on {args.host}, not this machine's loopback: every machine that "
-            f"can reach {args.host} port {args.port} (the local network, or more) can connect, "
-            "and anyone among them who has a link can read the cases and rate; the token is "
-            "the only lock and travels unencrypted (no TLS): put the server behind your own "
-            "HTTPS proxy",
-            file=sys.stderr,
+def serving_warnings(host: str, port: int, allowed_hosts: list[str]) -> list[str]:
+    """What to tell the organizer before serving on ``host``: who else can connect to an
+    address that is not this machine's loopback, and that the unspecified address is named
+    by none of the names the server answers to."""
+    if is_loopback(host):
+        return []
+    warnings = [
+        f"serving on {host}, not this machine's loopback: every machine that can reach "
+        f"{host} port {port} (the local network, or more) can connect, and anyone among them "
+        "who has a link can read the cases and rate; the token is the only lock and travels "
+        "unencrypted (no TLS): put the server behind your own HTTPS proxy"
+    ]
+    if is_unspecified(host) and not allowed_hosts:
+        warnings.append(
+            f"{host} is every address of this machine: a rater's browser names the server "
+            "by one of them, which is refused unless given with --allow-host NAME"
         )
-        if is_unspecified(args.host) and not args.allow_host:
-            print(
-                f"warning: {args.host} is every address of this machine: a rater's browser "
-                "names the server by one of them, which is refused unless given with "
-                "--allow-host NAME",
-                file=sys.stderr,
-            )
+    return warnings
+
+
+def open_rating_server(
+    page: RatingPage,
+    store: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    raters: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> RatingServer:
+    """A server of the page, listening (``serve_forever()`` answers; ``links()`` are the
+    links to send, one per rater with ``raters``), every rating written to the SQLite
+    ``store`` as it is given: a new store, or the one a stopped server of the same page
+    left. The original images are read from the logs, else ``data_dir``. A store of another
+    round, or an address that cannot be served on, raises AnalysisError."""
+    folder = None if data_dir is None else Path(data_dir)
     try:
-        server = RatingServer(
+        return RatingServer(
             page,
-            store,
-            original_images(page, data_dir),
-            args.host,
-            args.port,
+            Path(store),
+            original_images(page, folder),
+            host,
+            port,
             raters,
-            allowed,
+            allowed_hosts or [],
         )
     except StoreError as error:
         raise AnalysisError([str(error)]) from error
     except OSError as error:
         raise AnalysisError(
-            [f"cannot serve on {args.host}:{args.port} ({error}): give another --port"]
+            [f"cannot serve on {host}:{port} ({error}): give another --port"]
         ) from error
-    print(f"serving page {page.page_id} ({page.cases} cases); ratings go to {store}")
-    links = server.links()
-    if None in links:
-        print(f"send each rater this link: {links[None]}", flush=True)
-    else:
-        print("send each rater their own link (it rates under their name only):")
-        for name, link in links.items():
-            print(f"  {name}: {link}", flush=True)
+
+
+@contextmanager
+def served_round(
+    page: RatingPage,
+    store: str | os.PathLike[str],
+    data_dir: str | os.PathLike[str] | None = None,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    raters: list[str] | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> Iterator[RatingServer]:
+    """The page served in a background thread while the ``with`` block runs (a notebook's
+    round: ``with served_round(page, "round.sqlite", port=0) as server: server.links()``),
+    stopped and its port closed at the block's end; every rating given is in the store.
+    Port 0 takes a free port (``server.url`` names it)."""
+    server = open_rating_server(page, store, data_dir, host, port, raters, allowed_hosts)
+    thread = threading.Thread(target=server.serve_forever, name="rating-round", daemon=True)
+    thread.start()
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        print("stopped; every rating given is in the store", file=sys.stderr)
+        yield server
     finally:
+        server.shutdown()
+        thread.join()
         server.server_close()

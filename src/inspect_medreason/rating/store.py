@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from inspect_medreason.rating.cases import RATED_COMPONENTS
-from inspect_medreason.rating.ratings_file import (
+from inspect_medreason.rating.rules import (
     MAX_NOTE_CHARS,
     MAX_RATER_CHARS,
     MAX_SECONDS,
-    RatingRound,
     rater_key,
 )
 
@@ -194,9 +193,12 @@ def latest_ratings(path: Path, rater: str | None = None) -> list[StoredRating]:
         connection.close()
 
 
-def read_store(path: Path, problems: list[str]) -> list[RatingRound]:
-    """A store as one round per rater (as if each had saved a file), problems appended: a
-    file that is not a store, or rows no served page writes (an edited database)."""
+def read_store_rows(
+    path: Path, problems: list[str]
+) -> tuple[dict[str, str], list[StoredRating]] | None:
+    """A store's round (its ``round`` table) and each rater's latest rows, problems appended
+    (None): a file that is not a store, or a store of another version. What the rows say is
+    checked by their reader (``ratings_file.read_store``)."""
     try:
         connection = connect(path, read_only=True)
         try:
@@ -209,70 +211,17 @@ def read_store(path: Path, problems: list[str]) -> list[RatingRound]:
         problems.append(
             f"{path}: a SQLite file, but not a 'medreason rate --serve' store ({error})"
         )
-        return []
+        return None
     missing = [key for key in ROUND_KEYS if key not in info]
     if info.get("format") != STORE_FORMAT or missing or "rater_key" not in columns:
         problems.append(
             f"{path}: a SQLite file, but not a 'medreason rate --serve' store (missing "
             f"{', '.join(missing) or 'its ratings table'})"
         )
-        return []
+        return None
     if info["version"] != str(STORE_VERSION) or not info["page_cases"].isdigit():
         problems.append(
             f"{path}: store version {info['version']!r}; this medreason reads {STORE_VERSION}"
         )
-        return []
-    by_rater: dict[str, RatingRound] = {}
-    names: dict[str, str] = {}
-    start = len(problems)
-    for row in rows:
-        key = rater_key(row.rater)
-        names[key] = row.rater  # a rater's latest spelling of their name
-        one = by_rater.setdefault(
-            key, RatingRound(info["page_id"], info["rubric_sha256"], int(info["page_cases"]))
-        )
-        where = f"{path}: rater {row.rater!r}, case {row.case}, {row.component}"
-        if row.component == CASE_COMPONENT:
-            if row.reason:
-                one.skipped.setdefault(key, {})[row.case] = row.reason
-            continue
-        if row.component not in RATED_COMPONENTS:
-            problems.append(f"{where}: unknown component (gt, va, rvf, case)")
-            continue
-        if row.value is not None and row.reason:
-            problems.append(f"{where}: both a score and a reason it cannot be assessed")
-            continue
-        if row.value is not None:
-            one.scores.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.value
-        elif row.reason:
-            one.cannot_assess.setdefault(key, {}).setdefault(row.case, {})[row.component] = (
-                row.reason
-            )
-        if row.comment:
-            one.comments.setdefault(key, {}).setdefault(row.case, {})[row.component] = row.comment
-        if row.seconds is not None:
-            spent = one.seconds.setdefault(key, {})
-            spent[row.case] = max(spent.get(row.case, 0.0), float(row.seconds))
-    if len(problems) > start:
-        return []
-    rounds = []
-    for key, one in by_rater.items():
-        name = names[key]
-        # a case skipped after it was rated is skipped; rated after the skip was withdrawn,
-        # rated: the rows say which came last, and a skip withdrawn has no reason
-        skipped = one.skipped.get(key, {})
-        scores = {c: s for c, s in one.scores.get(key, {}).items() if c not in skipped}
-        blocked = {c: s for c, s in one.cannot_assess.get(key, {}).items() if c not in skipped}
-        single = RatingRound(
-            one.page_id,
-            one.rubric_sha256,
-            one.page_cases,
-            {name: scores},
-            {name: skipped},
-            {name: blocked},
-            {name: one.comments.get(key, {})},
-            {name: one.seconds.get(key, {})},
-            {name: path},
-        )
-        rounds.append(single)
-    return rounds
+        return None
+    return info, rows

@@ -21,7 +21,7 @@ from PIL import Image
 from utils.dicom_fixtures import FILE_WINDOWS, HU, RAW, dicom_case_log, write_dicom
 
 from inspect_medreason.core.dicom import CT_PRESETS, DISPLAY_KEY, MAX_WINDOW_PRESETS
-from inspect_medreason.rating.page import build_page
+from inspect_medreason.rating.page import build_rating_page
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_rating_dicom")
@@ -66,7 +66,7 @@ def test_the_log_records_the_dicom_windows_as_the_file_states_them(log: Path) ->
 
 
 def test_a_preset_is_rendered_from_the_raw_hu_values(log: Path) -> None:
-    page = build_page([log], 2, 0)
+    page = build_rating_page([log], 2, 0)
     by_question = {c["question"]: c for c in page.data["cases"]}
     dicom_case = by_question["What does the image show? [c00]"]
     png_case = by_question["What does the image show? [c01]"]
@@ -102,7 +102,7 @@ def test_an_older_log_without_the_record_gives_no_preset_menu(log: Path, tmp_pat
         del sample["metadata"][DISPLAY_KEY]
 
     older = edit_log_entry(log, tmp_path / "older.eval", entry, forget)
-    page = build_page([older], 2, 0)
+    page = build_rating_page([older], 2, 0)
     assert all("windows" not in case for case in page.data["cases"])
     assert not page.warnings
 
@@ -112,7 +112,7 @@ def test_a_dicom_changed_since_the_run_is_not_rendered(tmp_path: Path) -> None:
     write_dicom(
         tmp_path / "data/images/i0.dcm", RAW // 2, rescale=(1.0, -1024.0), windows=FILE_WINDOWS
     )
-    page = build_page([log], 2, 0)  # the page is still made, with the image as sent
+    page = build_rating_page([log], 2, 0)  # the page is still made, with the image as sent
     assert all("windows" not in case for case in page.data["cases"])
     [warning] = page.warnings
     assert "case 'c00': its DICOM window presets are not offered" in warning

@@ -21,7 +21,7 @@ from utils.rated_logs import judged_log
 
 from inspect_medreason.analysis.agreement import read_ratings
 from inspect_medreason.analysis.errors import AnalysisError
-from inspect_medreason.rating.page import SERVED_POLICY, WrittenPage, build_page
+from inspect_medreason.rating.page import SERVED_POLICY, RatingPage, build_rating_page
 from inspect_medreason.rating.ratings_file import map_round_to_logs, read_rating_round
 from inspect_medreason.rating.server import (
     MAX_BODY_BYTES,
@@ -43,15 +43,15 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return judged_log(tmp_path_factory.mktemp("served"), 4)
 
 
-def start(page: WrittenPage, store: Path, originals: Any = None) -> RatingServer:
+def start(page: RatingPage, store: Path, originals: Any = None) -> RatingServer:
     server = RatingServer(page, store, originals or {}, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
 
 @pytest.fixture
-def served(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, WrittenPage]]:
-    page = build_page([log], 4, 0, max_image_px=64)
+def served(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, RatingPage]]:
+    page = build_rating_page([log], 4, 0, max_image_px=64)
     server = start(page, tmp_path / "round.sqlite", original_images(page, None))
     try:
         yield server, page
@@ -89,7 +89,7 @@ def rating(case: str, component: str, value: int | None, rater: str = "alice", *
 
 
 def test_the_served_page_needs_the_round_token(
-    served: tuple[RatingServer, WrittenPage],
+    served: tuple[RatingServer, RatingPage],
 ) -> None:
     server, page = served
     assert server.server_address[0] == "127.0.0.1"
@@ -106,7 +106,7 @@ def test_the_served_page_needs_the_round_token(
 
 
 def test_every_rating_is_a_row_as_given_and_bad_ones_are_refused(
-    served: tuple[RatingServer, WrittenPage], log: Path
+    served: tuple[RatingServer, RatingPage], log: Path
 ) -> None:
     server, page = served
     first, second = (c["case"] for c in page.data["cases"][:2])
@@ -160,7 +160,7 @@ def test_every_rating_is_a_row_as_given_and_bad_ones_are_refused(
     assert any("rater:Bob: 1 case(s) rated, 1 of them partly" in n for n in notes)
 
 
-def test_several_raters_at_once_lose_nothing(served: tuple[RatingServer, WrittenPage]) -> None:
+def test_several_raters_at_once_lose_nothing(served: tuple[RatingServer, RatingPage]) -> None:
     server, page = served
     cases = [c["case"] for c in page.data["cases"]]
     statuses: list[int] = []
@@ -186,7 +186,7 @@ def test_several_raters_at_once_lose_nothing(served: tuple[RatingServer, Written
 
 
 def test_a_restarted_server_keeps_its_ratings_and_token(log: Path, tmp_path: Path) -> None:
-    page = build_page([log], 4, 0)
+    page = build_rating_page([log], 4, 0)
     store = tmp_path / "round.sqlite"
     server = start(page, store)
     case = page.data["cases"][0]["case"]
@@ -194,7 +194,7 @@ def test_a_restarted_server_keeps_its_ratings_and_token(log: Path, tmp_path: Pat
     token = server.token
     server.shutdown()
     server.server_close()
-    again = start(build_page([log], 4, 0), store)
+    again = start(build_rating_page([log], 4, 0), store)
     try:
         assert again.token == token
         _, body = request(again, "/api/ratings?rater=alice")
@@ -203,7 +203,7 @@ def test_a_restarted_server_keeps_its_ratings_and_token(log: Path, tmp_path: Pat
         again.shutdown()
         again.server_close()
     with pytest.raises(StoreError, match="the store of another round"):
-        RatingServer(build_page([log], 3, 1), store, {}, "127.0.0.1", 0)
+        RatingServer(build_rating_page([log], 3, 1), store, {}, "127.0.0.1", 0)
 
 
 def test_the_original_image_is_served_beside_the_scaled_one(tmp_path: Path) -> None:
@@ -213,7 +213,7 @@ def test_the_original_image_is_served_beside_the_scaled_one(tmp_path: Path) -> N
     data = write_cases(tmp_path / "data", 1)
     noise = np.random.default_rng(0).integers(0, 255, (200, 300), dtype=np.uint8)
     Image.fromarray(noise).save(data / "images/i0.png")
-    page = build_page([judged_log(tmp_path, 1)], 1, 0, max_image_px=64)
+    page = build_rating_page([judged_log(tmp_path, 1)], 1, 0, max_image_px=64)
     server = start(page, tmp_path / "round.sqlite", original_images(page, None))
     try:
         case = page.data["cases"][0]["case"]
@@ -277,7 +277,7 @@ def raw_request(server: RatingServer, host: str, path: str) -> tuple[int, bytes]
 
 
 def test_a_request_naming_another_host_is_refused_before_its_token(
-    served: tuple[RatingServer, WrittenPage],
+    served: tuple[RatingServer, RatingPage],
 ) -> None:
     server, page = served
     port = server.server_address[1]
@@ -294,7 +294,7 @@ def test_a_request_naming_another_host_is_refused_before_its_token(
 
 
 def test_an_allowed_host_name_is_answered(log: Path, tmp_path: Path) -> None:
-    page = build_page([log], 2, 0)
+    page = build_rating_page([log], 2, 0)
     server = RatingServer(
         page, tmp_path / "r.sqlite", {}, "127.0.0.1", 0, allowed_hosts=["rate.example.org"]
     )
@@ -310,8 +310,8 @@ def test_an_allowed_host_name_is_answered(log: Path, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def linked(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, WrittenPage]]:
-    page = build_page([log], 4, 0, max_image_px=64)
+def linked(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, RatingPage]]:
+    page = build_rating_page([log], 4, 0, max_image_px=64)
     server = RatingServer(page, tmp_path / "round.sqlite", {}, "127.0.0.1", 0, ["Alice", "bob"])
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -322,7 +322,7 @@ def linked(log: Path, tmp_path: Path) -> Iterator[tuple[RatingServer, WrittenPag
 
 
 def test_a_per_rater_link_rates_under_its_own_name_only(
-    linked: tuple[RatingServer, WrittenPage], log: Path
+    linked: tuple[RatingServer, RatingPage], log: Path
 ) -> None:
     import hashlib
     import hmac
@@ -367,7 +367,7 @@ def test_a_per_rater_link_rates_under_its_own_name_only(
 
 
 def test_a_restarted_server_gives_the_same_rater_links(log: Path, tmp_path: Path) -> None:
-    page = build_page([log], 2, 0)
+    page = build_rating_page([log], 2, 0)
     store = tmp_path / "round.sqlite"
     first = RatingServer(page, store, {}, "127.0.0.1", 0, ["alice"])
     links = first.links()

@@ -24,8 +24,8 @@ import pytest
 from utils.rated_logs import judged_log
 
 from inspect_medreason.rating import server as rating_server
-from inspect_medreason.rating.page import WrittenPage, build_page
-from inspect_medreason.rating.ratings_file import MAX_NOTE_CHARS, MAX_RATER_CHARS
+from inspect_medreason.rating.page import RatingPage, build_rating_page
+from inspect_medreason.rating.rules import MAX_NOTE_CHARS, MAX_RATER_CHARS
 from inspect_medreason.rating.server import (
     TOKEN_HEADER,
     RatingServer,
@@ -40,8 +40,10 @@ pytestmark = pytest.mark.xdist_group("test_rating_server_guard")
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> WrittenPage:
-    return build_page([judged_log(tmp_path_factory.mktemp("guarded"), 4)], 4, 0, max_image_px=64)
+def page(tmp_path_factory: pytest.TempPathFactory) -> RatingPage:
+    return build_rating_page(
+        [judged_log(tmp_path_factory.mktemp("guarded"), 4)], 4, 0, max_image_px=64
+    )
 
 
 def start(server: RatingServer) -> RatingServer:
@@ -50,7 +52,7 @@ def start(server: RatingServer) -> RatingServer:
 
 
 @pytest.fixture
-def served(page: WrittenPage, tmp_path: Path) -> Iterator[RatingServer]:
+def served(page: RatingPage, tmp_path: Path) -> Iterator[RatingServer]:
     server = start(RatingServer(page, tmp_path / "round.sqlite", {}, "127.0.0.1", 0))
     try:
         yield server
@@ -95,7 +97,7 @@ def post(
     return send(server, "POST", "/api/ratings", data, {k: v for k, v in given.items() if v})
 
 
-def rating(page: WrittenPage, **more: Any) -> dict[str, Any]:
+def rating(page: RatingPage, **more: Any) -> dict[str, Any]:
     case = page.data["cases"][0]["case"]
     return {
         "rater": "alice",
@@ -118,7 +120,7 @@ def rows(server: RatingServer) -> list[tuple[Any, ...]]:
 
 
 def test_the_store_and_its_write_ahead_files_are_the_owners_only(
-    served: RatingServer, page: WrittenPage, tmp_path: Path
+    served: RatingServer, page: RatingPage, tmp_path: Path
 ) -> None:
     # a reader held open keeps the write-ahead files (the last connection closed removes them)
     keeper = sqlite3.connect(served.store)
@@ -148,7 +150,7 @@ def test_the_store_and_its_write_ahead_files_are_the_owners_only(
 
 
 def test_a_post_needs_its_token_in_the_header_json_and_the_pages_own_origin(
-    served: RatingServer, page: WrittenPage
+    served: RatingServer, page: RatingPage
 ) -> None:
     port = served.server_address[1]
     body = rating(page)
@@ -186,7 +188,7 @@ def test_no_response_may_be_framed(served: RatingServer) -> None:
 
 
 def test_hello_proves_the_server_holds_the_pages_token_without_being_sent_it(
-    page: WrittenPage, tmp_path: Path
+    page: RatingPage, tmp_path: Path
 ) -> None:
     server = start(RatingServer(page, tmp_path / "r.sqlite", {}, "127.0.0.1", 0, ["Alice", "bob"]))
     try:
@@ -208,9 +210,7 @@ def test_hello_proves_the_server_holds_the_pages_token_without_being_sent_it(
         server.server_close()
 
 
-def test_every_field_is_checked_and_the_reason_said(
-    served: RatingServer, page: WrittenPage
-) -> None:
+def test_every_field_is_checked_and_the_reason_said(served: RatingServer, page: RatingPage) -> None:
     clock = datetime.now(UTC)
     wrong: dict[str, tuple[dict[str, Any], str]] = {
         "a lone surrogate": ({"comment": "bad \ud800 char"}, "U+D800"),
@@ -272,7 +272,7 @@ def random_value(rng: random.Random, depth: int = 0) -> Any:
 
 
 def test_fuzzed_ratings_are_each_answered_and_only_good_ones_stored(
-    served: RatingServer, page: WrittenPage
+    served: RatingServer, page: RatingPage
 ) -> None:
     """300 posts of random Unicode in every field and random JSON shapes (NaN and Infinity
     too, as Python writes them): every one answered 200 or 400 (never a dropped connection
@@ -339,7 +339,7 @@ def test_broken_requests_are_answered_never_dropped(served: RatingServer) -> Non
 
 
 def test_a_slow_client_is_cut_and_the_others_answered(
-    page: WrittenPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    page: RatingPage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two clients that trickle a byte at a time hold both workers (the cap, 2 here): a
     third request is told to come back at once, and both are cut at the deadline."""
@@ -408,13 +408,12 @@ def test_a_burst_of_connections_is_answered(served: RatingServer) -> None:
 def test_served_options_are_checked_before_the_page_is_built(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from inspect_medreason.cli import main
-    from inspect_medreason.rating import page as rating_page
+    from inspect_medreason.cli import main, rate
 
     def never(*_: Any, **__: Any) -> Any:
         raise AssertionError("the page was built before the options were checked")
 
-    monkeypatch.setattr(rating_page, "build_page", never)
+    monkeypatch.setattr(rate, "build_rating_page", never)
     store = tmp_path / "round.sqlite"
     code = main(
         [

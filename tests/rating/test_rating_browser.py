@@ -387,11 +387,11 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
     import socket
     import threading
 
-    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.page import build_rating_page
     from inspect_medreason.rating.server import RatingServer, original_images
 
     log = judged_log(tmp_path, 5)
-    page = build_page([log], 4, 0)
+    page = build_rating_page([log], 4, 0)
     store = tmp_path / "round.sqlite"
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -510,11 +510,11 @@ def test_a_per_rater_link_fixes_the_name_and_rates_as_that_rater(tmp_path: Path)
 
     from selenium.webdriver.common.by import By
 
-    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.page import build_rating_page
     from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 3)
-    page = build_page([log], 3, 0)
+    page = build_rating_page([log], 3, 0)
     store = tmp_path / "round.sqlite"
     server = RatingServer(page, store, {}, "127.0.0.1", 0, ["Alice", "Bob"])
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -653,11 +653,11 @@ def test_a_killed_browser_loses_no_rating_the_page_said_it_kept(tmp_path: Path) 
     import random
     import threading
 
-    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.page import build_rating_page
     from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 6)
-    page = build_page([log], 6, 0)
+    page = build_rating_page([log], 6, 0)
     cases = [c["case"] for c in page.data["cases"]]
     store, port = tmp_path / "round.sqlite", _free_port()
 
@@ -753,11 +753,11 @@ def test_a_process_on_the_port_is_sent_no_token(tmp_path: Path) -> None:
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from inspect_medreason.rating.page import build_page
+    from inspect_medreason.rating.page import build_rating_page
     from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 3)
-    page = build_page([log], 3, 0)
+    page = build_rating_page([log], 3, 0)
     store, port = tmp_path / "round.sqlite", _free_port()
     server = RatingServer(page, store, {}, "127.0.0.1", port)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -832,12 +832,12 @@ def test_a_refused_rating_stays_queued_and_any_text_typed_is_taken(tmp_path: Pat
 
     from selenium.webdriver.common.by import By
 
-    from inspect_medreason.rating.page import build_page
-    from inspect_medreason.rating.ratings_file import MAX_NOTE_CHARS, UNTYPED
+    from inspect_medreason.rating.page import build_rating_page
+    from inspect_medreason.rating.rules import MAX_NOTE_CHARS, UNTYPED
     from inspect_medreason.rating.server import RatingServer
 
     log = judged_log(tmp_path, 4)
-    page = build_page([log], 4, 0)
+    page = build_rating_page([log], 4, 0)
     store = tmp_path / "round.sqlite"
     server = RatingServer(page, store, {}, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -30,7 +30,7 @@ from inspect_medreason.rating.cases import (
     log_rubric,
     stratified_sample,
 )
-from inspect_medreason.rating.page import Blinding, build_page, words_of
+from inspect_medreason.rating.page import Blinding, build_rating_page, words_of
 from inspect_medreason.rating.ratings_file import map_round_to_logs, read_rating_round
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -125,7 +125,7 @@ def test_the_page_shows_the_rubric_the_judges_were_given(tmp_path: Path) -> None
     # a page over logs of different rubrics is refused, naming both
     builtin = judged_log(tmp_path / "builtin", 4)
     with pytest.raises(AnalysisError) as caught:
-        build_page([log, builtin], 8, 0)
+        build_rating_page([log, builtin], 8, 0)
     text = "\n".join(caught.value.problems)
     assert "different rubrics" in text and str(log) in text and str(builtin) in text
 
