@@ -274,6 +274,9 @@ SLOW_TESTS = {
     "tests/docs/test_readme_commands.py": "runs every command the documents show",
     "tests/docs/test_recipe.py": "follows the add-a-benchmark recipe, then every check, in a copy",
     "tests/cli/test_run_attempts.py": "runs interrupted, resumed and eval-set runs",
+    "tests/test_layout.py::test_any_module_of_the_libraries_can_be_imported_first": (
+        "six fresh interpreters, each importing the libraries in another order"
+    ),
     "tests/test_register_entries.py::test_the_script_writes": "runs the script",
     "tests/cli/test_strict_json_outputs.py": "two judged runs, then every JSON-writing command",
     "tests/cli/test_leaderboard_hostile_logs.py": "a judged run, then leaderboard on crafted logs",

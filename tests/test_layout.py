@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import graphlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -72,13 +74,17 @@ def package_modules() -> dict[str, Path]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Which of the package's modules each imports, at its top or inside a function
-    (``from package import module`` counts as importing the module)."""
+    """Which of the package's modules each imports, at its top or inside a function.
+    ``from package import module`` counts as importing the module, not the package's
+    ``__init__`` (whose own imports of its modules, inside functions, would otherwise close
+    a circle that never runs: ``cli/__init__``'s ``main`` imports the table lazily)."""
     modules = package_modules()
-    return {
-        name: {m for m in imported_modules(path) if m in modules} - {name}
-        for name, path in modules.items()
-    }
+    graph = {}
+    for name, path in modules.items():
+        imports = {m for m in imported_modules(path) if m in modules}
+        submodule_parents = {m.rsplit(".", 1)[0] for m in imports if m.rsplit(".", 1)[0] in imports}
+        graph[name] = imports - submodule_parents - {name}
+    return graph
 
 
 def test_the_package_has_no_import_circle() -> None:
@@ -89,6 +95,71 @@ def test_the_package_has_no_import_circle() -> None:
     order = list(graphlib.TopologicalSorter(graph).static_order())
     assert len(order) == len(graph)
     assert "inspect_medreason.analysis.logs" in graph["inspect_medreason.analysis.export"]
+
+
+@pytest.mark.parametrize("library", ["analysis", "rating"])
+def test_the_libraries_over_logs_never_import_the_command(library: str) -> None:
+    """The analyses and the rating round are libraries a notebook imports: nothing in them
+    imports the ``medreason`` command (``cli``), not even inside a function."""
+    prefix = f"inspect_medreason.{library}"
+    for name, imports in import_graph().items():
+        if name == prefix or name.startswith(prefix + "."):
+            bad = {m for m in imports if m.startswith("inspect_medreason.cli")}
+            assert not bad, (name, bad)
+
+
+def loaded_modules(code: str) -> list[str]:
+    """The package's modules a fresh interpreter holds after running ``code``."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code + "\nimport sys\n"
+            "print(sorted(m for m in sys.modules if m.startswith('inspect_medreason.')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_every_public_name_of_the_libraries_imports_without_the_command() -> None:
+    """In a plain interpreter, every name ``inspect_medreason.analysis`` and ``rating``
+    offer resolves, and none loads a module of ``cli``. (The package itself imports its
+    registry, and so the families: Inspect finds the tasks through it.)"""
+    code = (
+        "from inspect_medreason import analysis, rating\n"
+        "for library in (analysis, rating):\n"
+        "    for name in library.__all__:\n"
+        "        assert getattr(library, name) is not None, name\n"
+        "    assert sorted(library.__all__) == sorted(library._HOMES)\n"
+    )
+    loaded = loaded_modules(code)
+    assert "inspect_medreason.analysis.leaderboard" in loaded
+    assert "inspect_medreason.rating.server" in loaded
+    assert not [m for m in loaded if m.startswith("inspect_medreason.cli")], loaded
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "inspect_medreason.rating.cases",
+        "inspect_medreason.rating.ratings_file",
+        "inspect_medreason.rating.page",
+        "inspect_medreason.analysis.agreement",
+        "inspect_medreason.analysis.calibration",
+        "inspect_medreason.analysis.leaderboard",
+    ],
+)
+def test_any_module_of_the_libraries_can_be_imported_first(first: str) -> None:
+    """The analyses read rating rounds and the rating page reads logs: whichever a fresh
+    interpreter imports first, nothing finds a module half-imported."""
+    loaded = loaded_modules(f"import {first}\nimport inspect_medreason.analysis.shift")
+    assert first in loaded
 
 
 def test_the_medreason_command_table_is_imported_by_no_module() -> None:

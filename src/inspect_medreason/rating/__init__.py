@@ -24,25 +24,42 @@ Its modules, each importing only those above it in this list:
   (``open_rating_server``, ``served_round``).
 """
 
-# The analyses first, whole: ``analysis/__init__`` may import ``agreement`` and
-# ``calibration``, which read rating rounds (``cases``, ``ratings_file``), while ``cases``
-# needs ``analysis.errors`` and ``analysis.logs``. Begun from here (``import
-# inspect_medreason.rating.cases`` runs this file first), the analyses would otherwise find
-# ``cases`` half-imported and fail; imported first, they import ``cases`` whole themselves.
-import inspect_medreason.analysis  # noqa: F401
-from inspect_medreason.rating.cases import RATED_COMPONENTS, SampleRef
-from inspect_medreason.rating.page import RatingPage, build_rating_page
-from inspect_medreason.rating.ratings_file import (
-    RATINGS_FORMAT,
-    RatingRound,
-    map_round_to_logs,
-    read_rating_round,
-)
-from inspect_medreason.rating.server import (
-    RatingServer,
-    open_rating_server,
-    served_round,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inspect_medreason.rating.cases import RATED_COMPONENTS, SampleRef
+    from inspect_medreason.rating.page import RatingPage, build_rating_page
+    from inspect_medreason.rating.ratings_file import (
+        RATINGS_FORMAT,
+        RatingRound,
+        map_round_to_logs,
+        read_rating_round,
+    )
+    from inspect_medreason.rating.server import (
+        RatingServer,
+        open_rating_server,
+        served_round,
+    )
+
+# Each public name and the module that defines it: imported on first use, so that
+# importing one module of the round (``cases``, which the analyses read) does not import the
+# page and the server, nor the analyses they read logs with.
+_HOMES = {
+    "RATED_COMPONENTS": "cases",
+    "SampleRef": "cases",
+    "RatingPage": "page",
+    "build_rating_page": "page",
+    "RATINGS_FORMAT": "ratings_file",
+    "RatingRound": "ratings_file",
+    "map_round_to_logs": "ratings_file",
+    "read_rating_round": "ratings_file",
+    "RatingServer": "server",
+    "open_rating_server": "server",
+    "served_round": "server",
+}
 
 __all__ = [
     "RATED_COMPONENTS",
@@ -57,3 +74,14 @@ __all__ = [
     "read_rating_round",
     "served_round",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
