@@ -140,10 +140,12 @@ def test_the_figure_and_the_contact_sheets_are_the_commands(
     monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
     plot, sheets = tmp_path / "shift.png", tmp_path / "sheets"
     command = ["shift", str(logs), "--output", str(tmp_path / "r.md"), "--plot", str(plot)]
-    assert main([*command, "--examples", str(sheets)]) == 0
+    # a log names no data folder: the images are re-made from the one named
+    data = logs.parent / "data"
+    assert main([*command, "--examples", str(sheets), "--data", str(data)]) == 0
     assert report.plot_png().startswith(b"\x89PNG")
     assert report.plot_png() == plot.read_bytes()
-    made, notes = contact_sheets(report)
+    made, notes = contact_sheets(report, data)
     assert notes == []
     assert sorted(made) == ["mockllm_model_mcq_blur-2.png"]
     assert {name: (sheets / name).read_bytes() for name in made} == made

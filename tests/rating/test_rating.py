@@ -184,7 +184,10 @@ def test_the_same_seed_writes_the_same_page(two_logs: list[Path], tmp_path: Path
 
 def test_images_come_from_the_data_folder_when_the_log_holds_none(tmp_path: Path) -> None:
     log = judged_log(tmp_path, 3, log_images=False)
-    html, _ = write_page([log], tmp_path / "page.html", "--cases", "3")
+    # the log names no data folder (none holds a local path): the user names it
+    html, _ = write_page(
+        [log], tmp_path / "page.html", "--cases", "3", "--data", str(tmp_path / "data")
+    )
     assert all(c["images"] for c in page_json(html)["cases"])
     # a data folder that does not hold them is a message naming the case
     (tmp_path / "empty").mkdir()

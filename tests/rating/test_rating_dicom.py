@@ -66,7 +66,8 @@ def test_the_log_records_the_dicom_windows_as_the_file_states_them(log: Path) ->
 
 
 def test_a_preset_is_rendered_from_the_raw_hu_values(log: Path) -> None:
-    page = build_rating_page([log], 2, 0)
+    # the log names no data folder: the DICOM's raw values are read from the one named
+    page = build_rating_page([log], 2, 0, data_dir=log.parent.parent / "data")
     by_question = {c["question"]: c for c in page.data["cases"]}
     dicom_case = by_question["What does the image show? [c00]"]
     png_case = by_question["What does the image show? [c01]"]
@@ -112,7 +113,8 @@ def test_a_dicom_changed_since_the_run_is_not_rendered(tmp_path: Path) -> None:
     write_dicom(
         tmp_path / "data/images/i0.dcm", RAW // 2, rescale=(1.0, -1024.0), windows=FILE_WINDOWS
     )
-    page = build_rating_page([log], 2, 0)  # the page is still made, with the image as sent
+    # the page is still made, with the image as sent
+    page = build_rating_page([log], 2, 0, data_dir=tmp_path / "data")
     assert all("windows" not in case for case in page.data["cases"])
     [warning] = page.warnings
     assert "case 'c00': its DICOM window presets are not offered" in warning
