@@ -224,14 +224,14 @@ def render_window(data: bytes, name: Path, frame: int | None, center: float, wid
     return buffer.getvalue()
 
 
-def _raw_values(path: Path, data: bytes, frame: int | None) -> tuple[NDArray[np.float64], Any]:
-    """A greyscale frame's values after the modality LUT, and the dataset; ImagePathError
-    naming the file when it cannot be read or is in colour."""
+def _decoded(path: Path, data: bytes | None) -> tuple[Any, Any]:
+    """The dataset and its pixel array, read from ``data`` (the file's bytes as already
+    read) or else from ``path``, within the pixel budget; ImagePathError naming the file
+    when it cannot be read or decoded."""
     import pydicom
-    from pydicom.pixels import apply_modality_lut
 
     try:
-        dataset = pydicom.dcmread(io.BytesIO(data))
+        dataset = pydicom.dcmread(io.BytesIO(data) if data is not None else str(path))
         check_pixel_budget(path, dataset)
         pixels = dataset.pixel_array
     except ImagePathError:
@@ -240,14 +240,30 @@ def _raw_values(path: Path, data: bytes, frame: int | None) -> tuple[NDArray[np.
         raise ImagePathError(
             f"{path.name}: unreadable DICOM ({type(error).__name__}: {error})"
         ) from error
+    return dataset, pixels
+
+
+def _one_frame(path: Path, dataset: Any, pixels: Any, frame: int | None) -> Any:
+    """The frame asked for (the middle one by default) of a multi-frame file; a single
+    frame's pixels as they are."""
+    frames = int(dataset.get("NumberOfFrames", 1) or 1)
+    if frames <= 1:
+        return pixels
+    index = frames // 2 if frame is None else frame
+    if not 0 <= index < frames:
+        raise ImagePathError(f"{path.name}: frame {index} requested, the file has {frames}")
+    return pixels[index]
+
+
+def _raw_values(path: Path, data: bytes, frame: int | None) -> tuple[NDArray[np.float64], Any]:
+    """A greyscale frame's values after the modality LUT, and the dataset; ImagePathError
+    naming the file when it cannot be read or is in colour."""
+    from pydicom.pixels import apply_modality_lut
+
+    dataset, pixels = _decoded(path, data)
     if int(dataset.get("SamplesPerPixel", 1) or 1) != 1:
         raise ImagePathError(f"{path.name}: a colour image has no window")
-    frames = int(dataset.get("NumberOfFrames", 1) or 1)
-    if frames > 1:
-        index = frames // 2 if frame is None else frame
-        if not 0 <= index < frames:
-            raise ImagePathError(f"{path.name}: frame {index} requested, the file has {frames}")
-        pixels = pixels[index]
+    pixels = _one_frame(path, dataset, pixels, frame)
     return apply_modality_lut(pixels, dataset).astype(np.float64), dataset
 
 
@@ -265,27 +281,12 @@ def dicom_to_image(
     is the file's bytes as already read (then ``path`` only names it). Raises
     ImagePathError naming the file when it cannot be read or decoded.
     """
-    import pydicom
     from pydicom.pixels import apply_modality_lut, apply_voi_lut
 
-    try:
-        dataset = pydicom.dcmread(io.BytesIO(data) if data is not None else str(path))
-        check_pixel_budget(path, dataset)
-        pixels = dataset.pixel_array
-    except ImagePathError:
-        raise
-    except Exception as error:  # pydicom raises many types for one condition: unreadable
-        raise ImagePathError(
-            f"{path.name}: unreadable DICOM ({type(error).__name__}: {error})"
-        ) from error
-    frames = int(dataset.get("NumberOfFrames", 1) or 1)
-    if frames > 1:
-        index = frames // 2 if frame is None else frame
-        if not 0 <= index < frames:
-            raise ImagePathError(f"{path.name}: frame {index} requested, the file has {frames}")
-        pixels = pixels[index]
-    elif frame not in (None, 0):
+    dataset, pixels = _decoded(path, data)
+    if int(dataset.get("NumberOfFrames", 1) or 1) <= 1 and frame not in (None, 0):
         raise ImagePathError(f"{path.name}: frame {frame} requested, the file has one frame")
+    pixels = _one_frame(path, dataset, pixels, frame)
     if int(dataset.get("SamplesPerPixel", 1) or 1) == 3:
         return Image.fromarray(pixels.astype(np.uint8), mode="RGB")
     values = apply_modality_lut(pixels, dataset).astype(np.float64)
