@@ -117,6 +117,12 @@ class LoadedRows:
             return self.row_files[index], f"row {self.row_numbers[index]}"
         return str(self.origin.get("path", "-")), f"row {index}"
 
+    def row_problem(self, index: int, row_id: str, field_name: str, message: str) -> Problem:
+        """A problem of row ``index`` (its id ``row_id``): its file, "row N (id)", the
+        field and what is wrong with it."""
+        file, where = self.where(index)
+        return Problem(file, f"{where} ({row_id})", field_name, message)
+
     def subset(self, keep: Sequence[int]) -> LoadedRows:
         """The rows at ``keep`` (a language, a question type), each still naming its file
         and row."""
@@ -983,7 +989,6 @@ def missing_fields(
     problems: list[Problem] = []
     for index in rows if rows is not None else range(len(loaded.rows)):
         row = loaded.rows[index]
-        file, where = loaded.where(index)
         for name in fields:
             if row.get(name) is None:  # ``datasets`` fills a key a row lacks with None
                 why = "missing (the published schema has it)"
@@ -991,7 +996,7 @@ def missing_fields(
                 why = "empty (the published schema has it)"
             else:
                 continue
-            problems.append(Problem(file, f"{where} ({id_of(row, index)})", name, why))
+            problems.append(loaded.row_problem(index, id_of(row, index), name, why))
     return problems
 
 
@@ -1003,14 +1008,10 @@ def duplicate_ids(loaded: LoadedRows, id_of: Callable[[dict[str, Any], int], str
     for index, row in enumerate(loaded.rows):
         sample_id = id_of(row, index)
         if sample_id in first:
-            file, where = loaded.where(index)
             other_file, other = loaded.where(first[sample_id])
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({sample_id})",
-                    "id",
-                    f"duplicate id: {other} of {other_file} has it too",
+                loaded.row_problem(
+                    index, sample_id, "id", f"duplicate id: {other} of {other_file} has it too"
                 )
             )
         else:
@@ -1031,11 +1032,10 @@ def unexpected_values(
             value = row.get(name)
             if value is None or str(value).strip().lower() in {v.lower() for v in values}:
                 continue
-            file, where = loaded.where(index)
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({id_of(row, index)})",
+                loaded.row_problem(
+                    index,
+                    id_of(row, index),
                     name,
                     f"{value!r} is not one of {', '.join(values)}",
                 )
@@ -1060,11 +1060,10 @@ def wrong_types(
                 continue
             if isinstance(value, bool) and bool in types:
                 continue
-            file, where = loaded.where(index)
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({id_of(row, index)})",
+                loaded.row_problem(
+                    index,
+                    id_of(row, index),
                     name,
                     f"expected {described}, got {json_type_name(value)} ({str(value)[:40]!r})",
                 )
@@ -1097,11 +1096,10 @@ def wrong_ids(
             value = row.get(name)
             if value is None or id_text(value) is not None:
                 continue
-            file, where = loaded.where(index)
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({id_of(row, index)})",
+                loaded.row_problem(
+                    index,
+                    id_of(row, index),
                     name,
                     f"expected a whole number or text, got {json_type_name(value)} "
                     f"({str(value)[:40]!r})",
@@ -1128,11 +1126,10 @@ def wrong_items(
             for position, item in enumerate(value):
                 if fits(item):
                     continue
-                file, where = loaded.where(index)
                 problems.append(
-                    Problem(
-                        file,
-                        f"{where} ({id_of(row, index)})",
+                    loaded.row_problem(
+                        index,
+                        id_of(row, index),
                         f"{name}[{position}]",
                         f"expected {described}, got {json_type_name(item)} ({str(item)[:40]!r})",
                     )
@@ -1243,9 +1240,8 @@ def collect_images(
                 try:
                     row_files.append(image_file(value, image_root, store))
                 except ImagePathError as error:
-                    file, where = loaded.where(index)
                     problems.append(
-                        Problem(file, f"{where} ({id_of(row, index)})", "image", str(error))
+                        loaded.row_problem(index, id_of(row, index), "image", str(error))
                     )
             files.append(row_files)
     if problems:

@@ -234,11 +234,10 @@ def _missing_images(
     problems: list[Problem] = []
     for index, row in enumerate(loaded.rows):
         if all(is_empty(value) for value in benchmark.images_of(row)):
-            file, where = loaded.where(index)
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({id_of(row, index)})",
+                loaded.row_problem(
+                    index,
+                    id_of(row, index),
                     "image",
                     "missing: the hub's rows carry an image, the release's an image_name",
                 )
@@ -304,11 +303,10 @@ def _join_release_labels(
     problems: list[Problem] = []
     for index, (row, label) in enumerate(zip(loaded.rows, found, strict=True)):
         if label is None:
-            file, where = loaded.where(index)
             problems.append(
-                Problem(
-                    file,
-                    f"{where} ({id_of(row, index)})",
+                loaded.row_problem(
+                    index,
+                    id_of(row, index),
                     "answer_type",
                     (
                         "not in the release's table (no question on this image, by the "
@@ -365,11 +363,10 @@ def _answer_type_record(
         problems: list[Problem] = []
         for index, row in enumerate(loaded.rows):
             if not labelled[index]:
-                file, where = loaded.where(index)
                 problems.append(
-                    Problem(
-                        file,
-                        f"{where} ({id_of(row, index)})",
+                    loaded.row_problem(
+                        index,
+                        id_of(row, index),
                         "answer_type",
                         f"missing, while {sum(labelled):,} other rows have it: one "
                         "closed/open definition per run",
