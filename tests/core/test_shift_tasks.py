@@ -338,45 +338,9 @@ def test_a_shift_with_the_images_withheld_stops_the_task(shift_data: Path) -> No
             task(data=str(shift_data), shift="blur", severity=2, images=False)
 
 
-def colour_dicom(path: Path, rgb: np.ndarray, photometric: str = "RGB") -> Path:
-    """A colour DICOM (8 bits a sample, interleaved); YBR_FULL stores JPEG's full-range
-    YCbCr, which pydicom shows as RGB."""
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, generate_uid
-
-    stored = rgb.astype(float)
-    if photometric == "YBR_FULL":
-        r, g, b = stored[..., 0], stored[..., 1], stored[..., 2]
-        y = 0.299 * r + 0.587 * g + 0.114 * b
-        stored = (
-            np.stack([y, 128 + (b - y) / 1.772, 128 + (r - y) / 1.402], axis=-1)
-            .round()
-            .clip(0, 255)
-        )
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
-    meta.MediaStorageSOPInstanceUID = generate_uid()
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID = SecondaryCaptureImageStorage
-    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
-    ds.Modality = "XC"
-    ds.SamplesPerPixel = 3
-    ds.PhotometricInterpretation = photometric
-    ds.PlanarConfiguration = 0
-    ds.BitsAllocated = ds.BitsStored = 8
-    ds.HighBit = 7
-    ds.PixelRepresentation = 0
-    ds.Rows, ds.Columns = rgb.shape[:2]
-    ds.PixelData = stored.astype(np.uint8).tobytes()
-    ds.save_as(path, enforce_file_format=True)
-    return path
-
-
 def image_of_kind(kind: str, folder: Path) -> Path:
     """One 48-px textured image of each kind a case may hold, as the loader sends it."""
-    from utils.dicom_fixtures import write_dicom
+    from utils.dicom_fixtures import write_colour_dicom, write_dicom
 
     from inspect_medreason.core.dicom import dicom_as_png
 
@@ -399,7 +363,7 @@ def image_of_kind(kind: str, folder: Path) -> Path:
         path = write_dicom(folder / f"{photometric}.dcm", raw, photometric, rescale=(1.0, -1024.0))
         return dicom_as_png(path)
     photometric = kind.split()[1]
-    return dicom_as_png(colour_dicom(folder / f"{photometric}.dcm", rgb * 255, photometric))
+    return dicom_as_png(write_colour_dicom(folder / f"{photometric}.dcm", rgb * 255, photometric))
 
 
 KINDS = [

@@ -13,6 +13,23 @@ from pydicom.uid import ExplicitVRLittleEndian, SecondaryCaptureImageStorage, ge
 from utils.rated_logs import judged_log, write_cases
 
 
+def dicom_dataset(modality: str, samples: int, photometric: str) -> Dataset:
+    """A secondary-capture dataset with its file meta (a new instance UID each time): the
+    header every test DICOM shares; the caller adds its pixel module."""
+    meta = FileMetaDataset()
+    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
+    meta.MediaStorageSOPInstanceUID = generate_uid()
+    meta.TransferSyntaxUID = ExplicitVRLittleEndian
+    ds = Dataset()
+    ds.file_meta = meta
+    ds.SOPClassUID = SecondaryCaptureImageStorage
+    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
+    ds.Modality = modality
+    ds.SamplesPerPixel = samples
+    ds.PhotometricInterpretation = photometric
+    return ds
+
+
 def write_dicom(
     path: Path,
     pixels: NDArray[np.uint16],
@@ -24,17 +41,7 @@ def write_dicom(
     """A minimal valid DICOM image; ``pixels`` is (rows, cols) or (frames, rows, cols).
     ``rescale`` is (slope, intercept); ``windows`` several named windows (centre, width,
     WindowCenterWidthExplanation), as a CT scanner writes them."""
-    meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = SecondaryCaptureImageStorage
-    meta.MediaStorageSOPInstanceUID = generate_uid()
-    meta.TransferSyntaxUID = ExplicitVRLittleEndian
-    ds = Dataset()
-    ds.file_meta = meta
-    ds.SOPClassUID = SecondaryCaptureImageStorage
-    ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
-    ds.Modality = "CT"
-    ds.SamplesPerPixel = 1
-    ds.PhotometricInterpretation = photometric
+    ds = dicom_dataset("CT", samples=1, photometric=photometric)
     ds.BitsAllocated = 16
     ds.BitsStored = 12
     ds.HighBit = 11
@@ -51,6 +58,30 @@ def write_dicom(
     if rescale is not None:
         ds.RescaleSlope, ds.RescaleIntercept = rescale
     ds.PixelData = pixels.astype(np.uint16).tobytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ds.save_as(path, enforce_file_format=True)
+    return path
+
+
+def write_colour_dicom(path: Path, rgb: NDArray[np.float64], photometric: str = "RGB") -> Path:
+    """A colour DICOM (8 bits a sample, interleaved); YBR_FULL stores JPEG's full-range
+    YCbCr, which pydicom shows as RGB."""
+    stored = rgb.astype(float)
+    if photometric == "YBR_FULL":
+        r, g, b = stored[..., 0], stored[..., 1], stored[..., 2]
+        y = 0.299 * r + 0.587 * g + 0.114 * b
+        stored = (
+            np.stack([y, 128 + (b - y) / 1.772, 128 + (r - y) / 1.402], axis=-1)
+            .round()
+            .clip(0, 255)
+        )
+    ds = dicom_dataset("XC", samples=3, photometric=photometric)
+    ds.PlanarConfiguration = 0
+    ds.BitsAllocated = ds.BitsStored = 8
+    ds.HighBit = 7
+    ds.PixelRepresentation = 0
+    ds.Rows, ds.Columns = rgb.shape[:2]
+    ds.PixelData = stored.astype(np.uint8).tobytes()
     path.parent.mkdir(parents=True, exist_ok=True)
     ds.save_as(path, enforce_file_format=True)
     return path
