@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from utils.ports import free_port
 from utils.rated_logs import judged_log
 
 from inspect_medreason.cli import main
@@ -384,7 +385,6 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
     """Two browsers rate against one server; one is killed mid-round without saving and
     loses nothing; the server restarts on the same store and port, the other browser's
     ratings given while it was down reach it, and the store is read as the raters' files."""
-    import socket
     import threading
 
     from inspect_medreason.rating.page import build_rating_page
@@ -393,9 +393,7 @@ def test_two_raters_at_once_a_killed_browser_and_a_restarted_server(tmp_path: Pa
     log = judged_log(tmp_path, 5)
     page = build_rating_page([log], 4, 0)
     store = tmp_path / "round.sqlite"
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
 
     def serve() -> RatingServer:
         server = RatingServer(page, store, original_images(page, None), "127.0.0.1", port)
@@ -636,14 +634,6 @@ def _latest(store: Path, rater: str) -> dict[tuple[str, str], Any]:
     return {(r.case, r.component): r.value for r in latest_ratings(store, rater)}
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_a_killed_browser_loses_no_rating_the_page_said_it_kept(tmp_path: Path) -> None:
     """Four rounds, the server down in two of them: ratings given until the page says they
     are kept (on the server, or waiting for it), then a few more, then Chromium killed at a
@@ -659,7 +649,7 @@ def test_a_killed_browser_loses_no_rating_the_page_said_it_kept(tmp_path: Path) 
     log = judged_log(tmp_path, 6)
     page = build_rating_page([log], 6, 0)
     cases = [c["case"] for c in page.data["cases"]]
-    store, port = tmp_path / "round.sqlite", _free_port()
+    store, port = tmp_path / "round.sqlite", free_port()
 
     def serve() -> RatingServer:
         server = RatingServer(page, store, {}, "127.0.0.1", port)
@@ -758,7 +748,7 @@ def test_a_process_on_the_port_is_sent_no_token(tmp_path: Path) -> None:
 
     log = judged_log(tmp_path, 3)
     page = build_rating_page([log], 3, 0)
-    store, port = tmp_path / "round.sqlite", _free_port()
+    store, port = tmp_path / "round.sqlite", free_port()
     server = RatingServer(page, store, {}, "127.0.0.1", port)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     seen: list[bytes] = []

