@@ -469,7 +469,9 @@ def test_a_dicom_case_offers_its_windows_and_a_png_case_none(
     driver, _ = browser
     log = dicom_case_log(tmp_path)
     page = tmp_path / "page.html"
-    assert main(["rate", str(log), "--output", str(page), "--cases", "2"]) == 0
+    # the windows are rendered from the DICOM's raw values, read from the data folder named
+    command = ["rate", str(log), "--output", str(page), "--cases", "2"]
+    assert main([*command, "--data", str(tmp_path / "data")]) == 0
     driver.get(page.as_uri())
     _past_the_guide(driver)
     data = driver.execute_script(
