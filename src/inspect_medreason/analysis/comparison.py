@@ -40,7 +40,7 @@ from inspect_medreason.analysis.logs import (
     task_name,
     task_record,
 )
-from inspect_medreason.analysis.markdown import markdown_row, markdown_text
+from inspect_medreason.analysis.markdown import html_table, markdown_row, markdown_text
 from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
@@ -513,13 +513,6 @@ def _document(comparison: Comparison) -> dict[str, Any]:
 
 
 def _html(comparison: Comparison) -> str:
-    def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
-
     image = base64.b64encode(plot_png(comparison)).decode("ascii")
     warnings = "".join(
         f"<p class='warn'>warning: {html.escape(w)}</p>" for w in comparison.warnings
@@ -532,9 +525,9 @@ def _html(comparison: Comparison) -> str:
         "padding:.3rem .6rem;text-align:right}th{background:#f0f4f8}.warn{color:#b44d12}"
         "img{max-width:100%}</style>\n</head>\n<body>\n"
         f"<h1>{title}</h1>\n<p>{html.escape(_summary(comparison))}</p>\n{warnings}"
-        f"{table(HEADER, _rows(comparison))}<p>{html.escape(NOTE)}</p>\n"
+        f"{html_table(HEADER, _rows(comparison))}<p>{html.escape(NOTE)}</p>\n"
         f"<img alt='Differences with their 95% intervals' src='data:image/png;base64,{image}'>\n"
-        f"<h2>By category</h2>\n{table(CATEGORY_HEADER, _category_rows(comparison))}</body>\n</html>\n"
+        f"<h2>By category</h2>\n{html_table(CATEGORY_HEADER, _category_rows(comparison))}</body>\n</html>\n"
     )
 
 

@@ -6,9 +6,10 @@ metrics) passes through unchanged, so every cell and note can go through here.""
 
 from __future__ import annotations
 
+import html
 import re
 
-__all__ = ["markdown_row", "markdown_text"]
+__all__ = ["html_table", "markdown_row", "markdown_text"]
 
 # The characters Markdown (CommonMark with GitHub's tables) gives a meaning inside a line;
 # "[" and "]" only where they make a link ("](" or "]["), so that intervals like [0.1, 0.3]
@@ -28,3 +29,12 @@ def markdown_text(text: object) -> str:
 def markdown_row(cells: list[str] | tuple[str, ...]) -> str:
     """One Markdown table row of escaped cells."""
     return "| " + " | ".join(markdown_text(cell) for cell in cells) + " |"
+
+
+def html_table(header: list[str], rows: list[list[str]]) -> str:
+    """An HTML table of escaped cells, for the reports written as HTML."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.markdown import html_table
 from inspect_medreason.analysis.shift import (
     NOTE,
     SUMMARY_NOTE,
@@ -241,13 +242,6 @@ def document(report: ShiftReport) -> dict[str, Any]:
 
 
 def _html(report: ShiftReport) -> str:
-    def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
-        )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n"
-
     image = base64.b64encode(report.plot_png()).decode("ascii")
     warnings = "".join(f"<p class='warn'>warning: {html.escape(w)}</p>" for w in _warnings(report))
     return (
@@ -256,13 +250,13 @@ def _html(report: ShiftReport) -> str:
         "margin:2rem}table{border-collapse:collapse;margin:1rem 0}th,td{border-bottom:1px "
         "solid #d9e2ec;padding:.3rem .6rem;text-align:right}th{background:#f0f4f8}"
         ".warn{color:#b44d12}img{max-width:100%}</style>\n</head>\n<body>\n"
-        f"<h1>Image-quality shifts</h1>\n{warnings}{table(HEADER, _rows(report))}"
+        f"<h1>Image-quality shifts</h1>\n{warnings}{html_table(HEADER, _rows(report))}"
         f"<p>{html.escape(NOTE)}</p>\n"
         f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
-        f"<h2>Summary across shifts</h2>\n{table(SUMMARY_HEADER, _summary_rows(report))}"
+        f"<h2>Summary across shifts</h2>\n{html_table(SUMMARY_HEADER, _summary_rows(report))}"
         f"<p>{html.escape(SUMMARY_NOTE)}</p>\n"
-        f"<h2>By modality</h2>\n{table(MODALITY_HEADER, _modality_rows(report))}"
-        f"<h2>Answers and quality remarks</h2>\n{table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
+        f"<h2>By modality</h2>\n{html_table(MODALITY_HEADER, _modality_rows(report))}"
+        f"<h2>Answers and quality remarks</h2>\n{html_table(BEHAVIOUR_HEADER, _behaviour_rows(report))}"
         "</body>\n</html>\n"
     )
 
