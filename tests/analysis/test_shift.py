@@ -4,8 +4,10 @@ sheets ``--examples`` writes."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +16,20 @@ import pytest
 from conftest import scripted_output, user_text, write_json
 from inspect_ai import eval
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from matplotlib.text import Text
 from PIL import Image
 
-from inspect_medreason.analysis.shift import ShiftReport, contact_sheets, shift_report
+from inspect_medreason.analysis.figures import DOUBLE_COLUMN, MIN_FONT_POINTS, pyplot
+from inspect_medreason.analysis.shift import (
+    SHIFT_NAMES,
+    ShiftReport,
+    contact_sheets,
+    shift_figure,
+    shift_report,
+)
 from inspect_medreason.cli import main
+from inspect_medreason.core.intervals import Interval
+from inspect_medreason.core.shift import SHIFTS
 from inspect_medreason.medreason.medreason import mcq
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -160,3 +172,119 @@ def test_the_modality_table_splits_the_change_by_modality(report: ShiftReport) -
         row = table.loc[modality]
         assert (row["metric"], row["severity"], row["clean"]) == ("MCQ Accuracy", 2, 1.0)
         assert row["change"] == pytest.approx(-1 / 4)
+
+
+# --- the figure as a paper prints it -------------------------------------------------
+
+
+def two_models(report: ShiftReport) -> ShiftReport:
+    """The report's pair as two models' (provider-prefixed names), the second with an
+    asymmetric interval and one whose lower end lies beyond the axis: what the figure must
+    draw at their true bounds, beside each other."""
+    [pair] = report.pairs
+    result = pair.metrics["MCQ Accuracy"]
+    pairs = []
+    for model, interval in (
+        ("provider/model-a", result.interval),
+        ("provider/model-b", Interval(-1.6, 0.1)),
+    ):
+        runs = {side: replace(getattr(pair, side), model=model) for side in ("clean", "shifted")}
+        metrics = {"MCQ Accuracy": replace(result, interval=interval)}
+        pairs.append(replace(pair, **runs, metrics=metrics))
+    return ShiftReport(pairs, [])
+
+
+def drawn(figure: Any) -> tuple[list[tuple[float, float]], list[tuple[float, float, float]]]:
+    """The points (x, change) and the interval bars (x, lower, upper) of every panel."""
+    points, bars = [], []
+    for axis in figure.axes:
+        for line in axis.get_lines():
+            if line.get_marker() == "o" and len(line.get_xdata()) == 1:
+                points.append((float(line.get_xdata()[0]), float(line.get_ydata()[0])))
+        for collection in axis.collections:
+            for segment in collection.get_segments():
+                (x0, y0), (x1, y1) = segment
+                if x0 == x1:
+                    bars.append((float(x0), float(min(y0, y1)), float(max(y0, y1))))
+    return points, bars
+
+
+def test_each_interval_is_drawn_on_the_change_it_bounds_models_side_by_side(
+    report: ShiftReport,
+) -> None:
+    both = two_models(report)
+    figure = shift_figure(both)
+    points, bars = drawn(figure)
+    first, _ = (p.metrics["MCQ Accuracy"] for p in both.pairs)
+    assert sorted(y for _, y in points) == pytest.approx([first.difference] * 2)
+    # side by side: one x per model at severity 2, each point on its own bar
+    assert len({x for x, _ in points}) == 2 and all(abs(x - 2) < 0.5 for x, _ in points)
+    by_x = {x: (lower, upper) for x, lower, upper in bars}
+    assert sorted(by_x) == sorted(x for x, _ in points)
+    spans = sorted(by_x.values())
+    # the first: exactly its interval, centred on the estimate (a symmetric interval)
+    assert (first.interval.lower, first.interval.upper) in [pytest.approx(s) for s in spans]
+    centre = (first.interval.lower + first.interval.upper) / 2
+    symmetric = abs(centre - first.difference) < 1e-9
+    assert not symmetric or any(
+        (lower + upper) / 2 == pytest.approx(first.difference) for lower, upper in spans
+    )
+    # the second: its upper bound as computed, its lower cut at the axis (-1) and marked
+    assert (-1.0, 0.1) in [pytest.approx(s) for s in spans]
+    [axis] = [a for a in figure.axes if a.get_visible()]
+    markers = [line.get_marker() for line in axis.get_lines()]
+    assert markers.count("v") == 1 and "^" not in markers
+    assert axis.get_ylim()[0] <= -1.0 and axis.get_ylim()[1] >= 1.0  # never autoscaled
+    assert axis.get_ylabel() == "change in MCQ accuracy"
+    assert axis.get_xlabel() == "severity"
+    pyplot().close(figure)
+
+
+def test_the_figure_prints_readably_names_models_as_people_do_and_has_no_caption_in_it(
+    report: ShiftReport,
+) -> None:
+    both = two_models(report)
+    figure = shift_figure(both)
+    texts = [t for t in figure.findobj(Text) if t.get_text().strip() and t.get_visible()]
+    assert texts and min(t.get_fontsize() for t in texts) >= MIN_FONT_POINTS
+    assert figure.get_size_inches()[0] <= DOUBLE_COLUMN
+    [legend] = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["model-a", "model-b"]
+    caption = both.plot_caption()
+    drawn_text = " ".join(t.get_text() for t in texts)
+    assert "95% interval" in caption and "95% interval" not in drawn_text
+    assert max(len(t.get_text()) for t in texts) < 60  # titles and labels, no paragraph
+    assert "model-a MCQ accuracy 1.000" in caption  # the clean means the changes are from
+    pyplot().close(figure)
+
+
+def test_panels_sit_side_by_side_one_per_shift_and_metric(report: ShiftReport) -> None:
+    [pair] = report.pairs
+    shifts = ["blur", "noise", "jpeg", "gamma"]
+    many = ShiftReport(
+        [replace(pair, shifted=replace(pair.shifted, shift=shift)) for shift in shifts], []
+    )
+    figure = shift_figure(many)
+    visible = [a for a in figure.axes if a.get_visible()]
+    assert [a.get_title().split(",")[0] for a in visible] == [
+        "Blur",
+        "Gamma",
+        "JPEG compression",
+        "Noise (lower dose)",
+    ]
+    lefts = sorted({round(a.get_position().x0, 3) for a in visible})
+    assert len(lefts) == 3  # three columns at the double column's width, then a second row
+    pyplot().close(figure)
+    assert set(SHIFT_NAMES) == set(SHIFTS)  # every shift has a printed name
+
+
+def test_the_command_writes_the_caption_beside_the_figure(
+    logs: Path, report: ShiftReport, tmp_path: Path
+) -> None:
+    plot = tmp_path / "shift.png"
+    page = tmp_path / "shift.html"
+    command = ["shift", str(logs), "--format", "html", "--output", str(page), "--plot", str(plot)]
+    assert main(command) == 0
+    assert (tmp_path / "shift.caption.txt").read_text() == report.plot_caption() + "\n"
+    assert f"<figcaption>{html.escape(report.plot_caption())}</figcaption>" in page.read_text()
+    assert main(command) != 0  # the caption is an output: not overwritten without --force

@@ -35,7 +35,13 @@ from inspect_medreason.analysis.comparison import (
 )
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import log_files, medreason_headers
-from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.figures import (
+    DOUBLE_COLUMN,
+    SINGLE_COLUMN,
+    display_names,
+    png_bytes,
+    print_style,
+)
 from inspect_medreason.analysis.logs import (
     LoggedSample,
     UnreadableSample,
@@ -60,7 +66,10 @@ __all__ = [
     "ShiftRun",
     "Summary",
     "contact_sheets",
+    "plot_caption",
+    "plot_png",
     "says_poor_quality",
+    "shift_figure",
     "shift_report",
     "summarise",
 ]
@@ -396,8 +405,13 @@ class ShiftReport:
         return summarise(self)
 
     def plot_png(self) -> bytes:
-        """Each metric against severity, one panel per shift and metric, as PNG bytes."""
+        """Each metric's change against severity, one panel per shift and metric, as PNG
+        bytes (:func:`plot_png`); its caption is :meth:`plot_caption`."""
         return plot_png(self)
+
+    def plot_caption(self) -> str:
+        """The caption of :meth:`plot_png`, as text to set under it."""
+        return plot_caption(self)
 
 
 PAIR_COLUMNS = ["model", "task", "shift", "severity", "seed", "judge_image", "metric", "cases",
@@ -667,77 +681,221 @@ METRIC_SCALES = {
     "Open-ended GT": (0.0, 4.0, "GT_final, judge score (0-4)"),
     "Open-ended VA": (0.0, 4.0, "VA_final, judge score (0-4)"),
 }
-PLOT_CAPTION = (
-    "Points: the clean mean (severity 0) and each shifted run's mean. Bars: the 95% interval "
-    "of the change (shifted − clean), drawn from the clean mean, clipped to the scale; cases "
-    "sharing an image are kept together. n: cases scored in both runs."
-)
+# Each metric and shift as a figure names it.
+METRIC_NAMES = {
+    "MCQ Accuracy": "MCQ accuracy",
+    "VQA closed accuracy": "VQA closed accuracy",
+    "VQA open accuracy": "VQA open accuracy",
+    "GEMeX accuracy": "GEMeX accuracy",
+    "Open-ended GT": "GT_final (0-4)",
+    "Open-ended VA": "VA_final (0-4)",
+}
+SHIFT_NAMES = {
+    "noise": "Noise (lower dose)",
+    "rician": "Rician noise",
+    "bias_field": "Bias field",
+    "motion_ghosting": "Motion ghosting",
+    "undersampling": "k-space undersampling",
+    "gibbs": "Gibbs ringing",
+    "spike": "k-space spike",
+    "speckle": "Speckle",
+    "stain": "Stain variation",
+    "blur": "Blur",
+    "downsample": "Downsampling",
+    "jpeg": "JPEG compression",
+    "gamma": "Gamma",
+    "window": "Mis-set window",
+    "brightness_up": "Brightness up",
+    "brightness_down": "Brightness down",
+    "contrast_up": "Contrast up",
+    "contrast_down": "Contrast down",
+}
+SEVERITY_NAMES = {1: "1 mild", 2: "2 moderate", 3: "3 severe"}
+PLOT_COLUMNS = 3  # panels side by side at the double column's width
+CUT_MARKERS = {"lower": "v", "upper": "^"}  # an interval cut at the axis ends in one
 
 
-def _line_label(run: ShiftRun, cases: int) -> str:
-    judge = f", judge sees {run.judge_image}" if run.judge_image else ""
-    return f"{run.model} · {run.task} · seed {run.seed}{judge} · n={cases}"
+def shift_name(shift: str) -> str:
+    """A shift's name as a figure prints it."""
+    return SHIFT_NAMES.get(shift, shift.replace("_", " ").capitalize())
 
 
-def plot_png(report: ShiftReport) -> bytes:
-    """A severity curve per shift (rows) and metric (columns) on the metric's fixed scale:
-    the clean mean at severity 0, each severity's mean with the 95% interval of its change
-    drawn from the clean mean; one line per model, task, seed and judge image, each named in
-    the legend with its case count."""
-    plt = pyplot()
+class PlottedLine(NamedTuple):
+    """One line of a panel: its legend label and, per severity, the pair it draws."""
 
+    label: str
+    pairs: list[PairReport]
+
+
+def _line_keys(report: ShiftReport) -> dict[tuple[str, str, int | None, str | None], str]:
+    """Each line's legend label: the model's display name, and the task, seed and judge
+    image only where the figure's lines differ in them (the rest is in the caption)."""
+    keys = sorted(
+        {(p.shifted.model, p.shifted.task, p.shifted.seed, p.shifted.judge_image)
+         for p in report.pairs},
+        key=str,
+    )  # fmt: skip
+    names = display_names([key[0] for key in keys])
+    varies = [len({key[index] for key in keys}) > 1 for index in range(4)]
+    labels = {}
+    for key in keys:
+        extras = [
+            text
+            for index, text in ((1, key[1]), (2, f"seed {key[2]}"), (3, f"judge sees {key[3]}"))
+            if varies[index]
+        ]
+        labels[key] = names[key[0]] + (f" ({', '.join(extras)})" if extras else "")
+    return labels
+
+
+def plot_panels(report: ShiftReport) -> list[tuple[str, str, list[PlottedLine]]]:
+    """What the figure draws: per shift and metric (in that order), its lines."""
+    labels = _line_keys(report)
     shifts = sorted({p.shifted.shift or "" for p in report.pairs})
     metrics = [m for m in SHIFT_METRICS if any(m in p.metrics for p in report.pairs)]
-    columns = max(len(metrics), 1)
-    figure, axes = plt.subplots(
-        len(shifts), columns, figsize=(5 * columns, 3.6 * len(shifts) + 1.2), squeeze=False
-    )
-    for row, shift in enumerate(shifts):
-        for column, metric in enumerate(metrics):
-            axis = axes[row, column]
-            low_end, high_end, unit = METRIC_SCALES[metric]
-            lines: dict[tuple[str, str, int | None, str | None], list[PairReport]]
-            lines = defaultdict(list)
+    panels = []
+    for shift in shifts:
+        for metric in metrics:
+            lines: dict[str, list[PairReport]] = defaultdict(list)
             for p in report.pairs:
                 if p.shifted.shift == shift and metric in p.metrics:
                     key = (p.shifted.model, p.shifted.task, p.shifted.seed, p.shifted.judge_image)
-                    lines[key].append(p)
-            tasks = sorted({key[1] for key in lines})
-            counts = sorted({p.metrics[metric].cases for ps in lines.values() for p in ps})
-            for _key, pairs in sorted(lines.items(), key=lambda item: str(item[0])):
-                pairs.sort(key=lambda p: p.shifted.severity)
-                results = [p.metrics[metric] for p in pairs]
-                clean = results[0].mean_a
-                xs = [0, *(p.shifted.severity for p in pairs)]
-                ys = [clean, *(r.mean_b for r in results)]
-                lower = [clean, *(clean + r.interval.lower for r in results)]
-                upper = [clean, *(clean + r.interval.upper for r in results)]
-                lower = list(np.clip(np.nan_to_num(lower, nan=np.nan), low_end, high_end))
-                upper = list(np.clip(np.nan_to_num(upper, nan=np.nan), low_end, high_end))
-                errors = np.nan_to_num(
-                    np.array([np.subtract(ys, lower), np.subtract(upper, ys)]).clip(min=0),
-                    nan=0.0,
+                    lines[labels[key]].append(p)
+            if lines:
+                panels.append(
+                    (
+                        shift,
+                        metric,
+                        [
+                            PlottedLine(label, sorted(ps, key=lambda p: p.shifted.severity))
+                            for label, ps in sorted(lines.items())
+                        ],
+                    )
                 )
-                axis.errorbar(
-                    xs,
-                    ys,
-                    yerr=errors,
-                    marker="o",
-                    capsize=3,
-                    label=_line_label(pairs[0].shifted, results[0].cases),
-                )
-            n = "/".join(map(str, counts)) or "0"
-            axis.set_title(f"{shift}: {metric}\n{', '.join(tasks)}, n = {n}", fontsize=9)
-            axis.set_ylim(low_end, high_end)
-            axis.set_xlim(-0.3, max(SEVERITIES) + 0.3)
-            axis.set_xticks([0, *SEVERITIES])
-            axis.set_xlabel("severity (0 = clean)")
-            axis.set_ylabel(unit)
+    return panels
+
+
+def shift_figure(report: ShiftReport) -> Any:
+    """The figure of :func:`plot_png` as a matplotlib ``Figure`` (to restyle or save as a
+    vector file); its caption is :func:`plot_caption`."""
+    panels = plot_panels(report)
+    labels = list(dict.fromkeys(line.label for *_, lines in panels for line in lines))
+    columns = max(1, min(PLOT_COLUMNS, len(panels)))
+    rows = max(1, math.ceil(len(panels) / columns))
+    width = DOUBLE_COLUMN if columns > 1 else SINGLE_COLUMN
+    with print_style() as plt:
+        colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        colour = {label: colours[i % len(colours)] for i, label in enumerate(labels)}
+        figure, axes = plt.subplots(
+            rows, columns, figsize=(width, 2.3 * rows + 0.5), squeeze=False, sharex=True
+        )
+        step = 0.5 / max(len(labels), 1)  # lines side by side at each severity
+        for index, (shift, metric, lines) in enumerate(panels):
+            axis = axes[index // columns, index % columns]
+            low_end, high_end, _unit = METRIC_SCALES[metric]
+            span = high_end - low_end
+            for line in lines:
+                offset = (labels.index(line.label) - (len(labels) - 1) / 2) * step
+                results = [p.metrics[metric] for p in line.pairs]
+                xs = [p.shifted.severity + offset for p in line.pairs]
+                ys = [r.difference for r in results]
+                axis.plot(xs, ys, "-", color=colour[line.label], linewidth=1, alpha=0.6)
+                for x, r in zip(xs, results, strict=True):
+                    _draw_interval(axis, x, r, -span, span, colour[line.label])
+            counts = sorted({p.metrics[metric].cases for line in lines for p in line.pairs})
+            axis.axhline(0.0, color="0.6", linewidth=0.8, linestyle="--", zorder=0)
+            axis.set_title(f"{shift_name(shift)}, n = {'/'.join(map(str, counts))}")
+            axis.set_ylim(-span * 1.04, span * 1.04)
+            axis.set_xlim(min(SEVERITIES) - 0.5, max(SEVERITIES) + 0.5)
+            axis.set_xticks(list(SEVERITIES), [SEVERITY_NAMES[s] for s in SEVERITIES])
+            axis.set_xlabel("severity")
+            axis.set_ylabel(f"change in {METRIC_NAMES.get(metric, metric)}")
             axis.grid(alpha=0.3)
-            axis.legend(fontsize=6, loc="lower left")
-    figure.text(0.01, 0.005, PLOT_CAPTION, fontsize=7, wrap=True)
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
-    return png_bytes(figure, dpi=110)
+        for index in range(len(panels), rows * columns):
+            axes[index // columns, index % columns].set_visible(False)
+        handles = [
+            plt.Line2D([], [], color=colour[label], marker="o", label=label) for label in labels
+        ]
+        figure.legend(
+            handles=handles,
+            loc="lower center",
+            ncol=min(len(labels), 3),
+            frameon=False,
+            bbox_to_anchor=(0.5, 0.0),
+        )
+        figure.tight_layout(rect=(0, 0.08 + 0.04 * ((len(labels) - 1) // 3), 1, 1))
+    return figure
+
+
+def _draw_interval(axis: Any, x: float, result: PairedResult, low: float, high: float,
+                   colour: str) -> None:  # fmt: skip
+    """The change as a point, its 95% interval as a bar from its lower to its upper bound
+    (not around the point: a bootstrap's need not be symmetric); an end beyond the axis is
+    cut there and marked with a triangle; a change without an interval is drawn hollow."""
+    lower, upper = result.interval.lower, result.interval.upper
+    finite = not (math.isnan(lower) or math.isnan(upper))
+    if finite:
+        shown = (max(lower, low), min(upper, high))
+        axis.vlines(x, *shown, color=colour, linewidth=1.5)
+        for end, value, cut in (
+            ("lower", shown[0], lower < low),
+            ("upper", shown[1], upper > high),
+        ):
+            if cut:
+                axis.plot([x], [value], CUT_MARKERS[end], color=colour, markersize=5)
+            else:
+                axis.hlines(value, x - 0.04, x + 0.04, color=colour, linewidth=1)
+    axis.plot(
+        [x],
+        [result.difference],
+        "o",
+        color=colour,
+        markerfacecolor=colour if finite else "white",
+        markersize=4,
+    )
+
+
+def plot_caption(report: ShiftReport) -> str:
+    """The figure's caption, as text to set under it: what each panel, point and bar is,
+    what the lines share, and the clean means the changes are from."""
+    keys = {(p.shifted.task, p.shifted.seed, p.shifted.judge_image) for p in report.pairs}
+    shared = []
+    if len({k[0] for k in keys}) == 1:
+        shared.append(f"task {next(iter(keys))[0]}")
+    if len({k[1] for k in keys}) == 1:
+        shared.append(f"shift seed {next(iter(keys))[1]}")
+    if len({k[2] for k in keys}) == 1 and next(iter(keys))[2]:
+        shared.append(f"the vision judge sees the {next(iter(keys))[2]} image")
+    names = display_names(sorted({p.shifted.model for p in report.pairs}))
+    clean = []
+    for (model, metric), mean in sorted(
+        {
+            (p.shifted.model, metric): r.mean_a
+            for p in report.pairs
+            for metric, r in p.metrics.items()
+        }.items()
+    ):
+        clean.append(f"{names[model]} {METRIC_NAMES.get(metric, metric)} {mean:.3f}")
+    text = (
+        "Change under each image-quality shift (shifted − clean, on the cases both runs "
+        "scored; below the dashed line is a loss), one panel per shift and metric, on the "
+        "metric's whole range of change. Points: the change at each severity (1 mild, "
+        "2 moderate, 3 severe), each model's beside the others'; bars: its 95% interval, "
+        "cases sharing an image kept together (a hollow point has no interval: see the "
+        "table's note; a triangle marks an interval cut at the axis). n: cases per pair."
+    )
+    if shared:
+        text += " All runs: " + "; ".join(shared) + "."
+    if clean:
+        text += " Clean means: " + "; ".join(clean) + "."
+    return text
+
+
+def plot_png(report: ShiftReport) -> bytes:
+    """The change of each metric against severity with its 95% interval, one panel per
+    shift and metric side by side, the models beside each other in each; PNG bytes at
+    print size. The caption is :func:`plot_caption`, not drawn in."""
+    return png_bytes(shift_figure(report))
 
 
 # --- contact sheets: the images each shifted run's model saw ---------------------------

@@ -87,14 +87,33 @@ def check_outputs(args: argparse.Namespace, inputs: list[str | None]) -> OutputS
     return outputs
 
 
+def caption_path(plot: str | Path) -> Path:
+    """Where a figure's caption is written: beside it, ``shift.png`` -> ``shift.caption.txt``."""
+    path = Path(plot)
+    return path.with_name(f"{path.stem}.caption.txt")
+
+
+def claim_caption(args: argparse.Namespace, outputs: OutputSet) -> None:
+    """Claim the caption file beside --plot (checked with the other outputs, before work)."""
+    if args.plot:
+        outputs.add(caption_path(args.plot))
+
+
 def emit(
-    args: argparse.Namespace, outputs: OutputSet, output: str, plot_png: Callable[[], bytes]
+    args: argparse.Namespace,
+    outputs: OutputSet,
+    output: str,
+    plot_png: Callable[[], bytes],
+    plot_caption: Callable[[], str] | None = None,
 ) -> None:
-    """The report to --output or stdout and the plot to --plot, together: the plot is
-    rendered before anything is written, and the files are written both or neither."""
+    """The report to --output or stdout and the plot to --plot (with its caption as text
+    beside it, when the figure has one: a caption is never drawn into the image), together:
+    the plot is rendered before anything is written, and the files are written all or none."""
     files: dict[Path, bytes | str] = {}
     if args.plot:
         files[Path(args.plot)] = plot_png()
+        if plot_caption is not None:
+            files[caption_path(args.plot)] = plot_caption() + "\n"
     if args.output:
         files[Path(args.output)] = output
     print_notes(outputs.write(files))
@@ -103,6 +122,8 @@ def emit(
     for target in (args.output, args.plot):
         if target:
             print(f"wrote {target}", file=sys.stderr)
+    if args.plot and plot_caption is not None:
+        print(f"wrote {caption_path(args.plot)} (the figure's caption)", file=sys.stderr)
 
 
 def print_problems(title: str, problems: list[str]) -> None:

@@ -29,6 +29,7 @@ from inspect_medreason.cli.command_line import (
     Subcommands,
     add_report_arguments,
     check_outputs,
+    claim_caption,
     emit,
 )
 from inspect_medreason.core import strict_json
@@ -252,7 +253,9 @@ def _html(report: ShiftReport) -> str:
         ".warn{color:#b44d12}img{max-width:100%}</style>\n</head>\n<body>\n"
         f"<h1>Image-quality shifts</h1>\n{warnings}{html_table(HEADER, _rows(report))}"
         f"<p>{html.escape(NOTE)}</p>\n"
-        f"<img alt='Each metric against severity, per shift' src='data:image/png;base64,{image}'>\n"
+        "<figure><img alt='The change of each metric against severity, per shift' "
+        f"src='data:image/png;base64,{image}'>\n"
+        f"<figcaption>{html.escape(report.plot_caption())}</figcaption></figure>\n"
         f"<h2>Summary across shifts</h2>\n{html_table(SUMMARY_HEADER, _summary_rows(report))}"
         f"<p>{html.escape(SUMMARY_NOTE)}</p>\n"
         f"<h2>By modality</h2>\n{html_table(MODALITY_HEADER, _modality_rows(report))}"
@@ -296,13 +299,14 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_shift(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, args.logs)
+    claim_caption(args, outputs)
     examples = Path(args.examples) if args.examples else None
     if examples is not None and examples.exists() and not examples.is_dir():
         raise AnalysisError([f"--examples {examples}: not a folder"])
     report = shift_report(args.logs)
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
-    emit(args, outputs, render(report, args.format), report.plot_png)
+    emit(args, outputs, render(report, args.format), report.plot_png, report.plot_caption)
     if examples is not None:
         sheets, notes = contact_sheets(report, args.data or None)
         for note in notes:
