@@ -5,6 +5,7 @@ sheets ``--examples`` writes."""
 from __future__ import annotations
 
 import html
+import io
 import json
 import re
 from dataclasses import replace
@@ -22,10 +23,14 @@ from PIL import Image
 from inspect_medreason.analysis.figures import DOUBLE_COLUMN, MIN_FONT_POINTS, pyplot
 from inspect_medreason.analysis.shift import (
     SHIFT_NAMES,
+    TILE,
     ShiftReport,
     contact_sheets,
+    fitted,
+    sheet_images,
     shift_figure,
     shift_report,
+    tile_box,
 )
 from inspect_medreason.cli import main
 from inspect_medreason.core.intervals import Interval
@@ -37,17 +42,21 @@ pytestmark = pytest.mark.xdist_group("analysis_test_shift")
 
 CASES = 8
 WRONG = 2  # cases the shifted run gets wrong: a drop of 2/8
+SHARED = (6, 7)  # the cases that share one image
 
 
 def write_cases(folder: Path) -> Path:
-    """Eight yes/no MCQ cases, each on its own small image, over two modalities."""
+    """Eight yes/no MCQ cases on seven small images of two shapes (c6 and c7 share one),
+    over two modalities."""
     options = [{"label": "A", "text": "yes"}, {"label": "B", "text": "no"}]
     cases, truth = [], []
     folder.mkdir(parents=True)
     for index in range(CASES):
-        name = f"img{index}.png"
-        pixels = (np.random.default_rng(index).random((16, 16)) * 200).astype(np.uint8)
-        Image.fromarray(pixels, mode="L").save(folder / name)
+        name = f"img{min(index, SHARED[0])}.png"  # the last two cases share an image
+        size = (16, 16) if index % 2 else (24, 12)  # two shapes: tiles must still be one size
+        pixels = (np.random.default_rng(index).random(size) * 200).astype(np.uint8)
+        if index <= SHARED[0]:
+            Image.fromarray(pixels, mode="L").save(folder / name)
         case = f"c{index}"
         metadata = {"modality": "CT" if index % 2 else "MRI"}
         question = {"question": f"Q {case}?", "image_path": name, "options": options}
@@ -288,3 +297,40 @@ def test_the_command_writes_the_caption_beside_the_figure(
     assert (tmp_path / "shift.caption.txt").read_text() == report.plot_caption() + "\n"
     assert f"<figcaption>{html.escape(report.plot_caption())}</figcaption>" in page.read_text()
     assert main(command) != 0  # the caption is an output: not overwritten without --force
+
+
+def test_a_contact_sheet_shows_each_image_once_clean_beside_degraded_in_tiles_of_one_size(
+    logs: Path, report: ShiftReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    data = logs.parent / "data"
+    found, notes = sheet_images(report, data)
+    assert notes == []
+    [(name, (title, shifted, images))] = found.items()
+    assert "Blur, severity 2" in title and shifted.startswith("blur 2")
+    # one tile per image: the shared image once, naming both its cases
+    assert len(images) == CASES - 1
+    assert [image.cases for image in images][-1] == [f"c{i}" for i in SHARED]
+    assert sum(len(image.cases) for image in images) == CASES
+    clean = {tuple(np.asarray(image.clean).ravel()) for image in images}
+    assert len(clean) == len(images)
+    for image in images:  # degraded: the same shape, other pixels
+        assert image.clean.size == image.degraded.size
+        assert not np.array_equal(np.asarray(image.clean), np.asarray(image.degraded))
+    sheet = Image.open(io.BytesIO(contact_sheets(report, data).sheets[name])).convert("RGB")
+    boxes = [tile_box(i, degraded) for i in range(len(images)) for degraded in (False, True)]
+    assert {(right - left, bottom - top) for left, top, right, bottom in boxes} == {(TILE, TILE)}
+    assert max(box[2] for box in boxes) <= sheet.width
+    assert max(box[3] for box in boxes) <= sheet.height
+    for index, image in enumerate(images):
+        for degraded, picture in ((False, image.clean), (True, image.degraded)):
+            tile = sheet.crop(tile_box(index, degraded))
+            assert np.array_equal(np.asarray(tile), np.asarray(fitted(picture)))
+        # beside each other: the same row, the degraded one to the right
+        left, right = tile_box(index, False), tile_box(index, True)
+        assert left[1] == right[1] and right[0] == left[2]
+    # a wide and a tall image both fill their tile at their longer side
+    for image in images[:2]:
+        tile = np.asarray(fitted(image.clean))
+        filled = (tile != np.array([224, 224, 224])).any(axis=2)
+        assert filled.any(axis=0).sum() == TILE or filled.any(axis=1).sum() == TILE

@@ -900,8 +900,12 @@ def plot_png(report: ShiftReport) -> bytes:
 
 # --- contact sheets: the images each shifted run's model saw ---------------------------
 
-EXAMPLE_CASES = 12  # cases per sheet: enough to see the shift, small enough to look at
-TILE = 192  # pixels a side per image
+EXAMPLE_IMAGES = 12  # images per sheet: enough to see the shift, small enough to look at
+TILE = 192  # pixels a side of every tile: each image is fitted into it, whatever its size
+PAIRS_PER_ROW = 3  # clean and degraded side by side, three pairs to a row
+GAP, LABEL, HEAD = 12, 22, 52  # pixels: between pairs, under a pair, above the tiles
+FONT_PIXELS = 14
+TILE_BACKGROUND = (224, 224, 224)  # shows a tile's extent around an image of another shape
 
 
 def _confined_files(folder: Path, metadata: dict[str, Any]) -> list[Path]:
@@ -920,21 +924,65 @@ def _confined_files(folder: Path, metadata: dict[str, Any]) -> list[Path]:
     return files
 
 
-def _sheet(tiles: list[tuple[str, Image.Image]], title: str) -> bytes:
-    """A contact sheet: each image fitted into a tile, its caption under it, a title above."""
-    columns = min(4, max(1, len(tiles)))
-    rows = max(1, math.ceil(len(tiles) / columns))
-    caption, head = 16, 24
-    sheet = Image.new("RGB", (columns * TILE, head + rows * (TILE + caption)), "white")
+class SheetImage(NamedTuple):
+    """One image of a contact sheet: its clean picture, the degraded one its first case's
+    model saw, and every case on the sheet that shows it (a shared image is one tile)."""
+
+    cases: list[str]
+    clean: Image.Image
+    degraded: Image.Image
+
+
+def tile_box(index: int, degraded: bool) -> tuple[int, int, int, int]:
+    """The pixels (left, top, right, bottom) of image ``index``'s clean or degraded tile."""
+    row, column = divmod(index, PAIRS_PER_ROW)
+    left = GAP + column * (2 * TILE + GAP) + (TILE if degraded else 0)
+    top = HEAD + row * (TILE + LABEL + GAP)
+    return left, top, left + TILE, top + TILE
+
+
+def fitted(picture: Image.Image) -> Image.Image:
+    """``picture`` scaled (up or down, its shape kept) to fill a ``TILE`` square at its
+    longer side, centred on the tile's background: every tile is one size."""
+    image = picture.convert("RGB")
+    scale = TILE / max(image.size)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    image = image.resize(size, Image.Resampling.LANCZOS if scale < 1 else Image.Resampling.NEAREST)
+    tile = Image.new("RGB", (TILE, TILE), TILE_BACKGROUND)
+    tile.paste(image, ((TILE - size[0]) // 2, (TILE - size[1]) // 2))
+    return tile
+
+
+def _font(pixels: int) -> Any:
+    from PIL import ImageFont
+
+    try:
+        return ImageFont.load_default(size=pixels)
+    except (TypeError, OSError):  # Pillow without FreeType: its one bitmap size
+        return ImageFont.load_default()
+
+
+def _sheet(images: list[SheetImage], title: str, shifted: str) -> bytes:
+    """A contact sheet: per image its clean picture beside the degraded one (each tile one
+    size), the cases that show it under the pair, a title and the columns' names above."""
+    rows = max(1, math.ceil(len(images) / PAIRS_PER_ROW))
+    columns = min(PAIRS_PER_ROW, max(1, len(images)))
+    width = GAP + columns * (2 * TILE + GAP)
+    sheet = Image.new("RGB", (width, HEAD + rows * (TILE + LABEL + GAP)), "white")
     draw = ImageDraw.Draw(sheet)
-    draw.text((4, 4), title, fill="black")
-    for index, (label, picture) in enumerate(tiles):
-        thumbnail = picture.convert("RGB")
-        thumbnail.thumbnail((TILE - 4, TILE - 4))
-        left = (index % columns) * TILE
-        top = head + (index // columns) * (TILE + caption)
-        sheet.paste(thumbnail, (left + 2, top + 2))
-        draw.text((left + 2, top + TILE), label[:30], fill="black")
+    font = _font(FONT_PIXELS)
+    draw.text((GAP, 6), title, fill="black", font=font)
+    for column in range(columns):
+        for degraded, name in ((False, "clean"), (True, shifted)):
+            left = tile_box(column, degraded)[0]
+            draw.text((left + 4, HEAD - FONT_PIXELS - 6), name, fill="#334e68", font=font)
+    for index, image in enumerate(images):
+        for degraded, picture in ((False, image.clean), (True, image.degraded)):
+            sheet.paste(fitted(picture), tile_box(index, degraded)[:2])
+        left, _, _, bottom = tile_box(index, False)
+        label = ", ".join(image.cases)
+        label = label if len(label) <= 44 else label[:43] + "…"
+        draw.text((left, bottom + 3), label, fill="black", font=font)
     buffer = io.BytesIO()
     sheet.save(buffer, format="PNG")
     return buffer.getvalue()
@@ -951,15 +999,13 @@ class ContactSheets(NamedTuple):
     notes: list[str]
 
 
-def contact_sheets(
+def sheet_images(
     report: ShiftReport, data: str | os.PathLike[str] | None = None
-) -> ContactSheets:
-    """Per shifted run (each shift and severity), a PNG of the first ``EXAMPLE_CASES`` cases'
-    images as its model saw them: read again from the data folder (``data``, or the folder
-    the run recorded) with the loader's checks, and degraded again from the sample's shift
-    record exactly as the run degraded them. Returns the sheets by file name and notes on
-    what could not be shown."""
-    sheets: dict[str, bytes] = {}
+) -> tuple[dict[str, tuple[str, str, list[SheetImage]]], list[str]]:
+    """What :func:`contact_sheets` draws: per sheet file name its title, its shift's name
+    and its images (each once, however many cases share it), and notes on what could not
+    be shown."""
+    found: dict[str, tuple[str, str, list[SheetImage]]] = {}
     notes: list[str] = []
     for pair in report.pairs:
         run = pair.shifted
@@ -968,10 +1014,8 @@ def contact_sheets(
         if folder is None:
             notes.append(f"{run.path}: no data folder recorded; name it with --data")
             continue
-        tiles: list[tuple[str, Image.Image]] = []
+        images: dict[str, SheetImage] = {}  # by the clean file's recorded digest
         for sample in logged_samples(run.path, header):
-            if len(tiles) >= EXAMPLE_CASES:
-                break
             if isinstance(sample, UnreadableSample) or sample.epoch != 1:
                 continue
             record = sample.metadata.get("shift")
@@ -980,22 +1024,59 @@ def contact_sheets(
                 run.severity,
             ):
                 continue  # another combination of a grid
+            if len(images) >= EXAMPLE_IMAGES:
+                break
+            case = str(record.get("case", sample.id))
             try:
                 files = _confined_files(Path(folder), sample.metadata)
+                digests = [str(d) for d in sample.metadata[DIGESTS_KEY]]
+                for digest in dict.fromkeys(digests):
+                    if digest in images:
+                        images[digest].cases.append(case)
+                first = {d: i for i, d in reversed(list(enumerate(digests)))}
+                new = [i for d, i in sorted(first.items(), key=lambda item: item[1])
+                       if d not in images][: EXAMPLE_IMAGES - len(images)]  # fmt: skip
+                if not new:
+                    continue
                 shown = judge_image_files(
                     files, {**sample.metadata, "shift_judge_image": "degraded"}, sample.id
                 )
-                for index, path in enumerate(shown):
-                    with Image.open(path) as picture:
-                        picture.load()
-                        tiles.append((f"{record.get('case')} #{index + 1}", picture.copy()))
+                for index in new:
+                    label = case if len(files) == 1 else f"{case} #{index + 1}"
+                    images[digests[index]] = SheetImage(
+                        [label], _read_picture(files[index]), _read_picture(shown[index])
+                    )
             except (ImagePathError, OSError, ValueError) as error:
                 notes.append(f"{run.path}: sample {sample.id!r} not shown ({error})")
-        if tiles:
+        if images:
             title = (
-                f"{run.model} · {run.task} · {run.shift} {run.severity} · seed {run.seed}: "
-                "the images the model saw"
+                f"{run.model} · {run.task} · {shift_name(run.shift or '')}, severity "
+                f"{run.severity} · seed {run.seed}: the images the model saw, beside the clean"
             )
             name = f"{_safe(run.model)}_{_safe(run.task)}_{run.shift}-{run.severity}.png"
-            sheets[name] = _sheet(tiles, title)
+            shifted = f"{run.shift} {run.severity} (what the model saw)"
+            found[name] = (title, shifted, list(images.values()))
+    return found, notes
+
+
+def _read_picture(path: Path) -> Image.Image:
+    with Image.open(path) as picture:
+        picture.load()
+        return picture.copy()
+
+
+def contact_sheets(
+    report: ShiftReport, data: str | os.PathLike[str] | None = None
+) -> ContactSheets:
+    """Per shifted run (each shift and severity), a PNG of the first ``EXAMPLE_IMAGES``
+    images, each once (a shared image is one tile, the cases sharing it counted under it),
+    its clean picture beside the one its model saw; every tile one size. Both are read again
+    from the data folder (``data``, or the folder the run recorded) with the loader's checks
+    and the digest the run recorded, and degraded again from the sample's shift record
+    exactly as the run degraded them. Returns the sheets by file name and notes on what
+    could not be shown."""
+    found, notes = sheet_images(report, data)
+    sheets = {
+        name: _sheet(images, title, shifted) for name, (title, shifted, images) in found.items()
+    }
     return ContactSheets(sheets, notes)
