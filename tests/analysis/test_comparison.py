@@ -3,13 +3,24 @@
 
 from __future__ import annotations
 
+import html
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from matplotlib.text import Text
 
-from inspect_medreason.analysis.comparison import Comparison, compare_logs
+from inspect_medreason.analysis.comparison import Comparison, compare_logs, comparison_figure
 from inspect_medreason.analysis.errors import AnalysisError
+from inspect_medreason.analysis.figures import (
+    DOUBLE_COLUMN,
+    MIN_FONT_POINTS,
+    metric_label,
+    pyplot,
+)
 from inspect_medreason.cli import main
+from inspect_medreason.core.intervals import Interval
 
 from .conftest import CASES, TwoRuns
 
@@ -86,3 +97,64 @@ def test_a_folder_of_two_runs_is_refused_naming_them(two_runs: TwoRuns) -> None:
 
 def test_the_plot_is_a_png(two_runs: TwoRuns) -> None:
     assert compare_logs(two_runs.a, two_runs.b).plot_png().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_figure_shows_both_runs_side_by_side_and_each_interval_on_its_difference(
+    two_runs: TwoRuns, tmp_path: Path
+) -> None:
+    comparison = compare_logs(two_runs.a, two_runs.b)
+    judged = dict(comparison.results)
+    first = next(iter(judged.values()))
+    # an MCQ row too (its own 0-1 panel) with an interval not centred on its difference
+    mcq = replace(first, mean_a=0.5, mean_b=0.75, difference=0.25, interval=Interval(0.05, 0.6))
+    both = replace(comparison, results={"MCQ Accuracy": mcq, **judged})
+    figure = comparison_figure(both)
+    texts = [t for t in figure.findobj(Text) if t.get_text().strip() and t.get_visible()]
+    assert min(t.get_fontsize() for t in texts) >= MIN_FONT_POINTS
+    assert figure.get_size_inches()[0] <= DOUBLE_COLUMN
+    assert max(len(t.get_text()) for t in texts) < 60  # no caption drawn in
+    [legend] = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["A: model", "B: other"]
+    rows = figure.axes
+    assert len(rows) == 4  # (means, differences) for the 0-1 row and the 0-4 row
+    for means, differences in (rows[0:2], rows[2:4]):
+        assert means.get_position().x1 <= differences.get_position().x0  # side by side
+        assert means.get_xlabel().startswith("mean") and differences.get_xlabel().startswith(
+            "difference B − A"
+        )
+        labels = [t.get_text() for t in means.get_yticklabels()]
+        metrics = [m for m in both.results if metric_label(m) in labels]
+        assert [metric_label(m) for m in metrics] == labels  # named as the protocol does
+        assert "GT_final (0-4)" in labels or labels == ["MCQ accuracy"]
+        points = {
+            round(float(line.get_ydata()[0])): float(line.get_xdata()[0])
+            for line in differences.get_lines()
+            if line.get_marker() == "o"
+        }
+        bars = {
+            round(float(y0)): (float(min(x0, x1)), float(max(x0, x1)))
+            for collection in differences.collections
+            for (x0, y0), (x1, y1) in collection.get_segments()
+            if y0 == y1
+        }
+        for y, metric in enumerate(metrics):
+            result = both.results[metric]
+            assert points[y] == pytest.approx(result.difference)
+            assert bars[y] == pytest.approx((result.interval.lower, result.interval.upper))
+            drawn_means = sorted(
+                float(line.get_xdata()[0])
+                for line in means.get_lines()
+                if round(float(line.get_ydata()[0])) == y
+            )
+            assert drawn_means == pytest.approx(sorted([result.mean_a, result.mean_b]))
+        low, high = means.get_xlim()
+        assert (low, high) in ((0.0, 1.0), (0.0, 4.0))  # each mean on its whole scale
+    pyplot().close(figure)
+    assert "95% interval" in both.plot_caption()
+    # the command writes the caption beside the figure and under it in the HTML
+    plot, page = tmp_path / "diff.png", tmp_path / "diff.html"
+    command = ["compare", str(two_runs.a), str(two_runs.b), "--plot", str(plot)]
+    assert main([*command, "--format", "html", "--output", str(page)]) == 0
+    caption = (tmp_path / "diff.caption.txt").read_text()
+    assert caption == comparison.plot_caption() + "\n"
+    assert f"<figcaption>{html.escape(comparison.plot_caption())}</figcaption>" in page.read_text()

@@ -26,7 +26,13 @@ import numpy as np
 
 from inspect_medreason.analysis.calibration import add_calibrated_cases, read_calibration
 from inspect_medreason.analysis.errors import AnalysisError
-from inspect_medreason.analysis.figures import png_bytes, pyplot
+from inspect_medreason.analysis.figures import (
+    DOUBLE_COLUMN,
+    display_names,
+    metric_label,
+    png_bytes,
+    print_style,
+)
 from inspect_medreason.analysis.logs import (
     LoggedSample,
     PathArg,
@@ -55,6 +61,8 @@ __all__ = [
     "RunCases",
     "compare_logs",
     "compare_runs",
+    "comparison_figure",
+    "plot_caption",
     "plot_png",
     "read_run",
     "render",
@@ -123,8 +131,13 @@ class Comparison:
         return render(self, "md")
 
     def plot_png(self) -> bytes:
-        """Each metric's difference B − A with its 95% interval, as PNG bytes."""
+        """Each run's means and each metric's difference B − A with its 95% interval, as
+        PNG bytes (:func:`plot_png`); its caption is :meth:`plot_caption`."""
         return plot_png(self)
+
+    def plot_caption(self) -> str:
+        """The caption of :meth:`plot_png`, as text to set under it."""
+        return plot_caption(self)
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per metric: metric, cases (shared), mean_a, mean_b, difference (B − A),
@@ -526,38 +539,100 @@ def _html(comparison: Comparison) -> str:
         "img{max-width:100%}</style>\n</head>\n<body>\n"
         f"<h1>{title}</h1>\n<p>{html.escape(_summary(comparison))}</p>\n{warnings}"
         f"{html_table(HEADER, _rows(comparison))}<p>{html.escape(NOTE)}</p>\n"
-        f"<img alt='Differences with their 95% intervals' src='data:image/png;base64,{image}'>\n"
+        "<figure><img alt='Means and differences with their 95% intervals' "
+        f"src='data:image/png;base64,{image}'>\n"
+        f"<figcaption>{html.escape(plot_caption(comparison))}</figcaption></figure>\n"
         f"<h2>By category</h2>\n{html_table(CATEGORY_HEADER, _category_rows(comparison))}</body>\n</html>\n"
     )
 
 
-def plot_png(comparison: Comparison) -> bytes:
-    """Each metric's difference B − A with its 95% interval, around a line at zero; the 0-4
-    components and MCQ accuracy (0-1) in separate panels so neither scale hides the other."""
-    plt = pyplot()
+def _scale(metric: str) -> tuple[float, float, str]:
+    """A metric's range and unit: MCQ accuracy 0-1, the judge components (raw or
+    calibrated) 0-4."""
+    return (0.0, 1.0, "accuracy (0-1)") if metric.startswith("MCQ") else (0.0, 4.0, "score (0-4)")
 
+
+def comparison_figure(comparison: Comparison) -> Any:
+    """The figure of :func:`plot_png` as a matplotlib ``Figure``; its caption is
+    :func:`plot_caption`. Per scale (MCQ accuracy 0-1, the judge components 0-4) a row:
+    left, each run's mean per metric side by side on the metric's whole scale; right, the
+    difference B − A with its 95% interval drawn at its own bounds, around a line at zero."""
     panels = [
-        [m for m in comparison.results if m == "MCQ Accuracy"],
-        [m for m in comparison.results if m != "MCQ Accuracy"],
+        [m for m in comparison.results if _scale(m)[1] == 1.0],
+        [m for m in comparison.results if _scale(m)[1] != 1.0],
     ]
     panels = [p for p in panels if p]
-    figure, axes = plt.subplots(
-        len(panels), 1, figsize=(7, 1.2 + 0.6 * len(comparison.results)), squeeze=False
+    names = display_names([comparison.a.model, comparison.b.model])
+    if names[comparison.a.model] == names[comparison.b.model]:  # one model, two runs
+        names = {comparison.a.model: "A", comparison.b.model: "B"}
+    label_a, label_b = f"A: {names[comparison.a.model]}", f"B: {names[comparison.b.model]}"
+    heights = [max(len(metrics), 1) for metrics in panels]
+    with print_style() as plt:
+        figure, axes = plt.subplots(
+            max(len(panels), 1),
+            2,
+            figsize=(DOUBLE_COLUMN, 0.9 + 0.45 * sum(heights) + 0.5 * len(panels)),
+            squeeze=False,
+            gridspec_kw={"height_ratios": heights or [1], "width_ratios": [1, 1]},
+        )
+        for (means, differences), metrics in zip(axes, panels, strict=False):
+            low_end, high_end, unit = _scale(metrics[0])
+            for y, metric in enumerate(metrics):
+                result = comparison.results[metric]
+                means.plot([result.mean_a], [y - 0.15], "s", color="#829ab1", label=label_a)
+                means.plot([result.mean_b], [y + 0.15], "o", color="#102a43", label=label_b)
+                low, high = result.interval.lower, result.interval.upper
+                if low == low and high == high:
+                    differences.hlines(y, low, high, color="#486581", linewidth=2)
+                    differences.vlines([low, high], y - 0.12, y + 0.12, color="#486581")
+                differences.plot(
+                    [result.difference],
+                    [y],
+                    "o",
+                    color="#102a43",
+                    markerfacecolor="#102a43" if low == low and high == high else "white",
+                )
+            span = high_end - low_end
+            for axis in (means, differences):
+                axis.set_yticks(range(len(metrics)), [metric_label(m) for m in metrics])
+                axis.set_ylim(len(metrics) - 0.5, -0.5)
+                axis.grid(axis="x", alpha=0.3)
+            means.set_xlim(low_end, high_end)
+            means.set_xlabel(f"mean {unit}")
+            differences.axvline(0.0, color="0.6", linestyle="--", linewidth=0.8)
+            widest = max(
+                [abs(v) for m in metrics for v in (
+                    comparison.results[m].interval.lower,
+                    comparison.results[m].interval.upper,
+                    comparison.results[m].difference,
+                ) if v == v] or [0.0]
+            )  # fmt: skip
+            reach = min(span, max(0.1 * span, 1.15 * widest))
+            differences.set_xlim(-reach, reach)
+            differences.set_xlabel(f"difference B − A, {unit}")
+            differences.tick_params(labelleft=False)
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        figure.legend(
+            handles[:2], labels[:2], loc="lower center", ncol=2, frameon=False,
+            bbox_to_anchor=(0.5, 0.0),
+        )  # fmt: skip
+        figure.tight_layout(rect=(0, 0.12 / max(len(panels), 1), 1, 1))
+    return figure
+
+
+def plot_caption(comparison: Comparison) -> str:
+    """The figure's caption, as text to set under it."""
+    a, b = comparison.a, comparison.b
+    return (
+        f"{b.model} (B) against {a.model} (A) on the {comparison.shared_cases} cases both "
+        "runs scored. Left: each run's mean per metric on the metric's whole scale. Right: "
+        "the difference B − A (point) with its 95% interval (bar, at its own bounds; cases "
+        "sharing an image resampled together); right of the dashed line favours B. A hollow "
+        "point has no interval (see the table's note)."
     )
-    for axis, metrics in zip(axes[:, 0], panels, strict=True):
-        for y, metric in enumerate(metrics):
-            result = comparison.results[metric]
-            low, high = result.interval.lower, result.interval.upper
-            if low == low and high == high:
-                axis.plot([low, high], [y, y], color="#486581", linewidth=2)
-            axis.plot([result.difference], [y], "o", color="#102a43")
-        axis.axvline(0.0, color="#bcccdc", linestyle="--")
-        axis.set_yticks(range(len(metrics)), metrics)
-        axis.invert_yaxis()
-        axis.set_xlabel("B − A (95% interval)")
-    figure.suptitle(
-        f"{comparison.b.model} vs {comparison.a.model} ({comparison.shared_cases} shared cases)",
-        fontsize=10,
-    )
-    figure.tight_layout()
-    return png_bytes(figure, dpi=120)
+
+
+def plot_png(comparison: Comparison) -> bytes:
+    """Each run's means side by side and each metric's difference B − A with its 95%
+    interval, per scale; PNG bytes at print size. The caption is :func:`plot_caption`."""
+    return png_bytes(comparison_figure(comparison))

@@ -15,9 +15,11 @@ from typing import Any
 
 __all__ = [
     "DOUBLE_COLUMN",
+    "METRIC_LABELS",
     "MIN_FONT_POINTS",
     "SINGLE_COLUMN",
     "display_names",
+    "metric_label",
     "png_bytes",
     "print_style",
     "pyplot",
@@ -39,6 +41,25 @@ PRINT_FONTS = {
     "legend.title_fontsize": 8,
     "figure.titlesize": 10,
 }
+
+
+# Each metric as a figure names it (the judges' component names, as the protocol does).
+METRIC_LABELS = {
+    "MCQ Accuracy": "MCQ accuracy",
+    "VQA closed accuracy": "VQA closed accuracy",
+    "VQA open accuracy": "VQA open accuracy",
+    "GEMeX accuracy": "GEMeX accuracy",
+    "Open-ended GT": "GT_final (0-4)",
+    "Open-ended VA": "VA_final (0-4)",
+    "VA_answer": "VA_answer (0-4)",
+    "RVF_trace": "RVF_trace (0-4)",
+}
+
+
+def metric_label(metric: str) -> str:
+    """A metric's name in a figure; a calibrated one keeps its ``(calibrated)``."""
+    base, calibrated, _ = metric.partition(" (calibrated)")
+    return METRIC_LABELS.get(base, base) + (" (calibrated)" if calibrated else "")
 
 
 def pyplot() -> ModuleType:

@@ -39,6 +39,7 @@ from inspect_medreason.analysis.figures import (
     DOUBLE_COLUMN,
     SINGLE_COLUMN,
     display_names,
+    metric_label,
     png_bytes,
     print_style,
 )
@@ -681,15 +682,7 @@ METRIC_SCALES = {
     "Open-ended GT": (0.0, 4.0, "GT_final, judge score (0-4)"),
     "Open-ended VA": (0.0, 4.0, "VA_final, judge score (0-4)"),
 }
-# Each metric and shift as a figure names it.
-METRIC_NAMES = {
-    "MCQ Accuracy": "MCQ accuracy",
-    "VQA closed accuracy": "VQA closed accuracy",
-    "VQA open accuracy": "VQA open accuracy",
-    "GEMeX accuracy": "GEMeX accuracy",
-    "Open-ended GT": "GT_final (0-4)",
-    "Open-ended VA": "VA_final (0-4)",
-}
+# Each shift as a figure names it.
 SHIFT_NAMES = {
     "noise": "Noise (lower dose)",
     "rician": "Rician noise",
@@ -809,7 +802,7 @@ def shift_figure(report: ShiftReport) -> Any:
             axis.set_xlim(min(SEVERITIES) - 0.5, max(SEVERITIES) + 0.5)
             axis.set_xticks(list(SEVERITIES), [SEVERITY_NAMES[s] for s in SEVERITIES])
             axis.set_xlabel("severity")
-            axis.set_ylabel(f"change in {METRIC_NAMES.get(metric, metric)}")
+            axis.set_ylabel(f"change in {metric_label(metric)}")
             axis.grid(alpha=0.3)
         for index in range(len(panels), rows * columns):
             axes[index // columns, index % columns].set_visible(False)
@@ -875,7 +868,7 @@ def plot_caption(report: ShiftReport) -> str:
             for metric, r in p.metrics.items()
         }.items()
     ):
-        clean.append(f"{names[model]} {METRIC_NAMES.get(metric, metric)} {mean:.3f}")
+        clean.append(f"{names[model]} {metric_label(metric)} {mean:.3f}")
     text = (
         "Change under each image-quality shift (shifted − clean, on the cases both runs "
         "scored; below the dashed line is a loss), one panel per shift and metric, on the "

@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from inspect_medreason.analysis.comparison import compare_logs, plot_png, render
+from inspect_medreason.analysis.comparison import compare_logs, render
 from inspect_medreason.cli.command_line import (
     CALIBRATION_FILE,
     EXIT_OK,
     Subcommands,
     add_report_arguments,
     check_outputs,
+    claim_caption,
     emit,
 )
 from inspect_medreason.cli.progress import track
@@ -47,9 +48,10 @@ def add_parsers(commands: Subcommands) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     outputs = check_outputs(args, [args.log_a, args.log_b, args.calibration])
+    claim_caption(args, outputs)
     comparison = compare_logs(args.log_a, args.log_b, args.calibration, track)
     for warning in comparison.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     output = render(comparison, args.format)
-    emit(args, outputs, output, lambda: plot_png(comparison))
+    emit(args, outputs, output, comparison.plot_png, comparison.plot_caption)
     return EXIT_OK
