@@ -331,6 +331,6 @@ def test_a_contact_sheet_shows_each_image_once_clean_beside_degraded_in_tiles_of
         assert left[1] == right[1] and right[0] == left[2]
     # a wide and a tall image both fill their tile at their longer side
     for image in images[:2]:
-        tile = np.asarray(fitted(image.clean))
-        filled = (tile != np.array([224, 224, 224])).any(axis=2)
+        pixels = np.asarray(fitted(image.clean))
+        filled = np.any(pixels != np.array([224, 224, 224]), axis=2)
         assert filled.any(axis=0).sum() == TILE or filled.any(axis=1).sum() == TILE

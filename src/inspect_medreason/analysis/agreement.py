@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from inspect_ai.log import EvalLog
 
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import log_files
 from inspect_medreason.analysis.figures import png_bytes, pyplot
@@ -816,14 +817,21 @@ class RaterScores:
     notes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Agreement:
+@dataclass(frozen=True, repr=False)
+class Agreement(NotebookDisplay):
     """What ``medreason agreement`` reports: per component (GT_final, VA_answer, RVF_trace,
     VA_final) a :class:`ComponentAgreement`, and the notes on what was read (``METHOD``
     says how each figure is computed)."""
 
     components: tuple[ComponentAgreement, ...]
     notes: tuple[str, ...]
+
+    def display_summary(self) -> str:
+        names = ", ".join(c.component for c in self.components) or "no component"
+        return f"judge agreement on {names}; {len(self.notes)} note(s)"
+
+    def display_notes(self) -> list[str]:
+        return list(self.notes)
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per component and pair of raters: each statistic with its interval's

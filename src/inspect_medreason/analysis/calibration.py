@@ -58,6 +58,7 @@ from inspect_medreason.analysis.agreement import (
     spearman,
     spearmans,
 )
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import log_files
 from inspect_medreason.analysis.logs import (
@@ -449,8 +450,8 @@ def _calibration_file(
     return document
 
 
-@dataclass(frozen=True)
-class CalibrationFit:
+@dataclass(frozen=True, repr=False)
+class CalibrationFit(NotebookDisplay):
     """What :func:`calibrate_judges` fitted: the calibration file's ``document`` (written
     by :meth:`file_text`), each component's :class:`FitFigures` (GT_final, VA_answer,
     RVF_trace, VA_final), the rating round's page and number of raters, and notes on what
@@ -461,6 +462,16 @@ class CalibrationFit:
     page_id: str
     rater_count: int
     notes: tuple[str, ...]
+
+    def display_summary(self) -> str:
+        names = ", ".join(c.component for c in self.components) or "no component"
+        return (
+            f"{names} calibrated to {self.rater_count} rater(s) of page {self.page_id}; "
+            f"{len(self.notes)} note(s)"
+        )
+
+    def display_notes(self) -> list[str]:
+        return list(self.notes)
 
     def file_text(self) -> str:
         """The calibration file as ``medreason calibrate --output`` writes it (strict JSON;
@@ -635,8 +646,8 @@ def _component_document(result: FitFigures) -> dict[str, Any]:
     }
 
 
-@dataclass
-class Calibration:
+@dataclass(repr=False)
+class Calibration(NotebookDisplay):
     """A calibration file, read and checked."""
 
     path: Path
@@ -644,6 +655,27 @@ class Calibration:
     maps: dict[str, tuple[np.ndarray, np.ndarray]]
     rater_count: int
     fits: dict[str, FitData]
+
+    def display_summary(self) -> str:
+        return (
+            f"{self.path}: maps for {', '.join(sorted(self.maps)) or 'no component'}, "
+            f"fitted on {self.rater_count} rater(s)"
+        )
+
+    def display_table(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "component": name,
+                    "judge thresholds": ", ".join(f"{float(v):g}" for v in judge),
+                    "calibrated": ", ".join(f"{float(v):.3f}" for v in mapped),
+                }
+                for name, (judge, mapped) in sorted(self.maps.items())
+            ],
+            columns=["component", "judge thresholds", "calibrated"],
+        )
 
     def apply(self, component: str, values: np.ndarray) -> np.ndarray:
         return apply_map(*self.maps[component], values)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from inspect_medreason.analysis.calibration import add_calibrated_cases, read_calibration
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.figures import (
     DOUBLE_COLUMN,
@@ -109,8 +110,8 @@ class CategoryDifference:
     difference: float
 
 
-@dataclass
-class Comparison:
+@dataclass(repr=False)
+class Comparison(NotebookDisplay):
     """Run B against run A on the cases both scored: per metric the paired difference
     (``results``), per leaderboard metric the differences by category, and the warnings on
     what keeps the runs from being alike (other data files, epochs, cases left out)."""
@@ -121,6 +122,19 @@ class Comparison:
     warnings: list[str]
     results: dict[str, PairedResult]
     categories: dict[str, list[CategoryDifference]] = field(default_factory=dict)
+
+    def display_summary(self) -> str:
+        changes = "; ".join(
+            f"{metric} {r.difference:+.3f} [{r.interval.lower:.3f}, {r.interval.upper:.3f}]"
+            for metric, r in self.results.items()
+        )
+        return (
+            f"{self.b.model} (B) vs {self.a.model} (A) on {self.shared_cases} shared cases: "
+            f"{changes or 'no metric in common'}; {len(self.warnings)} warning(s)"
+        )
+
+    def display_notes(self) -> list[str]:
+        return list(self.warnings)
 
     def render(self, fmt: str = "md") -> str:
         """The report as ``medreason compare`` writes it: ``fmt`` is md, json or html."""

@@ -26,6 +26,7 @@ from typing import Any
 
 from PIL import Image
 
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.core.extraction import normalise_text
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.images import ImagePathError, check_images_decode
@@ -71,8 +72,8 @@ class ImageFinding:
     cases: list[str]
 
 
-@dataclass
-class Audit:
+@dataclass(repr=False)
+class Audit(NotebookDisplay):
     """Everything ``check-data`` found; ``leakage`` decides ``--strict``."""
 
     data: str
@@ -87,6 +88,16 @@ class Audit:
     label_balance: dict[str, Any] = field(default_factory=dict)
     images: list[ImageFinding] = field(default_factory=list)
     distinct_images: int = 0
+
+    def display_summary(self) -> str:
+        found = {
+            "leakage": len(self.leakage),
+            "conflicts": len(self.conflicts),
+            "duplicates": len(self.duplicates),
+            "image findings": len(self.images),
+        }
+        findings = ", ".join(f"{n} {what}" for what, n in found.items() if n) or "clean"
+        return f"{self.data}: {self.cases} case(s), {self.distinct_images} image(s); {findings}"
 
     @property
     def clean(self) -> bool:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from inspect_ai.log import EvalLog
 from pydantic import BaseModel, ConfigDict, Field
 
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.judgings import OPEN_SCORER, choose_score, score_names
 from inspect_medreason.analysis.logs import (
@@ -302,8 +303,8 @@ def submission_zip(results: str) -> bytes:
     return buffer.getvalue()
 
 
-@dataclass(frozen=True)
-class OfficialResults:
+@dataclass(frozen=True, repr=False)
+class OfficialResults(NotebookDisplay):
     """The official results.json built from eval logs, checked against the official rules
     (and the cases, when given): ``problems`` lists every breach (empty: a valid
     submission); ``notes`` says which files were skipped and which attempt of a run was
@@ -312,6 +313,13 @@ class OfficialResults:
     submission: Submission
     problems: tuple[str, ...]
     notes: tuple[str, ...]
+
+    def display_summary(self) -> str:
+        verdict = "valid" if not self.problems else f"{len(self.problems)} problem(s)"
+        return f"results.json of {len(self.submission.answers)} answer(s); {verdict}"
+
+    def display_notes(self) -> list[str]:
+        return [*self.problems, *self.notes]
 
     @property
     def valid(self) -> bool:
@@ -542,8 +550,8 @@ def _judge_row(
     return {"case_id": case_id, **{k: r.number for k, r in read.items()}}, ""
 
 
-@dataclass(frozen=True)
-class JudgeScoreFile:
+@dataclass(frozen=True, repr=False)
+class JudgeScoreFile(NotebookDisplay):
     """The official judge-score file built from judged logs: one row per open case whose
     three components were scored (``case_id``, ``gt_final``, ``va_answer``, ``rvf_trace``);
     ``left_out`` names every open case not written, and why (unscored, never a zero);
@@ -553,6 +561,15 @@ class JudgeScoreFile:
     scores: tuple[dict[str, Any], ...]
     left_out: tuple[str, ...]
     notes: tuple[str, ...]
+
+    def display_summary(self) -> str:
+        return (
+            f"judge scores of {len(self.scores)} case(s); {len(self.left_out)} open case(s) "
+            "left out"
+        )
+
+    def display_notes(self) -> list[str]:
+        return [*self.left_out, *self.notes]
 
     @property
     def document(self) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from inspect_medreason.analysis.calibration import (
     calibrated_cell,
     read_calibration,
 )
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import METRIC_NAMES
 from inspect_medreason.analysis.figures import png_bytes, pyplot
@@ -202,13 +203,21 @@ class ModelRow:
         return [name for name in METRIC_NAMES if self.metrics.get(name) is None]
 
 
-@dataclass
-class Leaderboard:
+@dataclass(repr=False)
+class Leaderboard(NotebookDisplay):
     """The ranked rows (one per experiment, in leaderboard order once ranked) and the notes
     on what was left out, combined or calibrated, as the report lists them."""
 
     rows: list[ModelRow]
     notes: list[str]
+
+    def display_summary(self) -> str:
+        top = ", ".join(row.model for row in self.rows[:3])
+        more = f" and {len(self.rows) - 3} more" if len(self.rows) > 3 else ""
+        return f"{len(self.rows)} experiment(s), in order: {top}{more}; {len(self.notes)} note(s)"
+
+    def display_notes(self) -> list[str]:
+        return list(self.notes)
 
     def render(self, fmt: str = "md", breakdown: bool = False) -> str:
         """The report as ``medreason leaderboard`` writes it: ``fmt`` is md, csv, json or

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.logs import PathArg, Progress, no_progress
 from inspect_medreason.core.gate import gate_visual_accuracy
@@ -534,8 +535,8 @@ class SubmissionRefused(AnalysisError):
         self.warnings = warnings
 
 
-@dataclass(frozen=True)
-class OfficialScore:
+@dataclass(frozen=True, repr=False)
+class OfficialScore(NotebookDisplay):
     """What the official ``scoring.py`` computes from a submission: its three ``metrics``
     (null for an absent track), the ``counts`` of cases, the ``per_case`` rows, the
     ``warnings`` on values accepted outside the rubric, and ``text``, the metrics file as
@@ -546,6 +547,16 @@ class OfficialScore:
     per_case: tuple[dict[str, Any], ...]
     warnings: tuple[str, ...]
     text: str
+
+    def display_summary(self) -> str:
+        metrics = "; ".join(
+            f"{name} {'—' if value is None else f'{value:.4f}'}"
+            for name, value in self.metrics.items()
+        )
+        return f"{metrics}; {sum(self.counts.values())} case(s) scored"
+
+    def display_notes(self) -> list[str]:
+        return list(self.warnings)
 
     def to_pandas(self) -> pandas.DataFrame:
         """One row per scored case: case_id, task_type, mcq_correct (MCQ) or GT_final,
@@ -589,8 +600,8 @@ def score_submission(
     )
 
 
-@dataclass(frozen=True)
-class SubmissionCheck:
+@dataclass(frozen=True, repr=False)
+class SubmissionCheck(NotebookDisplay):
     """What the official ``validate_submission.py`` decides of a submission: every
     ``problem`` it refuses for, every ``warning`` on what it accepts that the documentation
     forbids, the number of ``answers``, and whether the cases were checked too
@@ -600,6 +611,19 @@ class SubmissionCheck:
     warnings: tuple[str, ...]
     answers: int
     against_cases: bool
+
+    def display_summary(self) -> str:
+        verdict = "accepted" if not self.problems else f"refused: {len(self.problems)} problem(s)"
+        checked = " against the cases" if self.against_cases else ""
+        return (
+            f"{self.answers} answer(s) checked{checked}; {verdict}, {len(self.warnings)} warning(s)"
+        )
+
+    def display_table(self) -> pandas.DataFrame:
+        import pandas
+
+        rows = [("problem", p) for p in self.problems] + [("warning", w) for w in self.warnings]
+        return pandas.DataFrame(rows, columns=["kind", "message"])
 
     def valid(self, strict: bool = False) -> bool:
         """Accepted by the official validator (and, with ``strict``, without a warning)."""

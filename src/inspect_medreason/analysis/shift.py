@@ -33,6 +33,7 @@ from inspect_medreason.analysis.comparison import (
     LEADERBOARD_METRICS,
     _add_case_values,
 )
+from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.analysis.export import log_files, medreason_headers
 from inspect_medreason.analysis.figures import (
@@ -332,13 +333,24 @@ class PairReport:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class ShiftReport:
+@dataclass(frozen=True, repr=False)
+class ShiftReport(NotebookDisplay):
     """What ``medreason shift`` reports: every shifted run paired with its clean run
     (sorted by model, task, shift and severity), and notes on the logs skipped."""
 
     pairs: list[PairReport]
     notes: list[str]
+
+    def display_summary(self) -> str:
+        models = sorted({p.shifted.model for p in self.pairs})
+        shifts = sorted({p.shifted.label for p in self.pairs})
+        return (
+            f"{len(self.pairs)} shifted run(s) of {', '.join(models)} against their clean "
+            f"runs ({', '.join(shifts)}); {len(self.notes)} note(s)"
+        )
+
+    def display_notes(self) -> list[str]:
+        return [*(w for p in self.pairs for w in p.warnings), *self.notes]
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per pair of runs and metric: the shifted run (model, task, shift,
@@ -990,6 +1002,25 @@ class ContactSheets(NamedTuple):
 
     sheets: dict[str, bytes]
     notes: list[str]
+
+    def __repr__(self) -> str:
+        return f"<ContactSheets: {len(self.sheets)} sheet(s), {len(self.notes)} note(s)>"
+
+    def _repr_html_(self) -> str:
+        """Each sheet under its file name, then the notes on the images not shown."""
+        import base64
+        import html
+
+        parts = [f"<p><strong>ContactSheets</strong>: {len(self.sheets)} sheet(s)</p>"]
+        for name, data in self.sheets.items():
+            encoded = base64.b64encode(data).decode("ascii")
+            parts.append(
+                f"<figure><img alt='{html.escape(name)}' style='max-width:100%' "
+                f"src='data:image/png;base64,{encoded}'><figcaption>{html.escape(name)}"
+                "</figcaption></figure>"
+            )
+        parts.extend(f"<p>note: {html.escape(note)}</p>" for note in self.notes)
+        return "\n".join(parts)
 
 
 def sheet_images(
