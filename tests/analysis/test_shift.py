@@ -4,6 +4,7 @@ sheets ``--examples`` writes."""
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import json
@@ -36,6 +37,8 @@ from inspect_medreason.cli import main
 from inspect_medreason.core.intervals import Interval
 from inspect_medreason.core.shift import SHIFTS
 from inspect_medreason.medreason.medreason import mcq
+
+from .test_display import Page, check_display
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("analysis_test_shift")
@@ -334,3 +337,19 @@ def test_a_contact_sheet_shows_each_image_once_clean_beside_degraded_in_tiles_of
         pixels = np.asarray(fitted(image.clean))
         filled = np.any(pixels != np.array([224, 224, 224]), axis=2)
         assert filled.any(axis=0).sum() == TILE or filled.any(axis=1).sum() == TILE
+
+
+def test_the_report_and_its_sheets_display_themselves_in_a_notebook(
+    logs: Path, report: ShiftReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check_display(report, "ShiftReport")
+    assert repr(report).startswith("<ShiftReport: 1 shifted run(s) of mockllm/model")
+    monkeypatch.setenv("INSPECT_MEDREASON_CACHE_DIR", str(tmp_path / "cache"))
+    sheets = contact_sheets(report, logs.parent / "data")
+    assert repr(sheets) == "<ContactSheets: 1 sheet(s), 0 note(s)>"
+    page = Page()
+    page.feed(sheets._repr_html_())
+    [image] = page.images
+    [png] = sheets.sheets.values()
+    assert base64.b64decode(image.split(",", 1)[1]) == png
+    assert page.captions == list(sheets.sheets)
