@@ -23,6 +23,7 @@ from utils.rated_logs import judged_log, page_cases, ratings_document
 
 from inspect_medreason.analysis import official
 from inspect_medreason.cli import main, sample_data
+from inspect_medreason.cli.command_line import caption_path
 from inspect_medreason.core.files import OutputPathError, OutputSet
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
@@ -116,6 +117,7 @@ NAMES = [
 # where the others' work is checked once per case.
 SLOW_NAMES = ["agreement", "calibrate"]
 QUICK_NAMES = [name for name in NAMES if name not in SLOW_NAMES]
+CAPTIONED = {"compare", "shift"}  # commands whose figure has a caption file
 FAULT_NAMES = ["read-only folder", "full disk", "rename fails"]
 
 
@@ -168,7 +170,14 @@ def test_every_output_is_written_together_and_leaves_no_temporary_file(
     code, err = run(command, outputs, capsys, force=False)
     assert code == 0, err
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert sorted(files) == sorted(outputs) and all(p.stat().st_size > 0 for p in outputs)
+    # a figure with a caption has it written beside it, as text (shift.caption.txt)
+    captions = [
+        caption_path(path)
+        for path, option in zip(outputs, command.outputs, strict=True)
+        if option == "--plot" and name in CAPTIONED
+    ]
+    expected = [*outputs, *captions]
+    assert sorted(files) == sorted(expected) and all(p.stat().st_size > 0 for p in expected)
 
 
 def _in_folder(path: str | bytes | os.PathLike[str] | int, folder: Path) -> bool:
