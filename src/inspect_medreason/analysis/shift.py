@@ -715,7 +715,7 @@ SHIFT_NAMES = {
     "contrast_up": "Contrast up",
     "contrast_down": "Contrast down",
 }
-SEVERITY_NAMES = {1: "1 mild", 2: "2 moderate", 3: "3 severe"}
+SEVERITY_NAMES = {1: "1\nmild", 2: "2\nmoderate", 3: "3\nsevere"}
 PLOT_COLUMNS = 3  # panels side by side at the double column's width
 CUT_MARKERS = {"lower": "v", "upper": "^"}  # an interval cut at the axis ends in one
 
@@ -785,15 +785,19 @@ def shift_figure(report: ShiftReport) -> Any:
     vector file); its caption is :func:`plot_caption`."""
     panels = plot_panels(report)
     labels = list(dict.fromkeys(line.label for *_, lines in panels for line in lines))
-    columns = max(1, min(PLOT_COLUMNS, len(panels)))
+    metrics = list(dict.fromkeys(metric for _, metric, _ in panels))
+    # a shift's metrics in one row when they fit, else the panels three abreast
+    columns = len(metrics) if 1 < len(metrics) <= PLOT_COLUMNS else PLOT_COLUMNS
+    columns = max(1, min(columns, len(panels)))
     rows = max(1, math.ceil(len(panels) / columns))
     width = DOUBLE_COLUMN if columns > 1 else SINGLE_COLUMN
+    legend_rows = math.ceil(len(labels) / 3)
+    band = 0.15 + 0.2 * legend_rows  # inches under the panels for the legend
+    height = 2.3 * rows + band
     with print_style() as plt:
         colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
         colour = {label: colours[i % len(colours)] for i, label in enumerate(labels)}
-        figure, axes = plt.subplots(
-            rows, columns, figsize=(width, 2.3 * rows + 0.5), squeeze=False, sharex=True
-        )
+        figure, axes = plt.subplots(rows, columns, figsize=(width, height), squeeze=False)
         step = 0.5 / max(len(labels), 1)  # lines side by side at each severity
         for index, (shift, metric, lines) in enumerate(panels):
             axis = axes[index // columns, index % columns]
@@ -828,7 +832,7 @@ def shift_figure(report: ShiftReport) -> Any:
             frameon=False,
             bbox_to_anchor=(0.5, 0.0),
         )
-        figure.tight_layout(rect=(0, 0.08 + 0.04 * ((len(labels) - 1) // 3), 1, 1))
+        figure.tight_layout(rect=(0, band / height, 1, 1))
     return figure
 
 
