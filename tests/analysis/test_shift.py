@@ -353,3 +353,30 @@ def test_the_report_and_its_sheets_display_themselves_in_a_notebook(
     [png] = sheets.sheets.values()
     assert base64.b64decode(image.split(",", 1)[1]) == png
     assert page.captions == list(sheets.sheets)
+
+
+def test_a_shifts_metrics_share_a_row_each_on_its_own_scale(report: ShiftReport) -> None:
+    [pair] = report.pairs
+    result = pair.metrics["MCQ Accuracy"]
+    judged = replace(result, mean_a=3.0, mean_b=2.5, difference=-0.5, interval=Interval(-1, 0))
+    metrics = {"MCQ Accuracy": result, "Open-ended GT": judged}
+    two = ShiftReport(
+        [
+            replace(pair, shifted=replace(pair.shifted, shift=shift), metrics=metrics)
+            for shift in ("blur", "jpeg")
+        ],
+        [],
+    )
+    figure = shift_figure(two)
+    axes = [a for a in figure.axes if a.get_visible()]
+    grid = [[a.get_title().split(",")[0], a.get_ylabel()] for a in axes]
+    assert grid == [
+        ["Blur", "change in MCQ accuracy"],
+        ["Blur", "change in GT_final (0-4)"],
+        ["JPEG compression", "change in MCQ accuracy"],
+        ["JPEG compression", "change in GT_final (0-4)"],
+    ]
+    assert axes[0].get_position().y0 == pytest.approx(axes[1].get_position().y0)  # one row
+    assert [a.get_ylim()[1] >= top for a, top in zip(axes, (1, 4, 1, 4), strict=True)] == [True] * 4
+    assert all(a.get_xticklabels()[0].get_text() == "1\nmild" for a in axes)
+    pyplot().close(figure)
