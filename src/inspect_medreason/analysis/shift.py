@@ -877,14 +877,15 @@ def plot_caption(report: ShiftReport) -> str:
         shared.append(f"the vision judge sees the {next(iter(keys))[2]} image")
     names = display_names(sorted({p.shifted.model for p in report.pairs}))
     clean = []
-    for (model, metric), mean in sorted(
-        {
-            (p.shifted.model, metric): r.mean_a
-            for p in report.pairs
-            for metric, r in p.metrics.items()
-        }.items()
-    ):
-        clean.append(f"{names[model]} {metric_label(metric)} {mean:.3f}")
+    several_tasks = len({k[0] for k in keys}) > 1
+    means = {
+        (p.shifted.model, p.shifted.task, metric): r.mean_a
+        for p in report.pairs
+        for metric, r in p.metrics.items()
+    }
+    for (model, task, metric), mean in sorted(means.items()):
+        where = f" on {task}" if several_tasks else ""
+        clean.append(f"{names[model]}{where} {metric_label(metric)} {mean:.3f}")
     text = (
         "Change under each image-quality shift (shifted − clean, on the cases both runs "
         "scored; below the dashed line is a loss), one panel per shift and metric, on the "
