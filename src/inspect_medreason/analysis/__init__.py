@@ -26,8 +26,8 @@ What each module computes (``medreason`` subcommand in brackets):
   ``score_submission``, ``validate_submission``;
 - ``data_audit``: a data set checked before use (check-data): ``audit_data``;
 - beneath them: ``logs`` (reading logs, bounded), ``judgings`` (which judging a score is),
-  ``score_values`` (a score's value, or why it has none), ``markdown`` and ``figures``
-  (rendering), ``errors``.
+  ``score_values`` (a score's value, or why it has none), ``markdown``, ``figures``
+  and ``display`` (rendering; how a result shows itself in Jupyter), ``errors``.
 
 The names below are imported on first use, so that importing one analysis does not import
 them all (matplotlib, scipy and the rating round load only when asked for).
