@@ -531,3 +531,17 @@ def test_a_file_system_error_left_unhandled_is_one_line_but_a_bug_is_loud(
     monkeypatch.setattr("inspect_medreason.cli.official.cmd_validate", bug)
     with pytest.raises(KeyError):
         main(["validate", "x.json"])
+
+
+def test_a_device_or_a_pipe_is_never_replaced_even_with_force(tmp_path: Path) -> None:
+    """`--output /dev/null --force` once put a regular file in place of the machine's
+    /dev/null: an output is renamed over its target, so a target that is not a regular file
+    is refused before any work, whatever --force says."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for target in (Path(os.devnull), pipe):
+        for force in (False, True):
+            with pytest.raises(OutputPathError, match="not a regular file"):
+                OutputSet(force).add(target)
+    assert Path(os.devnull).is_char_device()
+    assert pipe.is_fifo()

@@ -234,6 +234,13 @@ def output_path(raw: str | Path) -> Path:
 def _refuse_a_folder_or_existing(path: Path, force: bool) -> None:
     if path.is_dir():
         raise OutputPathError(f"cannot write {path}: it is a folder; name a file to write")
+    if path.exists() and not path.is_file():
+        # An output is replaced whole (a temporary file renamed over it): over a device, a
+        # pipe or a socket that would put a regular file in its place (/dev/null among them).
+        raise OutputPathError(
+            f"cannot write {path}: it is not a regular file (a device, a pipe or a socket), "
+            "and outputs are replaced whole; name a file to write, or leave the option out"
+        )
     if path.exists() and not force:
         raise OutputPathError(f"cannot write {path}: it exists; pass --force to overwrite it")
 
