@@ -985,15 +985,38 @@ def _in_hypothesis(text: str, position: int) -> bool:
 # question the model wrote itself (a model that declines, then invents questions and answers
 # them; a base model running on into the next few-shot question): what follows answers that
 # question, not the one asked. A heading that opens the reply restates the question asked.
+# A question the model writes itself: a line that opens with a question heading, whatever
+# its markup (``## Medical Question``, ``**Question 2:**``, ``Q:``, ``### New Case``,
+# ``Practice problem 3)``, ``问题2：``, ``题目``, ``【例题】``). The heading names a question
+# (a few qualifying words may precede it, a number may follow), and then the line ends or a
+# colon, stop or bracket follows: "Question analysis:" or "The question asks" is not one.
+# "Case" alone may restate the case given ("Case: a 40-year-old man"); numbered, it is a new one.
+_QUESTION_WORDS = (
+    r"(?:question|problem|q|mcq|vignette|exercise|quiz|case(?=[ \t]*(?:\#|no\.?)?[ \t]*\d))"
+)
 _QUESTION_HEADING = re.compile(
-    r"^[ \t>*#_]*(?:(?:question|problem|q)[ \t]*\d*[ \t]*[:.)]|(?:问题|题目|例题)[ \t]*\d*[ \t]*:)",
+    r"^[ \t>*#_\[(【]*"
+    r"(?:"
+    rf"(?:[a-z-]+[ \t]+){{0,3}}?{_QUESTION_WORDS}(?:[ \t]*(?:\#|no\.?)?[ \t]*\d+)?"
+    r"[ \t*_\])】]*(?:[:.)][ \t*_]*|[ \t*_]*$)"
+    r"|(?:新的?|另一|下一|附加|练习|示例)?(?:问题|题目|例题|试题|病例|考题)[ \t]*\d*[ \t*_\])】]*(?::|$)"
+    r")",
     re.IGNORECASE | re.MULTILINE,
+)
+# Qualifiers that turn a heading into a section of the model's own reasoning about the
+# question it was given ("Question analysis", "Question restated"), never a new question.
+_NOT_A_NEW_QUESTION = re.compile(
+    r"\b(?:the|this|given|original|above|analysis|analy[sz]ing|restated|understanding|"
+    r"recap|summary|breakdown|review|stem|asked|asks|type)\b",
+    re.IGNORECASE,
 )
 
 
 def own_question_start(text: str) -> int:
     """Where the first question the model wrote itself begins (the text's length if none)."""
     for match in _QUESTION_HEADING.finditer(text):
+        if _NOT_A_NEW_QUESTION.search(match.group(0)):
+            continue
         if text[: match.start()].strip():
             return match.start()
     return len(text)
