@@ -1441,6 +1441,15 @@ def _verdict(
     return status, label, reason
 
 
+_DEBRIS = re.compile(r"[\s*_#$>:.\-]*(?:```[\w+-]*[\s*_#$>:.\-]*)*")
+
+
+def _is_debris(segment: str) -> bool:
+    """A statement that states nothing at all: its segment is empty or markup only (``**``,
+    a code fence), as in an empty ``Final Answer:`` left after a clear answer."""
+    return _DEBRIS.fullmatch(segment) is not None
+
+
 def _read_statements(text: str, options: list[tuple[str, str]]) -> StatedAnswer | None:
     """The verdict of the last answer statement that is one (with the reason when it is no
     answer), or None when there is none. A label read by a less-proven rule is proven when
@@ -1449,6 +1458,12 @@ def _read_statements(text: str, options: list[tuple[str, str]]) -> StatedAnswer 
     statements = _statements(text)
     for index in range(len(statements) - 1, -1, -1):
         statement = statements[index]
+        if (
+            statement.verdict is None
+            and statement.content is None
+            and _is_debris(statement.segment(text))
+        ):
+            continue  # an empty "Final Answer:" (or one holding a fence) after the answer
         verdict = _verdict(statement, text, options)
         if verdict is None:
             continue
