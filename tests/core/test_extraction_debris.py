@@ -30,3 +30,21 @@ def test_debris_after_the_answer_does_not_undo_it(reply: str) -> None:
 )
 def test_a_later_statement_that_says_something_still_counts(reply: str) -> None:
     assert extract_label(reply, OPTIONS).label is None
+
+
+YES_NO = [("A", "yes"), ("B", "no")]
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("The pleura is smooth.\nSo, the answer to this question is no.", "B"),
+        ("So, the answer to this question is no. The effusion is absent.", "B"),
+        ("The answer to the question would be yes.", "A"),
+        ("So, the answer to this question is yes or no, I cannot tell.", None),
+        ("The answer to this question is complex.", None),
+    ],
+)
+def test_issue_59_item_4_yes_no_committed_in_the_reply(reply: str, expected: str | None) -> None:
+    """Item 4: 'the answer to this question is no' commits to no; a hedge is no answer."""
+    assert extract_label(reply, YES_NO).label == expected

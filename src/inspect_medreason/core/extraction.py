@@ -155,6 +155,8 @@ _COLON_MARKER = re.compile(
 _VERB_MARKER = re.compile(
     rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+|(?m:^)[ \t*]*(?=answer))"
     r"(?:answer|option|choice|selection|pick)\s+"
+    # "the answer to this question is no", "the answer to the question would be (C)"
+    r"(?:to\s+(?:this|the|that|your|each)\s+(?:question|query|problem)\s+)?"
     r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
     re.IGNORECASE,
 )
