@@ -716,7 +716,29 @@ def label_from_segment(
     option_label = _match_option_text(cleaned, options)
     if option_label is not None:
         return "label", option_label
+    option_label = _option_text_clause(cleaned, options)
+    if option_label is not None:
+        return "label", option_label
     return "none", None
+
+
+# A clause ends at a sentence's or a clause's punctuation ("no. The effusion is absent.").
+_CLAUSE_END = re.compile(r"[.,;:!?。，；：！？\n]")
+
+
+def _option_text_clause(segment: str, options: list[tuple[str, str]]) -> str | None:
+    """The option whose whole text is the statement's first clause ("the answer to this
+    question is no. The effusion is absent." states "no"), when no later clause is another
+    option's text ("no, wait, yes" is not read)."""
+    clauses = [normalise_text(part) for part in _CLAUSE_END.split(segment)]
+    clauses = [clause for clause in clauses if clause]
+    if len(clauses) < 2:
+        return None
+    by_text = {normalise_text(text): label for label, text in options if normalise_text(text)}
+    first = by_text.get(clauses[0])
+    if first is None or any(by_text.get(clause) not in (None, first) for clause in clauses[1:]):
+        return None
+    return first
 
 
 def _bare_label_line(line: str, options: list[tuple[str, str]]) -> tuple[SegmentStatus, str | None]:
