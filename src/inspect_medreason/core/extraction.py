@@ -1036,13 +1036,39 @@ _NOT_A_NEW_QUESTION = re.compile(
 )
 
 
+# A line that announces a question of the model's own ("Here's another question for
+# practice:", "Let's try a similar case:", "Next MCQ -"): another, next, new or a practice
+# question, case or example, the line ending at a colon or a dash.
+_ANNOUNCED_QUESTION = re.compile(
+    r"^[^\n]*\b(?:another|next|new|additional|follow-up|bonus|practice|similar|one\s+more)"
+    r"[ \t]+(?:[a-z-]+[ \t]+){0,2}?(?:question|problem|mcq|case|example|scenario|vignette|quiz)s?"
+    r"\b[^\n]*[:\-–—][ \t*_]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A turn of a conversation the model runs on into (a chat template's markers, a "User:" or
+# "Human:" line): what follows is not its reply to the question asked.
+_NEW_TURN = re.compile(
+    r"<start_of_turn>|<\|im_start\|>|<\|(?:user|assistant|system)\|>|\[INST\]|"
+    r"^[ \t#*]*(?:user|human|assistant)[ \t*]*:|"
+    # a template's turn marker read as a line end leaves its role alone on a line
+    r"^[ \t]*(?:user|human|model)[ \t]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def own_question_start(text: str) -> int:
-    """Where the first question the model wrote itself begins (the text's length if none)."""
-    for match in _QUESTION_HEADING.finditer(text):
-        if _NOT_A_NEW_QUESTION.search(match.group(0)):
-            continue
-        if text[: match.start()].strip():
-            return match.start()
+    """Where the first question the model wrote itself begins (the text's length if none):
+    a question heading, a line announcing another question, or a new conversation turn."""
+    starts = [
+        match.start()
+        for match in _QUESTION_HEADING.finditer(text)
+        if not _NOT_A_NEW_QUESTION.search(match.group(0))
+    ]
+    starts += [match.start() for match in _ANNOUNCED_QUESTION.finditer(text)]
+    starts += [match.start() for match in _NEW_TURN.finditer(text)]
+    for start in sorted(starts):
+        if text[:start].strip():
+            return start
     return len(text)
 
 
