@@ -78,7 +78,16 @@ PROVEN_RULES = frozenset(
         "opening_label",
     }
 )
-ANSWER_KEYS = ("answer", "final_answer", "Answer", "final answer", "Final Answer")
+ANSWER_KEYS = (
+    "answer",
+    "final_answer",
+    "Answer",
+    "final answer",
+    "Final Answer",
+    # MIRAGE/MedRAG's prompt asks for {"step_by_step_thinking": ..., "answer_choice": ...}
+    "answer_choice",
+    "Answer Choice",
+)
 REASONING_KEYS = ("reasoning_trace", "rationale", "reasoning", "explanation", "Reasoning")
 # A reply longer than this is read from its tail only: answers are stated at the end, and
 # the regular expressions stay fast on megabytes of text.
@@ -144,7 +153,9 @@ _QUALIFIER = (
 )
 # "Answer:", "Final answer is:", "ANSWER =", "Final answer - D", "correct option:" ...
 _COLON_MARKER = re.compile(
-    rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)(?:answer|option|choice)(?![A-Za-z0-9])"
+    rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)"
+    # a JSON key the prompt's field names ("answer_choice": "A" in an object left unclosed)
+    r"(?:answer_(?:choice|option|letter)|answer|option|choice)(?![A-Za-z0-9])"
     r"(?!_[A-Za-z0-9])[*_\"']*\s*(?:is\s*|would\s+be\s*)?"
     r"(?:[:=]|(?<=\s)[-–—](?=\s))\s*",
     re.IGNORECASE,
@@ -154,7 +165,7 @@ _COLON_MARKER = re.compile(
 # consistent with..." states nothing).
 _VERB_MARKER = re.compile(
     rf"(?:\b(?:the|my|our)\s+(?:{_QUALIFIER}\s+)?|\b{_QUALIFIER}\s+|(?m:^)[ \t*]*(?=answer))"
-    r"(?:answer|option|choice|selection|pick)\s+"
+    r"(?:answer\s+(?:choice|option)|answer|option|choice|selection|pick)\s+"
     # "the answer to this question is no", "the answer to the question would be (C)"
     r"(?:to\s+(?:this|the|that|your|each)\s+(?:question|query|problem)\s+)?"
     r"(?:is|would\s+be|should\s+be|will\s+be|must\s+be|remains)\b\s*",
@@ -212,6 +223,23 @@ _BRACKETED_LABEL = re.compile(r"\((?P<letter>[A-Z])\)")
 _LEADING_ADVERBS = re.compile(
     r"^(?:(?:clearly|definitely|certainly|obviously|probably|likely|most\s+likely|indeed|"
     r"therefore|thus|hence|undoubtedly|actually)\b[\s,:]*)+",
+    re.IGNORECASE,
+)
+# A closing sentence that names what it concludes and then a label: "the most likely cause
+# of this patient's symptoms is **C. Iron deficiency**", "the most accurate estimate of the
+# power is: D. 90%", "the closest answer choice is B". The label must follow at once, as a
+# capital standing alone ("is B-cell lymphoma" is read by the label rules as a word).
+_CLOSING_CHOICE = re.compile(
+    r"\b(?:most\s+(?:likely|appropriate|accurate|probable|suitable|consistent|plausible)|"
+    r"best|correct|right|closest|likeliest|optimal|preferred)\b[^.!?\n]{0,100}?"
+    r"\b(?:is|would\s+be|remains)[ \t]*:?[ \t]+(?:(?i:option|choice|answer)[ \t]+)?"
+    r"(?=[*_(\[]*[A-Z](?![A-Za-z]))"
+)
+# The sentence after a closing choice's label taking it back or weighing it ("But more
+# tests are needed", "However, D is also possible").
+_CONTRAST_AFTER = re.compile(
+    r"[*_(\[]*[A-Z][*_)\]]*[^.!?\n]*[.!?]?[*_]*[ \t]+(?:but|however|yet|although|though|"
+    r"on\s+the\s+other\s+hand|alternatively)\b",
     re.IGNORECASE,
 )
 _CHOICE_PHRASE = re.compile(
@@ -1107,6 +1135,10 @@ def _all_statements(text: str) -> list[Statement]:
         found.append(Statement(match.start(), "chinese_statement", content=letter))
     for match in _CHOICE_PHRASE.finditer(text):
         found.append(Statement(match.start(), "choice_phrase", start=match.end()))
+    for match in _CLOSING_CHOICE.finditer(text):
+        if _CONTRAST_AFTER.match(text, match.end()):
+            continue  # "... is (I). But more tests are needed first.": not a conclusion
+        found.append(Statement(match.start(), "closing_choice", start=match.end(), kind="hedged"))
     for match in _HEDGED_PHRASE.finditer(text):
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
     called_correct: set[str] = set()
@@ -1548,6 +1580,49 @@ NO_ANSWER_METHODS = frozenset(
 )
 
 
+UNCLOSED_THINKING_ANSWER = "unclosed_thinking_answer"
+# The statements that may close an unclosed trace as its answer: an answer marker, an answer
+# tag, a line holding nothing but a label.
+_TRACE_ENDING_RULES = frozenset(
+    {"answer_statement", "answer_tag", "chinese_statement", "label_line", "final_line"}
+)
+
+
+def _answer_ending_an_unclosed_trace(
+    text: str, options: list[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """A model that never closes its ``<think>`` block but ends it on an answer line
+    (``...\n\nAnswer: B``, ``answer\nD``, ``<answer>C``): the label and the lines stating
+    it, when the trace runs on before them. A trace that is one statement
+    (``<think>The answer is A``) states no answer."""
+    opening = list(_THINK_OPEN.finditer(text))
+    trace = text[opening[-1].end() :] if opening else text
+    trace = without_end_tokens(plain_latex(readable_text(trace)))
+    lines = [line for line in trace.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    tail_lines = lines[-2:] if len(lines) > 2 else lines[-1:]
+    tail = "\n".join(tail_lines)
+    stated = _read_statements(tail, options)
+    if (
+        stated is None
+        or stated.status != "label"
+        or stated.label is None
+        or stated.statement.method not in _TRACE_ENDING_RULES
+    ):
+        return None
+    labels = {label.upper() for label, _ in options}
+    # a different bare label just before ("c\n<answer>D"): the trace ends on no single answer
+    bare = {
+        line.strip(" \t*_().").upper()
+        for line in lines[-4:]
+        if line.strip(" \t*_().").upper() in labels
+    }
+    if bare - {stated.label.upper()}:
+        return None
+    return stated.label, tail.strip()[-80:]
+
+
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     """Find the option label a reply chose; see the module docstring for the rules."""
     visible = strip_thinking(text[-MAX_READ_CHARS:])
@@ -1598,6 +1673,13 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     normalised = without_end_tokens(plain_latex(readable_text(visible.text)))
     if not normalised.strip():
         if visible.unclosed_thinking:
+            ending = _answer_ending_an_unclosed_trace(text[-MAX_READ_CHARS:], options)
+            if ending is not None:
+                return less_proven(
+                    ending[0],
+                    UNCLOSED_THINKING_ANSWER,
+                    f"the <think> block never closes; its last lines state {ending[1]!r}",
+                )
             return result(
                 None, "thinking_only", "the reply is all reasoning: its <think> block never closes"
             )
