@@ -155,7 +155,7 @@ _QUALIFIER = (
 _COLON_MARKER = re.compile(
     rf"(?:\b{_QUALIFIER}\s+)?(?<![A-Za-z0-9])(?<![A-Za-z0-9]_)"
     # a JSON key the prompt's field names ("answer_choice": "A" in an object left unclosed)
-    r"(?:answer_(?:choice|option|letter)|answer|option|choice)(?![A-Za-z0-9])"
+    r"(?:answer_(?:choice|option|letter)|answer|ans|option|choice)(?![A-Za-z0-9])"
     r"(?!_[A-Za-z0-9])[*_\"']*\s*(?:is\s*|would\s+be\s*)?"
     r"(?:[:=]|(?<=\s)[-–—](?=\s))\s*",
     re.IGNORECASE,
