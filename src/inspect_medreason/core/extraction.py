@@ -235,11 +235,25 @@ _CLOSING_CHOICE = re.compile(
     r"\b(?:is|would\s+be|remains)[ \t]*:?[ \t]+(?:(?i:option|choice|answer)[ \t]+)?"
     r"(?=[*_(\[]*[A-Z](?![A-Za-z]))"
 )
+# The same closing sentence ending on an option's whole text: "Therefore, the most likely
+# additional finding in this patient is cutaneous xanthomas." (the clause up to its
+# punctuation must be the option's text exactly; "is not", "is likely" state nothing).
+_CLOSING_TEXT = re.compile(
+    r"\b(?:most\s+(?:likely|appropriate|accurate|probable|suitable|consistent|plausible)|"
+    r"best|correct|right|closest|likeliest|optimal|preferred)\b[^.!?\n]{0,100}?"
+    r"\b(?:is|would\s+be|remains)[ \t]*:?[ \t]+(?!not\b|likely\b|probably\b)"
+    r"(?:\*\*|__)?(?P<clause>[^.,;:!?\n*_\"]{1,120})"
+)
 # The sentence after a closing choice's label taking it back or weighing it ("But more
 # tests are needed", "However, D is also possible").
 _CONTRAST_AFTER = re.compile(
     r"[*_(\[]*[A-Z][*_)\]]*[^.!?\n]*[.!?]?[*_]*[ \t]+(?:but|however|yet|although|though|"
     r"on\s+the\s+other\s+hand|alternatively)\b",
+    re.IGNORECASE,
+)
+_CONTRAST_AFTER_TEXT = re.compile(
+    r"[*_\"]*[.!?]?[*_]*[ \t]+(?:but|however|yet|although|though|on\s+the\s+other\s+hand|"
+    r"alternatively)\b",
     re.IGNORECASE,
 )
 _CHOICE_PHRASE = re.compile(
@@ -843,7 +857,7 @@ def _segment_after(text: str, start: int, limit: int | None = MAX_SEGMENT_CHARS)
     return line
 
 
-StatementKind = Literal["segment", "bare_line", "hedged", "opening", "strict"]
+StatementKind = Literal["segment", "bare_line", "hedged", "opening", "strict", "option_text"]
 
 
 @dataclass(frozen=True)
@@ -1139,6 +1153,16 @@ def _all_statements(text: str) -> list[Statement]:
         if _CONTRAST_AFTER.match(text, match.end()):
             continue  # "... is (I). But more tests are needed first.": not a conclusion
         found.append(Statement(match.start(), "closing_choice", start=match.end(), kind="hedged"))
+    for match in _CLOSING_TEXT.finditer(text):
+        if not _CONTRAST_AFTER_TEXT.match(text, match.end()):
+            found.append(
+                Statement(
+                    match.start("clause"),
+                    "closing_choice",
+                    content=match.group("clause"),
+                    kind="option_text",
+                )
+            )
     for match in _HEDGED_PHRASE.finditer(text):
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
     called_correct: set[str] = set()
@@ -1514,6 +1538,11 @@ def _verdict(
         status, label, reason = _opening_label(segment, options)
     elif statement.kind == "strict":
         status, label = _standing_label(segment, options)
+    elif statement.kind == "option_text":
+        # the clause is one option's whole text, or it states nothing
+        wanted = normalise_text(segment)
+        matching = [lab for lab, text in options if normalise_text(text) == wanted]
+        status, label = ("label", matching[0]) if len(matching) == 1 else ("none", None)
     else:
         status, label = label_from_segment(segment, options)
     if status == "none" and statement.kind != "segment":
