@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import Counter
 from collections.abc import Mapping
 
 from inspect_ai.hooks import Hooks, TaskEnd, hooks
@@ -68,7 +67,7 @@ def unread_forms() -> Metric:
     its epochs left unread."""
 
     def compute(scores: list[SampleScore]) -> Value:
-        counts: Counter[str] = Counter()
+        counts: dict[str, float] = {}
         scored = 0
         for sample in scores:
             value = sample.score.value
@@ -79,7 +78,8 @@ def unread_forms() -> Metric:
                 continue
             scored += 1
             if parsed < 1.0:
-                counts[unread_form(sample.score.metadata)] += 1.0 - parsed
+                form = unread_form(sample.score.metadata)
+                counts[form] = counts.get(form, 0.0) + 1.0 - parsed
         unread = math.fsum(counts.values())
         result: dict[str, float] = {
             UNREAD_WARNING: float(bool(scored) and unread / scored > UNREAD_WARNING_SHARE)
