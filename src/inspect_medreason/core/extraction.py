@@ -244,6 +244,15 @@ _CLOSING_TEXT = re.compile(
     r"\b(?:is|would\s+be|remains)[ \t]*:?[ \t]+(?!not\b|likely\b|probably\b)"
     r"(?:\*\*|__)?(?P<clause>[^.,;:!?\n*_\"]{1,120})"
 )
+# An option's text set in bold and called the conclusion: "Given the options, **Fludarabine**
+# is the most appropriate choice", "the defect in **B-cell maturation** is the most likely
+# underlying cause" (the bold span must be one option's whole text).
+_BOLD_TEXT_CONCLUDED = re.compile(
+    r"\*\*(?P<clause>[^*\n]{1,120})\*\*[ \t]+(?:is|would\s+be|remains)[ \t]+(?:the[ \t]+)?"
+    r"(?:most[ \t]+(?:likely|appropriate|accurate|probable|suitable|consistent|plausible)|"
+    r"best|correct|right|likeliest|optimal|preferred)\b",
+    re.IGNORECASE,
+)
 # The sentence after a closing choice's label taking it back or weighing it ("But more
 # tests are needed", "However, D is also possible").
 _CONTRAST_AFTER = re.compile(
@@ -1029,7 +1038,10 @@ _SENTENCE_ENDS = ".!?\n。！？；;"
 # A statement inside a hypothesis ("If the bar is smaller, then the answer is (A)", "Suppose
 # it is B", "若选A，则…") states what would follow, not the answer.
 _HYPOTHESIS = re.compile(
-    r"\b(?:if|suppose|supposing|assuming|assume|provided|unless|whether|were\s+(?:it|this|the))\b"
+    # "provided" as a condition ("provided that ...", "provided the patient is stable"), not
+    # as a participle ("given the information provided, ...")
+    r"\b(?:if|suppose|supposing|assuming|assume|unless|whether|were\s+(?:it|this|the)|"
+    r"provided(?=\s+(?:that|it|the|this|we|you|there|she|he|they)\b))\b"
     r"|如果|假如|假设|倘若|若|要是",
     re.IGNORECASE,
 )
@@ -1163,6 +1175,15 @@ def _all_statements(text: str) -> list[Statement]:
                     kind="option_text",
                 )
             )
+    for match in _BOLD_TEXT_CONCLUDED.finditer(text):
+        found.append(
+            Statement(
+                match.start("clause"),
+                "closing_choice",
+                content=match.group("clause"),
+                kind="option_text",
+            )
+        )
     for match in _HEDGED_PHRASE.finditer(text):
         found.append(Statement(match.start(), "hedged_statement", start=match.end(), kind="hedged"))
     called_correct: set[str] = set()
