@@ -109,7 +109,8 @@ def test_methods_are_reported() -> None:
     assert extract_label("Reasoning.\n**B**", OPTIONS).rule == "label_line"
     assert extract_label("Reasoning.\nC) Consolidation", OPTIONS).rule == "final_line"
     assert extract_label("<answer>B</answer>", OPTIONS).rule == "answer_tag"
-    assert extract_label("Consolidation", OPTIONS).rule == "option_text"
+    assert extract_label("Consolidation", OPTIONS).method == "reply_is_option_text"
+    assert extract_label("It is consolidation", OPTIONS).rule == "option_text"
     assert extract_label("Answer: E", OPTIONS).method == "invalid_label"
     assert extract_label("Answer: unknown", OPTIONS).method == "no_option"
 

@@ -61,7 +61,7 @@ def reader_figures(rows: list[dict[str, Any]]) -> ReaderFigures:
 
 # The rules proven by what they are (the answer field the prompt asks for, a reply that is
 # nothing but one label: what the official strict rule reads too), not by a count.
-PROVEN_BY_DESIGN = frozenset({"json_answer_field", "reply_is_label"})
+PROVEN_BY_DESIGN = frozenset({"json_answer_field", "reply_is_label", "reply_is_option_text"})
 # A rule is promoted when, on the sets it was not written from, it made at least this many
 # readings and none was wrong.
 PROMOTION_READINGS = 20

@@ -73,6 +73,7 @@ PROVEN_RULES = frozenset(
     {
         "json_answer_field",
         "reply_is_label",
+        "reply_is_option_text",
         "answer_statement",
         "chinese_statement",
         "opening_label",
@@ -1631,6 +1632,7 @@ NO_ANSWER_METHODS = frozenset(
 
 
 UNCLOSED_THINKING_ANSWER = "unclosed_thinking_answer"
+REPLY_IS_OPTION_TEXT = "reply_is_option_text"
 # The statements that may close an unclosed trace as its answer: an answer marker, an answer
 # tag, a line holding nothing but a label.
 _TRACE_ENDING_RULES = frozenset(
@@ -1754,6 +1756,14 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             statement.method,
         )
     whole = normalised.strip()
+    wanted = normalise_text(whole)
+    same_text = [label for label, text in options if wanted and normalise_text(text) == wanted]
+    if len(same_text) == 1:
+        # the reply is nothing but one option's text ("Pleural effusion", "Yes."): what the
+        # reply-is-a-label rule is for a label
+        return result(
+            same_text[0], REPLY_IS_OPTION_TEXT, f"the reply is the option's text {whole[:80]!r}"
+        )
     if "\n" not in whole and len(whole) <= 200 and not _HYPOTHESIS.search(whole):
         option_label = _match_option_text(whole, options)
         if option_label is not None:
