@@ -109,7 +109,8 @@ def test_methods_are_reported() -> None:
     assert extract_label("Reasoning.\n**B**", OPTIONS).rule == "label_line"
     assert extract_label("Reasoning.\nC) Consolidation", OPTIONS).rule == "final_line"
     assert extract_label("<answer>B</answer>", OPTIONS).rule == "answer_tag"
-    assert extract_label("Consolidation", OPTIONS).rule == "option_text"
+    assert extract_label("Consolidation", OPTIONS).method == "reply_is_option_text"
+    assert extract_label("It is consolidation", OPTIONS).rule == "option_text"
     assert extract_label("Answer: E", OPTIONS).method == "invalid_label"
     assert extract_label("Answer: unknown", OPTIONS).method == "no_option"
 
@@ -259,7 +260,7 @@ def test_wrapper_runs_are_read_without_backtracking() -> None:
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v7"
+    assert EXTRACTION_MODE == "robust-v8"
 
 
 # Invisible format characters beside or inside an answer: read as if absent (robust-v3).

@@ -97,17 +97,20 @@ def test_official_containers_readings_are_reported_beside_the_careful_one(
 
 
 def test_a_reading_only_a_less_proven_rule_makes_is_unread_and_shown() -> None:
-    """robust-v7: each score names the rule and its trust; a label only a less-proven rule
-    reads ("<answer>A</answer>") is unread, counted wrong, and kept as the tentative label."""
+    """Each score names the rule and its trust; a label only a less-proven rule reads (a
+    last sentence ending on a bracketed label) is unread, counted wrong, and kept as the
+    tentative label."""
     from inspect_medreason.medreason.scorer import score_mcq_reply
 
     metadata = {"task_type": "mcq", "has_reference": True}
     choices = ["Axial", "Sagittal"]
-    tentative = score_mcq_reply("<answer>A</answer>", metadata, "A", choices)
+    tentative = score_mcq_reply(
+        "The first view matches, as shown in picture (A).", metadata, "A", choices
+    )
     assert value(tentative)["parsed"] == 0.0 and value(tentative)["correct"] == 0.0
     assert tentative.metadata is not None
     assert tentative.metadata["extraction_method"] == "less_proven"
-    assert tentative.metadata["extraction_rule"] == "answer_tag"
+    assert tentative.metadata["extraction_rule"] == "final_sentence"
     assert tentative.metadata["extraction_trust"] == "less-proven"
     assert tentative.metadata["tentative_label"] == "A"
     proven = score_mcq_reply("ANSWER: A", metadata, "A", choices)
@@ -189,7 +192,7 @@ def test_prompt_carries_images_options_context_and_is_logged(
     metadata = log.eval.metadata or {}
     assert metadata["task_version"] == MEDREASON_TASK_VERSION
     assert set(metadata["prompts"]) == {"mcq_system", "mcq_user"}
-    assert metadata["extraction"]["mode"] == "robust-v7"
+    assert metadata["extraction"]["mode"] == "robust-v8"
     assert "answer_statement" in metadata["extraction"]["proven_rules"]
     assert metadata["data"]["cases_sha256"] and metadata["data"]["ground_truth_sha256"]
 

@@ -59,6 +59,25 @@ def reader_figures(rows: list[dict[str, Any]]) -> ReaderFigures:
     return figures
 
 
+# The rules proven by what they are (the answer field the prompt asks for, a reply that is
+# nothing but one label: what the official strict rule reads too), not by a count.
+PROVEN_BY_DESIGN = frozenset({"json_answer_field", "reply_is_label", "reply_is_option_text"})
+# A rule is promoted when, on the sets it was not written from, it made at least this many
+# readings and none was wrong.
+PROMOTION_READINGS = 20
+
+
+def rule_evidence(row_sets: list[list[dict[str, Any]]]) -> dict[str, tuple[int, int]]:
+    """Per rule, its (right, wrong) readings, proven or tentative, over the sets given."""
+    totals: Counter[tuple[str, bool]] = Counter()
+    for rows in row_sets:
+        totals.update(reader_figures(rows).by_rule)
+    return {
+        rule: (totals[(rule, True)], totals[(rule, False)])
+        for rule in sorted({rule for rule, _ in totals})
+    }
+
+
 def main(paths: list[str]) -> None:
     for path in paths:
         rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
@@ -81,5 +100,9 @@ def main(paths: list[str]) -> None:
 if __name__ == "__main__":
     main(
         sys.argv[1:]
-        or ["tests/core/corpus_real_replies.jsonl", "tests/core/sealed_real_replies.jsonl"]
+        or [
+            "tests/core/corpus_real_replies.jsonl",
+            "tests/core/sealed_real_replies.jsonl",
+            "tests/core/promotion_real_replies.jsonl",
+        ]
     )

@@ -24,6 +24,7 @@ from inspect_ai.scorer import (
 )
 
 from inspect_medreason.core.intervals import bootstrap_ci
+from inspect_medreason.core.unread_warning import unread_forms
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
 # Every MedReason-layout sample carries these (UNKNOWN_GROUP when the case names none), so a
@@ -234,6 +235,7 @@ def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metr
         official_baseline_differs(),
         *breakdown(list(breakdown_fields), of="accuracy", to_float=correct),
         extractor_metrics(),  # reports nothing unless the extractor role is bound
+        unread_forms(),  # in the log, and a warning at the end, above 5% unread
     ]
 
 
