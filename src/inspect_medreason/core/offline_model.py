@@ -20,7 +20,6 @@ noisy". As a judge it answers as ``pipeline-check``.
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import io
@@ -43,6 +42,12 @@ from PIL import Image, UnidentifiedImageError
 
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.image_quality import clarity, measure
+from inspect_medreason.core.reference_judge import (
+    image_bytes,
+    load_patterns,
+    read_references,
+    reference_judge_reply,
+)
 
 PROVIDER_NAME = "medreason"
 PIPELINE_CHECK_NOTE = "Pipeline check: no model inference was performed."
@@ -104,13 +109,6 @@ def needed_clarity(text: str) -> float:
     return CLEAR_FROM + CLEAR_SPAN * question_hash(text)
 
 
-def _image_bytes(image: str) -> bytes:
-    if image.startswith("data:"):
-        return base64.b64decode(image.partition(",")[2], validate=False)
-    # Inspect sends a model data URIs; a path is what a task put in the sample itself
-    return Path(image).read_bytes()
-
-
 def images_clarity(messages: list[ChatMessage]) -> float | None:
     """The least clarity among the images of the last user message (None without one)."""
     for message in reversed(messages):
@@ -120,13 +118,23 @@ def images_clarity(messages: list[ChatMessage]) -> float | None:
             for part in parts:
                 if isinstance(part, ContentImage):
                     try:
-                        with Image.open(io.BytesIO(_image_bytes(part.image))) as picture:
+                        with Image.open(io.BytesIO(image_bytes(part.image))) as picture:
                             picture.load()
                             values.append(clarity(measure(picture)))
                     except (OSError, ValueError, binascii.Error, UnidentifiedImageError):
                         values.append(0.0)  # an image it cannot read, it cannot see
             return min(values) if values else None
     return None
+
+
+OPEN_QUESTION = re.compile(r"Question:\s*(.*?)\s*(?:\n\s*\n|\Z)", re.DOTALL)
+
+
+def _open_question(text: str) -> str:
+    """The question of an open-ended prompt, whitespace-flattened (the text after
+    ``Question:`` up to a blank line; the whole prompt when it has no such label)."""
+    found = OPEN_QUESTION.search(text)
+    return " ".join((found.group(1) if found else text).split())
 
 
 def _question(text: str) -> str:
@@ -185,7 +193,11 @@ def true_label(text: str, answers: list[Answer]) -> str | None:
     return None
 
 
-def image_sensitive_reply(messages: list[ChatMessage], answers: list[Answer]) -> str:
+def image_sensitive_reply(
+    messages: list[ChatMessage],
+    answers: list[Answer],
+    open_answers: dict[str, list[str]] | None = None,
+) -> str:
     """The reply of the image-sensitive reference model (module docstring)."""
     system = " ".join(m.text for m in messages if m.role == "system")
     if any(marker in system for marker in GRADER_REPLIES):
@@ -204,14 +216,26 @@ def image_sensitive_reply(messages: list[ChatMessage], answers: list[Answer]) ->
         answer = right if clear else guess
         trace = "The image is clear." if clear else "The image is too blurred or noisy."
     else:
-        answer = CLEAR_ANSWER if clear else UNCLEAR_ANSWER
-        trace = "The image is clear." if clear else "The image is too blurred or noisy."
+        known = (open_answers or {}).get(_open_question(text), [])
+        finding = known[0] if len(known) == 1 else CLEAR_ANSWER
+        answer = finding if clear else UNCLEAR_ANSWER
+        trace = (
+            f"The image is clear. It shows: {finding}"
+            if clear
+            else "The image is too blurred or noisy."
+        )
     return json.dumps(
         {"reasoning_trace": f"{IMAGE_SENSITIVE_NOTE} {trace} ({sight})", "answer": answer}
     )
 
 
-OFFLINE_MODELS = ("pipeline-check", "image-sensitive")
+# The -M arguments each offline model takes.
+OFFLINE_MODEL_ARGS: dict[str, tuple[str, ...]] = {
+    "pipeline-check": (),
+    "image-sensitive": ("cases", "answers"),
+    "reference-judge": ("cases", "answers", "prompts"),
+}
+OFFLINE_MODELS = ("pipeline-check", "image-sensitive", "reference-judge")
 
 
 class PipelineCheckModel(ModelAPI):
@@ -232,10 +256,31 @@ class PipelineCheckModel(ModelAPI):
                 f"medreason/{model_name} is not a built-in offline model; valid: "
                 + ", ".join(f"medreason/{name}" for name in OFFLINE_MODELS)
             )
+        unknown = sorted(set(model_args) - set(OFFLINE_MODEL_ARGS[model_name]))
+        if unknown:
+            raise UserInputError(
+                f"medreason/{model_name}: unknown model argument(s) "
+                + ", ".join(f"-M {name}" for name in unknown)
+                + "; valid: "
+                + (", ".join(f"-M {name}" for name in OFFLINE_MODEL_ARGS[model_name]) or "none")
+            )
         self.answers = (
             read_answers(model_args.get("cases"), model_args.get("answers"))
             if model_name == "image-sensitive"
             else []
+        )
+        self.open_answers = (
+            read_references(model_args.get("cases"), model_args.get("answers"), model_name)
+            if model_name == "image-sensitive"
+            else {}
+        )
+        self.patterns = (
+            load_patterns(model_args.get("prompts")) if model_name == "reference-judge" else {}
+        )
+        self.references = (
+            read_references(model_args.get("cases"), model_args.get("answers"))
+            if model_name == "reference-judge"
+            else {}
         )
 
     async def generate(
@@ -245,11 +290,12 @@ class PipelineCheckModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        reply = (
-            image_sensitive_reply(input, self.answers)
-            if self.model_name == "image-sensitive"
-            else pipeline_check_reply(input)
-        )
+        if self.model_name == "image-sensitive":
+            reply = image_sensitive_reply(input, self.answers, self.open_answers)
+        elif self.model_name == "reference-judge":
+            reply = reference_judge_reply(input, self.patterns, self.references)
+        else:
+            reply = pipeline_check_reply(input)
         output = ModelOutput.from_content(model=self.model_name, content=reply)
         input_words = sum(len(message.text.split()) for message in input)
         output_words = len(reply.split())
