@@ -1,5 +1,5 @@
-"""Built-in offline models: ``--model medreason/pipeline-check`` and
-``--model medreason/image-sensitive``.
+"""Built-in offline models: ``--model medreason/pipeline-check``,
+``--model medreason/image-sensitive`` and ``medreason/reference-judge`` (a judge role).
 
 ``pipeline-check`` reads no image and knows no medicine. Like the official Docker template's smoke mode it
 answers in the expected JSON format (MCQ: the first option; open-ended: a fixed placeholder;
@@ -13,9 +13,13 @@ watched detecting a drop before a real model is paid for. Each question needs it
 clarity, ``CLEAR_FROM + CLEAR_SPAN * h`` with ``h`` in [0, 1) a hash of the question's text:
 seen that clearly, an MCQ is answered with its first option (or, given ``-M
 answers=ground_truth.json`` with the case's true label, found by the question text through
-``-M cases=cases.json``) and an open question with a fixed finding; less clearly, with the
+``-M cases=cases.json``) and an open question with its reference answer (given those files;
+else a fixed finding); less clearly, with the
 option the hash picks among the others and "cannot assess: the image is too blurred or
 noisy". As a judge it answers as ``pipeline-check``.
+
+``reference-judge`` is the offline judge whose verdicts follow the answer's agreement with the
+reference and what it measures of the image (``core.reference_judge``, docs/open_ended.md).
 """
 
 from __future__ import annotations
