@@ -382,6 +382,7 @@ SLOW_TESTS = {
     "tests/robustness/test_fault_injection.py::test_faulty_judges_and_hostile_replies_never_error_a_sample": (
         "24 cases judged by a server that hangs, errs and echoes"
     ),
+    "tests/core/test_reference_judge_demo.py": "a clean and a blurred judged open-ended run, then shift and compare",
     "tests/core/test_shift_statistics.py::test_the_interval_covers_and_the_test_holds_its_level_on_shared_images": (
         "500 simulated datasets per scenario, each an interval and a sign-flip test"
     ),

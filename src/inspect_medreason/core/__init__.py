@@ -19,5 +19,6 @@ here imports a family or the ``medreason`` command (``inspect_medreason.cli``).
   ``files`` (atomic writes, content hashes), ``strict_json`` (JSON every reader accepts),
   ``image_confinement`` (where a command may read a case's images), ``log_paths`` (how a
   local path is named in a log: relative, with digests), ``offline_model`` (the
-  built-in ``medreason/...`` stand-in models).
+  built-in ``medreason/...`` stand-in models), ``reference_judge`` (the offline judge
+  ``medreason/reference-judge``, whose verdicts follow what it measures).
 """

@@ -1,5 +1,5 @@
-"""Built-in offline models: ``--model medreason/pipeline-check`` and
-``--model medreason/image-sensitive``.
+"""Built-in offline models: ``--model medreason/pipeline-check``,
+``--model medreason/image-sensitive`` and ``medreason/reference-judge`` (a judge role).
 
 ``pipeline-check`` reads no image and knows no medicine. Like the official Docker template's smoke mode it
 answers in the expected JSON format (MCQ: the first option; open-ended: a fixed placeholder;
@@ -13,14 +13,17 @@ watched detecting a drop before a real model is paid for. Each question needs it
 clarity, ``CLEAR_FROM + CLEAR_SPAN * h`` with ``h`` in [0, 1) a hash of the question's text:
 seen that clearly, an MCQ is answered with its first option (or, given ``-M
 answers=ground_truth.json`` with the case's true label, found by the question text through
-``-M cases=cases.json``) and an open question with a fixed finding; less clearly, with the
+``-M cases=cases.json``) and an open question with its reference answer (given those files;
+else a fixed finding); less clearly, with the
 option the hash picks among the others and "cannot assess: the image is too blurred or
 noisy". As a judge it answers as ``pipeline-check``.
+
+``reference-judge`` is the offline judge whose verdicts follow the answer's agreement with the
+reference and what it measures of the image (``core.reference_judge``, docs/open_ended.md).
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 import io
@@ -43,6 +46,12 @@ from PIL import Image, UnidentifiedImageError
 
 from inspect_medreason.core.errors import UserInputError
 from inspect_medreason.core.image_quality import clarity, measure
+from inspect_medreason.core.reference_judge import (
+    image_bytes,
+    load_patterns,
+    read_references,
+    reference_judge_reply,
+)
 
 PROVIDER_NAME = "medreason"
 PIPELINE_CHECK_NOTE = "Pipeline check: no model inference was performed."
@@ -104,13 +113,6 @@ def needed_clarity(text: str) -> float:
     return CLEAR_FROM + CLEAR_SPAN * question_hash(text)
 
 
-def _image_bytes(image: str) -> bytes:
-    if image.startswith("data:"):
-        return base64.b64decode(image.partition(",")[2], validate=False)
-    # Inspect sends a model data URIs; a path is what a task put in the sample itself
-    return Path(image).read_bytes()
-
-
 def images_clarity(messages: list[ChatMessage]) -> float | None:
     """The least clarity among the images of the last user message (None without one)."""
     for message in reversed(messages):
@@ -120,13 +122,23 @@ def images_clarity(messages: list[ChatMessage]) -> float | None:
             for part in parts:
                 if isinstance(part, ContentImage):
                     try:
-                        with Image.open(io.BytesIO(_image_bytes(part.image))) as picture:
+                        with Image.open(io.BytesIO(image_bytes(part.image))) as picture:
                             picture.load()
                             values.append(clarity(measure(picture)))
                     except (OSError, ValueError, binascii.Error, UnidentifiedImageError):
                         values.append(0.0)  # an image it cannot read, it cannot see
             return min(values) if values else None
     return None
+
+
+OPEN_QUESTION = re.compile(r"Question:\s*(.*?)\s*(?:\n\s*\n|\Z)", re.DOTALL)
+
+
+def _open_question(text: str) -> str:
+    """The question of an open-ended prompt, whitespace-flattened (the text after
+    ``Question:`` up to a blank line; the whole prompt when it has no such label)."""
+    found = OPEN_QUESTION.search(text)
+    return " ".join((found.group(1) if found else text).split())
 
 
 def _question(text: str) -> str:
@@ -185,7 +197,11 @@ def true_label(text: str, answers: list[Answer]) -> str | None:
     return None
 
 
-def image_sensitive_reply(messages: list[ChatMessage], answers: list[Answer]) -> str:
+def image_sensitive_reply(
+    messages: list[ChatMessage],
+    answers: list[Answer],
+    open_answers: dict[str, list[str]] | None = None,
+) -> str:
     """The reply of the image-sensitive reference model (module docstring)."""
     system = " ".join(m.text for m in messages if m.role == "system")
     if any(marker in system for marker in GRADER_REPLIES):
@@ -204,14 +220,26 @@ def image_sensitive_reply(messages: list[ChatMessage], answers: list[Answer]) ->
         answer = right if clear else guess
         trace = "The image is clear." if clear else "The image is too blurred or noisy."
     else:
-        answer = CLEAR_ANSWER if clear else UNCLEAR_ANSWER
-        trace = "The image is clear." if clear else "The image is too blurred or noisy."
+        known = (open_answers or {}).get(_open_question(text), [])
+        finding = known[0] if len(known) == 1 else CLEAR_ANSWER
+        answer = finding if clear else UNCLEAR_ANSWER
+        trace = (
+            f"The image is clear. It shows: {finding}"
+            if clear
+            else "The image is too blurred or noisy."
+        )
     return json.dumps(
         {"reasoning_trace": f"{IMAGE_SENSITIVE_NOTE} {trace} ({sight})", "answer": answer}
     )
 
 
-OFFLINE_MODELS = ("pipeline-check", "image-sensitive")
+# The -M arguments each offline model takes.
+OFFLINE_MODEL_ARGS: dict[str, tuple[str, ...]] = {
+    "pipeline-check": (),
+    "image-sensitive": ("cases", "answers"),
+    "reference-judge": ("cases", "answers", "prompts"),
+}
+OFFLINE_MODELS = ("pipeline-check", "image-sensitive", "reference-judge")
 
 
 class PipelineCheckModel(ModelAPI):
@@ -232,10 +260,31 @@ class PipelineCheckModel(ModelAPI):
                 f"medreason/{model_name} is not a built-in offline model; valid: "
                 + ", ".join(f"medreason/{name}" for name in OFFLINE_MODELS)
             )
+        unknown = sorted(set(model_args) - set(OFFLINE_MODEL_ARGS[model_name]))
+        if unknown:
+            raise UserInputError(
+                f"medreason/{model_name}: unknown model argument(s) "
+                + ", ".join(f"-M {name}" for name in unknown)
+                + "; valid: "
+                + (", ".join(f"-M {name}" for name in OFFLINE_MODEL_ARGS[model_name]) or "none")
+            )
         self.answers = (
             read_answers(model_args.get("cases"), model_args.get("answers"))
             if model_name == "image-sensitive"
             else []
+        )
+        self.open_answers = (
+            read_references(model_args.get("cases"), model_args.get("answers"), model_name)
+            if model_name == "image-sensitive"
+            else {}
+        )
+        self.patterns = (
+            load_patterns(model_args.get("prompts")) if model_name == "reference-judge" else {}
+        )
+        self.references = (
+            read_references(model_args.get("cases"), model_args.get("answers"))
+            if model_name == "reference-judge"
+            else {}
         )
 
     async def generate(
@@ -245,11 +294,12 @@ class PipelineCheckModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        reply = (
-            image_sensitive_reply(input, self.answers)
-            if self.model_name == "image-sensitive"
-            else pipeline_check_reply(input)
-        )
+        if self.model_name == "image-sensitive":
+            reply = image_sensitive_reply(input, self.answers, self.open_answers)
+        elif self.model_name == "reference-judge":
+            reply = reference_judge_reply(input, self.patterns, self.references)
+        else:
+            reply = pipeline_check_reply(input)
         output = ModelOutput.from_content(model=self.model_name, content=reply)
         input_words = sum(len(message.text.split()) for message in input)
         output_words = len(reply.split())
