@@ -9,7 +9,8 @@ here imports a family or the ``medreason`` command (``inspect_medreason.cli``).
 - Prompting: ``prompts`` (templates in files), ``solvers``.
 - Reading replies: ``extraction`` (option labels), ``extractor`` (the ``extractor`` role,
   for what the rules leave unread), ``short_answers`` (yes/no and short answers),
-  ``official_template`` (what the challenge's containers would have read).
+  ``official_template`` (what the challenge's containers would have read),
+  ``unread_warning`` (the unread count by form, and the warning when too many go unread).
 - Judging and scoring: ``judges`` (model roles, panels, judge calls), ``gate`` (the
   official VA_final gate), ``lineage`` (a judge of the tested model's family), ``metrics``,
   ``intervals``.
