@@ -8,60 +8,16 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import official_dataset as official_dataset
-from inspect_ai import Task, eval
+from inspect_ai import eval
 from inspect_ai.log import read_eval_log, write_eval_log
 from inspect_ai.model import get_model
-from utils.published_schemas import (
-    cmb_clin_file,
-    cmb_exam_file,
-    gemex_folder,
-    med_cmr_release,
-    medxpertqa_folder,
-    vqa_rad_parquet,
-)
+from utils.log_scan import family_tasks, log_documents, strings
 
 import inspect_medreason
-from inspect_medreason.cmb.cmb import cmb_clin, cmb_exam
-from inspect_medreason.gemex.gemex import gemex
-from inspect_medreason.judge_meta.judge_meta import judge_meta
-from inspect_medreason.med_cmr.med_cmr import med_cmr
-from inspect_medreason.medreason.medreason import mcq, medreason
-from inspect_medreason.medxpertqa.medxpertqa import medxpertqa_mm
-from inspect_medreason.vqa.vqa import medreason_vqa_rad
-
-GRADER = {"grader": "mockllm/model", "vision_grader": "mockllm/model"}
-
-
-def strings(value: Any, where: str = "") -> Iterator[tuple[str, str]]:
-    """Every string in a parsed JSON document, keys too, with where it is."""
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield f"{where}.{key}", str(key)
-            yield from strings(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from strings(item, f"{where}[{index}]")
-
-
-def log_documents(log_file: Path) -> dict[str, Any]:
-    """Each JSON document of a log: the entries of an .eval zip, or the .json whole."""
-    if log_file.suffix == ".json":
-        return {log_file.name: json.loads(log_file.read_text(encoding="utf-8"))}
-    with zipfile.ZipFile(log_file) as archive:
-        return {
-            name: json.loads(archive.read(name))
-            for name in archive.namelist()
-            if name.endswith(".json")
-        }
-
 
 # Where Inspect records the task arguments as the user typed them (eval-retry rebuilds the
 # task from them): Inspect's own record, not the plugin's (docs/reliability.md, "Local
@@ -86,32 +42,6 @@ def local_paths_in(log_file: Path, forbidden: list[str], typed: tuple[str, ...] 
             if "../" in text or "..\\" in text:
                 found[f"{log_file.suffix} {entry}{where}: {text[:160]!r} climbs out"] = None
     return list(found)
-
-
-def family_tasks(root: Path) -> dict[str, tuple[Callable[[], Task], dict[str, str] | None]]:
-    """A task of each family on its published layout under ``root``, with its judge roles."""
-    return {
-        "medreason": (lambda: medreason(data=str(root)), GRADER),
-        # written with --no-log-images: the images are left out of the log, not their paths in
-        "medreason_no_log_images": (lambda: medreason(data=str(root)), GRADER),
-        "mcq_shifted": (
-            lambda: mcq(data=str(root), shift="noise", severity=2),
-            None,
-        ),
-        "medreason_vqa_rad": (
-            lambda: medreason_vqa_rad(data=str(vqa_rad_parquet(root / "vqa_rad"))),
-            GRADER,
-        ),
-        "gemex": (lambda: gemex(data=str(gemex_folder(root / "gemex"))), GRADER),
-        "medxpertqa_mm": (
-            lambda: medxpertqa_mm(data=str(medxpertqa_folder(root / "mx"))),
-            None,
-        ),
-        "cmb_exam": (lambda: cmb_exam(data=str(cmb_exam_file(root / "exam.json"))), None),
-        "cmb_clin": (lambda: cmb_clin(data=str(cmb_clin_file(root / "clin.json"))), GRADER),
-        "med_cmr": (lambda: med_cmr(data=str(med_cmr_release(root / "med_cmr"))), GRADER),
-        "judge_meta": (lambda: judge_meta(), GRADER),
-    }
 
 
 @pytest.mark.parametrize("family", list(family_tasks(Path("."))))

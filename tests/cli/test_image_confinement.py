@@ -161,7 +161,9 @@ def test_rescoring_checks_each_file_against_its_digest(tmp_path: Path) -> None:
     def state(**metadata: Any) -> Any:
         return SimpleNamespace(metadata={"image_paths": ["one.png"], **metadata})
 
-    assert folder.files(state(**{DIGESTS_KEY: [digest]})) == [image]
+    # the file to send is the one checked: the bytes read once, kept under their digest
+    [sent] = folder.files(state(**{DIGESTS_KEY: [digest]}))
+    assert sent.read_bytes() == image.read_bytes() and digest in sent.name
     with pytest.raises(ImagePathError, match="no digest"):
         folder.files(state())
     write_png(image, colour=91)  # the file changed since the run loaded it

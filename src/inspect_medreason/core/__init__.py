@@ -19,7 +19,8 @@ here imports a family or the ``medreason`` command (``inspect_medreason.cli``).
 - Plumbing: ``errors`` (the user's mistakes as messages), ``params`` (``-T`` coercion),
   ``files`` (atomic writes, content hashes), ``strict_json`` (JSON every reader accepts),
   ``image_confinement`` (where a command may read a case's images), ``log_paths`` (how a
-  local path is named in a log: relative, with digests), ``offline_model`` (the
+  local path is named in a log: relative, with digests), ``rescored_images`` (re-scoring
+  writes no image a log did not hold), ``offline_model`` (the
   built-in ``medreason/...`` stand-in models), ``reference_judge`` (the offline judge
   ``medreason/reference-judge``, whose verdicts follow what it measures).
 """

@@ -2,12 +2,17 @@
 
 Samples carry the case itself (its images and question as the user turn, MCQ options as
 ``choices``); the ``medreason_prompt`` solver turns it into the track's prompt and calls
-``generate`` in the same step. It changes only the text part of the user turn (the image
-parts are left as they are, so Inspect's state-change record holds a few hundred bytes of
-text, never the images) and puts the track's system prompt into ``state.messages`` with
-Inspect's own ``system_message()`` solver, so the sample's messages hold what the model
-saw. ``--solver`` swaps it for any other solver (Inspect's ``multiple_choice()`` runs on
-the same samples).
+``generate``. It is a chain of two steps, each recorded by Inspect as its own state
+change: the track's system prompt goes in front with Inspect's own ``system_message()``,
+then the text part of the user turn is replaced (its image parts are left as they are) and
+the model is asked. Kept apart because Inspect diffs a step's messages index by index
+after the items both lists end with: a step that both inserts a system message in front
+of the user turn and edits that turn (or appends the reply) pairs the old user turn with
+the new system message, and the state-change record keeps the old turn, images included,
+in its ``replaced`` field, which ``--no-log-images`` does not scrub
+(docs/inspect_notes.md). In this order the first step records one added message, the
+second a few hundred bytes of text and the reply. ``--solver`` swaps the chain for any
+other solver (Inspect's ``multiple_choice()`` runs on the same samples).
 
 The run's ``--system-message`` (``eval(..., system_message=...)``,
 ``INSPECT_EVAL_SYSTEM_MESSAGE``) replaces the track's system prompt: Inspect's model puts
@@ -28,7 +33,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai.model import ContentText, get_model
-from inspect_ai.solver import Generate, Solver, TaskState, solver, system_message
+from inspect_ai.solver import (
+    Generate,
+    Solver,
+    TaskState,
+    chain,
+    solver,
+    system_message,
+)
 
 from inspect_medreason.core.judges import bound_role_counts, refuse_bad_bindings
 from inspect_medreason.core.prompts import (
@@ -38,6 +50,7 @@ from inspect_medreason.core.prompts import (
     format_options,
     load_template,
 )
+from inspect_medreason.core.rescored_images import mark_generated_here
 from inspect_medreason.core.schema import sample_options
 
 # The sample metadata key recording which system prompt the model was given.
@@ -78,27 +91,49 @@ def render_case_prompt(
     )
 
 
+def track_of(state: TaskState) -> str:
+    return "mcq" if state.metadata.get("task_type", "open") == "mcq" else "open"
+
+
 @solver
 def medreason_prompt() -> Solver:
     """Ask for ``{"reasoning_trace", "answer"}`` in the track's format (MCQ: the option
     label; open: a concise answer), with the track's system prompt (or the run's
-    ``--system-message`` in its place), then generate."""
+    ``--system-message`` in its place), then generate: two steps (the module's
+    docstring says why)."""
+    return chain(medreason_system_prompt(), medreason_ask())
+
+
+@solver
+def medreason_ask() -> Solver:
+    """The track's user prompt in the text part of the user turn (its images untouched),
+    then generate."""
     prompts = {track: TrackPrompts.load(track) for track in ("mcq", "open")}
-    systems = {
-        track: (templates.system.name, system_prompt(templates.system.text))
-        for track, templates in prompts.items()
-    }
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        track = "mcq" if state.metadata.get("task_type", "open") == "mcq" else "open"
-        templates = prompts[track]
+        templates = prompts[track_of(state)]
         choices = [choice.value for choice in state.choices]
         text = render_case_prompt(templates.user, state.metadata, choices)
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)
-        state = await system_prompt_choice(state, generate, systems[track])
         return await generate(state)
+
+    return solve
+
+
+@solver
+def medreason_system_prompt() -> Solver:
+    """The track's system prompt in front of the conversation, unless the run gives its
+    own ``--system-message`` (``system_prompt_choice``)."""
+    systems = {
+        track: (templates.system.name, system_prompt(templates.system.text))
+        for track in ("mcq", "open")
+        for templates in [TrackPrompts.load(track)]
+    }
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return await system_prompt_choice(state, generate, systems[track_of(state)])
 
     return solve
 
@@ -157,8 +192,15 @@ def template_prompt() -> Solver:
     """The prompt of a benchmark sample: the templates its metadata names
     (``prompt = {"system": name or None, "user": name, "values": {...}}``), rendered into
     the text part of the user turn, the system template as a system message (or the run's
-    ``--system-message`` in its place); then generate. Swappable with ``--solver`` like
-    ``medreason_prompt``."""
+    ``--system-message`` in its place); then generate. Two steps, as
+    ``medreason_prompt``, and swappable with ``--solver`` like it."""
+    return chain(template_system_prompt(), template_ask())
+
+
+@solver
+def template_ask() -> Solver:
+    """The user template the sample names, in the text part of its user turn, then
+    generate."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         spec = state.metadata["prompt"]
@@ -167,10 +209,22 @@ def template_prompt() -> Solver:
         if state.metadata.get("images_withheld"):
             text = BLIND_NOTICE + text
         replace_prompt_text(state, text)
-        name = spec.get("system")
-        system = (name, _system_prompt(name, family)) if name else None
-        state = await system_prompt_choice(state, generate, system)
         return await generate(state)
+
+    return solve
+
+
+@solver
+def template_system_prompt() -> Solver:
+    """The system template the sample names (none: no system message), unless the run
+    gives its own ``--system-message``."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        spec = state.metadata["prompt"]
+        name = spec.get("system")
+        family = spec.get("family", SHARED)
+        system = (name, _system_prompt(name, family)) if name else None
+        return await system_prompt_choice(state, generate, system)
 
     return solve
 
@@ -180,10 +234,12 @@ def judge_roles_check(roles: list[str], panels: bool) -> Solver:
     """Refuse a bad binding of the judge roles (``core.judges.refuse_bad_bindings``) before
     the model under test is called: a task's set-up step, so it runs first in every sample
     whichever way the eval was started (Python's ``eval()`` too, where the task is built
-    before the roles are known)."""
+    before the roles are known). It also marks the sample as generated in this process, so
+    its scorer knows it is not re-scoring (``core.rescored_images``)."""
 
     async def check(state: TaskState, generate: Generate) -> TaskState:
         refuse_bad_bindings(roles, bound_role_counts(), panels)
+        mark_generated_here()
         return state
 
     return check

@@ -29,6 +29,7 @@ from inspect_medreason.core.judges import (
 )
 from inspect_medreason.core.loaders import sample_data_dir
 from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.rescored_images import rescored_images_unlogged
 from inspect_medreason.medreason.image_folder import ImageFolder
 from inspect_medreason.medreason.scorer import JUDGE_ROLES, case_image_uris
 
@@ -97,18 +98,19 @@ def judge_meta_scorer(
             meta.get("reference_answer"),
             images,
         )
-        first = await run_judge(
-            kind, model, messages, templates, settings, candidate=meta["candidate"], role=role
-        )
-        second = await run_judge(
-            kind,
-            model,
-            messages,
-            templates,
-            retest,
-            candidate=meta["candidate"],
-            role=f"{role}:retest",
-        )
+        with rescored_images_unlogged(state, images):
+            first = await run_judge(
+                kind, model, messages, templates, settings, candidate=meta["candidate"], role=role
+            )
+            second = await run_judge(
+                kind,
+                model,
+                messages,
+                templates,
+                retest,
+                candidate=meta["candidate"],
+                role=f"{role}:retest",
+            )
         nan = math.nan
         in_band = nan if first.score is None else float(low <= first.score <= high)
         value = {

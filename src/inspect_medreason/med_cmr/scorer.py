@@ -49,6 +49,7 @@ from inspect_medreason.core.judges import (
 from inspect_medreason.core.metrics import breakdown
 from inspect_medreason.core.params import coerce_bool
 from inspect_medreason.core.prompts import context_block
+from inspect_medreason.core.rescored_images import rescored_images_unlogged
 from inspect_medreason.medreason.image_folder import image_folder
 from inspect_medreason.medreason.scorer import case_image_uris
 
@@ -222,23 +223,24 @@ def med_cmr_scorer(
         panel = panel_judges(MED_CMR_ROLE, self_judging, lineage)
         roles = [role for role, _ in panel]
         candidate = candidate_text(reply.reasoning_trace, reply.answer)
-        outcomes: list[JudgeOutcome] = await collect(
-            *[
-                ask_judge(
-                    "med_cmr",
-                    model,
-                    messages,
-                    templates,
-                    settings,
-                    parse=parse_med_cmr_reply,
-                    expected=MED_CMR_FORMAT,
-                    schema=MedCmrRating,
-                    candidate=candidate,
-                    role=role,
-                )
-                for role, model in panel
-            ]
-        )
+        with rescored_images_unlogged(state, images):
+            outcomes: list[JudgeOutcome] = await collect(
+                *[
+                    ask_judge(
+                        "med_cmr",
+                        model,
+                        messages,
+                        templates,
+                        settings,
+                        parse=parse_med_cmr_reply,
+                        expected=MED_CMR_FORMAT,
+                        schema=MedCmrRating,
+                        candidate=candidate,
+                        role=role,
+                    )
+                    for role, model in panel
+                ]
+            )
         # ask_judge never raises a judge's failure: under -T judge_failure=error it is
         # raised here, naming the judge (not the task group the calls ran in).
         raise_judge_failures(

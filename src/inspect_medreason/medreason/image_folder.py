@@ -27,9 +27,9 @@ from pathlib import Path
 
 from inspect_ai.solver import TaskState
 
-from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests
-from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.image_confinement import DIGESTS_KEY
+from inspect_medreason.core.images import ImagePathError, ImageStore
+from inspect_medreason.core.loaders import prepare_image_file
 
 logger = logging.getLogger(__name__)
 
@@ -68,12 +68,14 @@ class ImageFolder:
                 NAME_IT,
             )
         else:
+            # Inspect writes a warning into the sample's log: the run's own folder is said
+            # without its path (a log names no local folder); a named one is the argument
+            # the user typed, which Inspect records with the scorer's arguments anyway.
             logger.warning(
-                "Case images not held in the log are read only from %s (%s), each checked "
+                "Case images not held in the log are read only from %s, each checked "
                 "against the digest the run recorded; a folder written into a sample is "
                 "never used.",
-                self.path,
-                self.origin,
+                self.origin if self.origin == RUN_FOLDER else f"{self.path} ({self.origin})",
             )
 
     def files(self, state: TaskState) -> list[Path]:
@@ -88,7 +90,14 @@ class ImageFolder:
             )
         frame = (state.metadata.get("extra_metadata") or {}).get("frame")
         relatives = [str(relative) for relative in state.metadata.get("image_paths") or []]
-        files = [prepare_image(Path(self.path), relative, frame) for relative in relatives]
+        # prepared as the loader prepared them (a DICOM windowed into the same PNG), so the
+        # digest compared is of the bytes the run sent and the bytes to be sent now
+        with ImageStore() as store:
+            prepared = [
+                prepare_image_file(Path(self.path), relative, store, frame)
+                for relative in relatives
+            ]
+        files = [image.path for image in prepared]
         digests = state.metadata.get(DIGESTS_KEY)
         if not (isinstance(digests, list) and len(digests) == len(files)):
             # the folder may come from a log's header (an old log's data_dir): without a
@@ -98,7 +107,7 @@ class ImageFolder:
                 f"{self.path} cannot be checked to be those (an edited log?)"
             )
         for relative, digest, expected in zip(
-            relatives, image_digests(files), digests, strict=True
+            relatives, [image.sha256 for image in prepared], digests, strict=True
         ):
             if digest != expected:
                 raise ImagePathError(

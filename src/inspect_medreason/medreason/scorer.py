@@ -65,6 +65,7 @@ from inspect_medreason.core.metrics import (
 )
 from inspect_medreason.core.official_template import READERS, official_reading
 from inspect_medreason.core.params import coerce_bool
+from inspect_medreason.core.rescored_images import rescored_images_unlogged
 from inspect_medreason.core.schema import sample_options
 from inspect_medreason.core.shift import judge_image_files, wants_clean_judge_image
 from inspect_medreason.medreason.image_folder import ImageFolder, image_folder
@@ -349,7 +350,8 @@ async def score_open_reply(
             )
     # Every judge call of a case is independent: run them concurrently (ask_judge never
     # raises a judge's failure; under -T judge_failure=error it is raised here, after all).
-    judged = dict(zip(calls, await collect(*calls.values()), strict=True))
+    with rescored_images_unlogged(state, images):
+        judged = dict(zip(calls, await collect(*calls.values()), strict=True))
     raise_judge_failures(
         settings, [(role, judge_names[kind, role], out) for (kind, role), out in judged.items()]
     )
