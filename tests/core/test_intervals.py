@@ -19,9 +19,7 @@ from inspect_medreason.core.intervals import (
     bootstrap_means,
     case_cluster,
     cluster_indices,
-    mcnemar_exact,
-    paired_difference,
-    wilcoxon_signed_rank,
+    clustered_paired_change,
     wilson_interval,
 )
 
@@ -41,24 +39,6 @@ def test_wilson_interval_matches_newcombe_1998(
 def test_no_trials_has_no_interval() -> None:
     interval = wilson_interval(0, 0)
     assert math.isnan(interval.lower) and math.isnan(interval.upper)
-
-
-def test_mcnemar_exact_by_hand() -> None:
-    # 2 cases only A got right, 8 only B: p = 2 * P(X <= 2 | 10, 1/2) = 2 * 56 / 1024
-    first = np.array([1] * 2 + [0] * 8 + [1] * 30)
-    second = np.array([0] * 2 + [1] * 8 + [1] * 30)
-    assert mcnemar_exact(first, second) == pytest.approx(2 * 56 / 1024)
-    # 0 vs 10 discordant: p = 2 / 1024, significant
-    assert mcnemar_exact(np.zeros(10), np.ones(10)) == pytest.approx(2 / 1024)
-    assert mcnemar_exact(np.ones(5), np.ones(5)) == 1.0  # no discordant pair
-
-
-def test_wilcoxon_exact_null_distribution() -> None:
-    # eight positive differences: W- = 0, exact two-sided p = 2 / 2^8
-    assert wilcoxon_signed_rank(np.arange(1.0, 9.0)) == pytest.approx(2 / 256)
-    # alternating signs: W+ = 16 of 36, nowhere near significant
-    assert wilcoxon_signed_rank(np.array([1.0, -2, 3, -4, 5, -6, 7, -8])) > 0.5
-    assert wilcoxon_signed_rank(np.zeros(6)) == 1.0
 
 
 def test_bootstrap_interval_is_seeded_and_respects_clusters() -> None:
@@ -149,16 +129,30 @@ def test_cases_on_the_same_images_share_a_cluster() -> None:
     assert metric(scores) == {"lower": expected.lower, "upper": expected.upper}
 
 
-def test_paired_difference_significant_and_not() -> None:
-    better = paired_difference([0.0] * 30 + [1.0] * 10, [1.0] * 40, None, binary=True)
+def test_the_paired_change_is_significant_and_not_and_counts_images() -> None:
+    better = clustered_paired_change([0.0] * 30 + [1.0] * 10, [1.0] * 40, None, binary=True)
     assert better.difference == pytest.approx(0.75) and better.p_value is not None
     assert better.p_value < 0.001 and better.interval.lower > 0
-    close = paired_difference([1.0, 0.0] * 20, [0.0, 1.0] * 20, None, binary=True)
+    close = clustered_paired_change([1.0, 0.0] * 20, [0.0, 1.0] * 20, None, binary=True)
     assert close.difference == 0.0 and close.p_value == pytest.approx(1.0)
     assert close.interval.lower < 0 < close.interval.upper
     assert close.detectable is not None and close.detectable > 0.4  # 40 cases see only big gaps
-    same = paired_difference([2.0, 3.0, 4.0], [2.0, 3.0, 4.0], None, binary=False)
-    assert same.detectable is None and "agree on every shared case" in same.note
+    same = clustered_paired_change([2.0, 3.0, 4.0], [2.0, 3.0, 4.0], None, binary=False)
+    assert same.detectable is None and "no case changed" in same.note
+    assert math.isnan(same.interval.lower)  # no interval, never [0, 0]
+    # issue 61: three images of eight cases each, all lost. Counted as 24 cases, McNemar gave
+    # p = 1.2e-07; three images are three units of evidence, and two-sided sign flips of
+    # three clusters cannot go below 2/8.
+    images = [f"i{n // 8}" for n in range(24)] + [f"j{n}" for n in range(36)]
+    lost = clustered_paired_change([1.0] * 60, [0.0] * 24 + [1.0] * 36, images, binary=True)
+    assert lost.p_value == pytest.approx(0.25)
+    assert lost.interval.lower < lost.difference < lost.interval.upper
+    # a 0-4 change on few images: Student's t on the images less one, wider than the normal
+    scores = clustered_paired_change(
+        [3.0] * 12, [2.0, 3.0, 4.0, 1.0, 3.0, 2.0] * 2, [f"k{n // 3}" for n in range(12)], False
+    )
+    normal_half = 1.96 * (scores.detectable or 0) / intervals.DETECTABLE_Z
+    assert scores.interval.upper - scores.difference > normal_half
 
 
 def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(

@@ -1,13 +1,13 @@
 """Is run B really better than run A? A paired comparison of two MedReason eval logs.
 
 Only the cases both logs scored are compared (the count is stated; different data files
-are warned about; no shared case is a refusal). For each metric: both means, the difference
-(B - A) with a paired bootstrap 95% interval that resamples cases sharing an image together,
-McNemar's exact test for MCQ correctness (the Wilcoxon signed-rank test for the 0-4 judge
-components, and for MCQ when runs have several epochs, whose per-case means are not 0/1),
-and the smallest difference the shared case count could detect (alpha 0.05, power 0.8,
-given the observed spread of the paired differences). Then the same difference per
-modality and organ system.
+are warned about; no shared case is a refusal). For each metric: both means and the
+difference (B - A) by ``core.intervals.clustered_paired_change``, the statistic the shift
+report uses, which counts images, not cases: its 95% interval (MCQ correctness: the
+adjusted Wald interval widened by the images' design effect; 0-4 judge components, and
+MCQ over several epochs: Student's t on the images less one), the clustered sign-flip
+test, and the smallest difference the images could detect (alpha 0.05, power 0.8). Then
+the same difference per modality and organ system.
 
 :func:`compare_logs` reads two logs and compares them; ``cli/compare.py`` is the
 ``medreason compare`` command around it.
@@ -51,7 +51,7 @@ from inspect_medreason.analysis.markdown import html_table, markdown_row, markdo
 from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error, first_few
-from inspect_medreason.core.intervals import PairedResult, case_cluster, paired_difference
+from inspect_medreason.core.intervals import PairedResult, case_cluster, clustered_paired_change
 
 if TYPE_CHECKING:
     import pandas
@@ -352,7 +352,7 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
     if a.epochs > 1 or b.epochs > 1:
         warnings.append(
             f"epochs {a.epochs} vs {b.epochs}: per-case values are means over epochs, "
-            "and MCQ correctness is tested with the Wilcoxon signed-rank test"
+            "and MCQ correctness is compared on that 0-1 scale (Student's t on the images)"
         )
     cases_a = {case for metric in a.values for case in a.values[metric]}
     cases_b = {case for metric in b.values for case in b.values[metric]}
@@ -386,7 +386,7 @@ def compare_runs(a: RunCases, b: RunCases) -> Comparison:
         cases = sorted(set(first) & set(second))
         if not cases:
             continue
-        results[metric] = paired_difference(
+        results[metric] = clustered_paired_change(
             [first[c] for c in cases],
             [second[c] for c in cases],
             [a.clusters.get(c, c) for c in cases],
@@ -497,10 +497,12 @@ def render(comparison: Comparison, fmt: str) -> str:
 
 
 NOTE = (
-    "B − A > 0 favours B. The interval is a paired bootstrap (2,000 resamples, fixed seed) that "
-    "resamples cases sharing an image together; it excludes 0 when the difference is unlikely "
-    "to be chance. The smallest detectable difference is for alpha 0.05 and power 0.8 given the "
-    "spread of the paired differences: a smaller true difference is likely to be missed."
+    "B − A > 0 favours B. Cases sharing an image count as one image: the interval (MCQ: the "
+    "adjusted Wald interval widened by the images' design effect; 0–4 scores: Student's t on "
+    "the images less one) and the clustered sign-flip test both count images, not cases; the "
+    "interval excludes 0 when the difference is unlikely to be chance. The smallest detectable "
+    "difference is for alpha 0.05 and power 0.8 at that standard error: a smaller true "
+    "difference is likely to be missed."
 )
 
 

@@ -25,8 +25,8 @@ def add_parsers(commands: Subcommands) -> None:
         "compare",
         help="is run B really better than run A? a paired comparison of two logs",
         description="On the cases both logs scored: each metric's difference (B - A) with a "
-        "paired bootstrap 95% interval, McNemar's exact test (MCQ) or the Wilcoxon signed-rank "
-        "test (judge components), the smallest detectable difference, and the differences per "
+        "95% interval and a clustered sign-flip test that count images, not cases (the shift "
+        "report's statistic), the smallest detectable difference, and the differences per "
         "modality and organ system.",
     )
     compare.add_argument("log_a", metavar="LOG_A", help="the reference run (A)")
