@@ -51,10 +51,10 @@ from inspect_medreason.analysis.logs import (
     task_name,
 )
 from inspect_medreason.core.errors import describe_error, first_few
-from inspect_medreason.core.image_confinement import DIGESTS_KEY, image_digests, run_data_folder
+from inspect_medreason.core.image_confinement import DIGESTS_KEY, run_data_folder
 from inspect_medreason.core.images import ImagePathError
 from inspect_medreason.core.intervals import PairedResult, clustered_paired_change
-from inspect_medreason.core.loaders import prepare_image
+from inspect_medreason.core.loaders import prepare_case_images
 from inspect_medreason.core.shift import SEVERITIES, SHIFTS, judge_image_files
 
 if TYPE_CHECKING:
@@ -924,14 +924,14 @@ def _confined_files(folder: Path, metadata: dict[str, Any]) -> list[Path]:
     A path written in the log is never opened: only ``image_paths`` relative to ``folder``."""
     relatives = [str(relative) for relative in metadata.get("image_paths") or []]
     frame = (metadata.get("extra_metadata") or {}).get("frame")
-    files = [prepare_image(folder, relative, frame) for relative in relatives]
+    prepared = prepare_case_images(folder, relatives, frame)
     digests = metadata.get(DIGESTS_KEY)
-    if not (isinstance(digests, list) and len(digests) == len(files)):
+    if not (isinstance(digests, list) and len(digests) == len(prepared)):
         raise ImagePathError("the log records no digest of the images its run loaded")
-    for relative, digest, expected in zip(relatives, image_digests(files), digests, strict=True):
-        if digest != expected:
+    for relative, image, expected in zip(relatives, prepared, digests, strict=True):
+        if image.sha256 != expected:
             raise ImagePathError(f"{relative} in {folder} is not the file the run loaded")
-    return files
+    return [image.path for image in prepared]
 
 
 class SheetImage(NamedTuple):

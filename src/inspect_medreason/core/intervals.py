@@ -12,8 +12,8 @@
   statistic; the interval, for correctness, the Bonett-Price adjusted Wald interval widened
   by the clusters' design effect, and for a 0-4 scale Student's t on the images less one
   with the delete-one-image jackknife standard error; a change that cannot be estimated
-  says why. Chosen by simulation (``tests/core/test_shift_statistics.py`` and
-  ``tests/core/test_paired_change_simulation.py``, figures in docs/shift.md).
+  says why. The MCQ statistic was chosen by simulation (``tests/core/test_shift_statistics.py``,
+  figures in docs/shift.md); the 0-4 interval is not yet held by one (issue 61).
 """
 
 from __future__ import annotations

@@ -790,6 +790,17 @@ def prepare_image_file(
     return dataclasses.replace(store.prepare(data, relative), source=source)
 
 
+def prepare_case_images(
+    data_dir: Path, relatives: Sequence[str], frame: object = None
+) -> list[PreparedImage]:
+    """A case's images read again from ``data_dir`` after its run (re-scoring, contact
+    sheets), prepared as the loader prepared them when the run loaded the case (a DICOM
+    windowed into the same PNG), so each digest compares with the run's ``image_sha256``
+    and the file checked is the file used."""
+    with ImageStore() as store:
+        return [prepare_image_file(data_dir, relative, store, frame) for relative in relatives]
+
+
 def load_cases(
     data: str | Path | None = None,
     ground_truth: str | Path | None = None,

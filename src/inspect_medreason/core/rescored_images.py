@@ -18,7 +18,7 @@ the log already. The judges are sent the real images either way.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,16 +44,16 @@ def is_rescoring() -> bool:
     return transcript() not in _GENERATED_HERE
 
 
-def input_images(state: TaskState) -> set[str]:
-    """The images the sample's input holds (data URIs, or the placeholders of a log written
-    without them)."""
-    return {
+def input_images(state: TaskState) -> list[str]:
+    """The images the sample's input holds, in order (data URIs, or the placeholders of a
+    log written without them)."""
+    return [
         content.image
         for message in (state.input if isinstance(state.input, list) else [])
         if isinstance(message, ChatMessageUser) and not isinstance(message.content, str)
         for content in message.content
         if isinstance(content, ContentImage)
-    }
+    ]
 
 
 @contextmanager
@@ -61,7 +61,7 @@ def rescored_images_unlogged(state: TaskState, sent: Sequence[str]) -> Iterator[
     """Around a scorer's judge calls: when re-scoring, the images in ``sent`` that the
     sample's input does not hold are replaced by a placeholder in the judge events the
     calls add."""
-    unlogged = set(sent) - input_images(state)
+    unlogged = set(sent) - set(input_images(state))
     if not unlogged or not is_rescoring():
         yield
         return
@@ -79,7 +79,7 @@ def scrub_model_event(event: ModelEvent, unlogged: set[str], attachments: dict[s
     """Put the placeholder in place of each ``unlogged`` image in a model event."""
     event.input = [scrub_message(message, unlogged) for message in event.input]
     if event.call is not None:
-        payloads = unlogged | {uri.split(",", 1)[1] for uri in unlogged if "," in uri}
+        payloads = (*unlogged, *(uri.split(",", 1)[1] for uri in unlogged if "," in uri))
         event.call.request = scrub_json(event.call.request, payloads, attachments)
 
 
@@ -97,10 +97,9 @@ def scrub_message(message: ChatMessage, unlogged: set[str]) -> ChatMessage:
     return message.model_copy(update={"content": content})
 
 
-def scrub_json(value: Any, payloads: Iterable[str], attachments: dict[str, str]) -> Any:
+def scrub_json(value: Any, payloads: tuple[str, ...], attachments: dict[str, str]) -> Any:
     """A raw request with each string holding an unlogged image (itself, its base64 payload,
     or an attachment of Inspect's holding either) replaced by the placeholder."""
-    payloads = tuple(payloads)
     if isinstance(value, str):
         text = (
             attachments.get(value[len(ATTACHMENT) :], value)

@@ -28,8 +28,8 @@ from pathlib import Path
 from inspect_ai.solver import TaskState
 
 from inspect_medreason.core.image_confinement import DIGESTS_KEY
-from inspect_medreason.core.images import ImagePathError, ImageStore
-from inspect_medreason.core.loaders import prepare_image_file
+from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.loaders import prepare_case_images
 
 logger = logging.getLogger(__name__)
 
@@ -90,13 +90,7 @@ class ImageFolder:
             )
         frame = (state.metadata.get("extra_metadata") or {}).get("frame")
         relatives = [str(relative) for relative in state.metadata.get("image_paths") or []]
-        # prepared as the loader prepared them (a DICOM windowed into the same PNG), so the
-        # digest compared is of the bytes the run sent and the bytes to be sent now
-        with ImageStore() as store:
-            prepared = [
-                prepare_image_file(Path(self.path), relative, store, frame)
-                for relative in relatives
-            ]
+        prepared = prepare_case_images(Path(self.path), relatives, frame)
         files = [image.path for image in prepared]
         digests = state.metadata.get(DIGESTS_KEY)
         if not (isinstance(digests, list) and len(digests) == len(files)):

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from inspect_ai.model import ChatMessageUser, ContentImage
 from inspect_ai.scorer import (
     Metric,
     Score,
@@ -65,7 +64,7 @@ from inspect_medreason.core.metrics import (
 )
 from inspect_medreason.core.official_template import READERS, official_reading
 from inspect_medreason.core.params import coerce_bool
-from inspect_medreason.core.rescored_images import rescored_images_unlogged
+from inspect_medreason.core.rescored_images import input_images, rescored_images_unlogged
 from inspect_medreason.core.schema import sample_options
 from inspect_medreason.core.shift import judge_image_files, wants_clean_judge_image
 from inspect_medreason.medreason.image_folder import ImageFolder, image_folder
@@ -243,13 +242,7 @@ async def case_image_uris(state: TaskState, folder: ImageFolder) -> list[str]:
     log cannot send another file to a judge (and degraded again as the model saw it, unless
     the run chose the clean image). Raises ImagePathError when an image is refused.
     """
-    images = [
-        content.image
-        for message in (state.input if isinstance(state.input, list) else [])
-        if isinstance(message, ChatMessageUser) and not isinstance(message.content, str)
-        for content in message.content
-        if isinstance(content, ContentImage)
-    ]
+    images = input_images(state)
     clean = wants_clean_judge_image(state.metadata)  # -T shift_judge_image=clean
     if images and all(image.startswith("data:") for image in images) and not clean:
         return images
