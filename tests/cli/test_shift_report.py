@@ -10,6 +10,8 @@ import io
 import json
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from inspect_ai import Task, eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage, ContentImage, ModelOutput, get_model
 from PIL import Image
+from utils.dicom_fixtures import FILE_WINDOWS, RAW, write_dicom
 from utils.published_schemas import gemex_folder, medxpertqa_folder, vqa_rad_parquet
 
 import inspect_medreason
@@ -352,3 +355,43 @@ def test_the_corruption_error_is_the_shifts_errors_over_the_clean_ones() -> None
     [summary] = summarise(ShiftReport([pair(1, 0.8), pair(2, 0.6), pair(3, 0.4)], []))
     # errors 0.2 + 0.4 + 0.6 over 3 x 0.2
     assert summary.shifts["noise"] == pytest.approx(2.0) and summary.mean_ce == pytest.approx(2.0)
+
+
+def test_a_dicom_case_is_made_again_for_its_contact_sheet(tmp_path: Path) -> None:
+    """The contact sheets read a DICOM case again as the loader prepared it (its digest is
+    the run's), in a process other than the run's as `medreason shift --examples` is, and
+    the degraded picture made again is the one the model was sent."""
+    data = tmp_path / "data"
+    write_dicom(data / "scan.dcm", RAW, rescale=(1.0, -1024.0), windows=FILE_WINDOWS)
+    options = [{"label": "A", "text": "CT"}, {"label": "B", "text": "MR"}]
+    case = {"task_type": "mcq", "question": "Which modality? (d1)", "options": options}
+    write_json(
+        data / "cases.json", {"cases": [{"case_id": "d1", "image_path": "scan.dcm", **case}]}
+    )
+    truth = [{"case_id": "d1", "task_type": "mcq", "answer": "A"}]
+    write_json(data / "ground_truth.json", {"cases": truth})
+    [log] = eval(
+        mcq(data=str(data), shift="noise", severity=2),
+        model="mockllm/model",
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success" and log.samples
+    sample = read_eval_log(log.location, resolve_attachments=True).samples[0]  # type: ignore[index]
+    [part] = [c for m in sample.input if not isinstance(m, str) and m.role == "user"
+              for c in m.content if isinstance(c, ContentImage)]  # fmt: skip
+    sent = Image.open(io.BytesIO(base64.b64decode(part.image.partition(",")[2])))
+    script = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from inspect_medreason.analysis.shift import _confined_files\n"
+        "print(json.dumps([str(f) for f in _confined_files(Path(sys.argv[1]), "
+        "json.loads(sys.argv[2]))]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(data), json.dumps(sample.metadata)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    files = [Path(f) for f in json.loads(done.stdout.strip().splitlines()[-1])]
+    [again] = judge_image_files(files, {**sample.metadata, "shift_judge_image": "degraded"}, "x")
+    assert np.array_equal(np.asarray(sent), np.asarray(Image.open(again)))
