@@ -59,6 +59,26 @@ def session_log_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def inspect_banner_printed(session_log_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Inspect prints a banner (its version and this plugin's hook) to stdout on a process's
+    first eval. One eval here, before any test, so that no test's captured output depends
+    on whether it was the first on its worker to run one."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tiktoken, "get_encoding", lambda name: _byte_level_encoding())
+        [log] = inspect_eval(
+            Task(dataset=[Sample(input="ready?")]),
+            model="mockllm/model",
+            display="none",
+            log_dir=str(tmp_path_factory.mktemp("banner_logs")),
+        )
+    assert log.status == "success", log.error
+
+
 @pytest.fixture(autouse=True)
 def no_log_outside_tmp(session_log_dir: Path) -> Iterator[None]:
     """Fail the test that writes a log into the user's folders, or into the session's
@@ -383,6 +403,9 @@ SLOW_TESTS = {
         "24 cases judged by a server that hangs, errs and echoes"
     ),
     "tests/core/test_reference_judge_demo.py": "a clean and a blurred judged open-ended run, then shift and compare",
+    "tests/core/test_interval_coverage.py": (
+        "2,000 simulated datasets per scenario, each an interval (and a sign-flip test)"
+    ),
     "tests/core/test_shift_statistics.py::test_the_interval_covers_and_the_test_holds_its_level_on_shared_images": (
         "500 simulated datasets per scenario, each an interval and a sign-flip test"
     ),

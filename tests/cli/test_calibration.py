@@ -34,7 +34,7 @@ from inspect_medreason.analysis.calibration import (
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.cli import main
 from inspect_medreason.core.gate import gate_visual_accuracy
-from inspect_medreason.core.intervals import bootstrap_interval
+from inspect_medreason.core.intervals import clustered_mean_interval
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_calibration")
@@ -348,7 +348,9 @@ def test_the_calibrated_interval_covers_the_peoples_mean_at_its_level() -> None:
         scores = LoggedScores(cases, cases, np.arange(logged), judge, np.zeros(logged, bool))
         found = calibrated_mean(scores, fit, resamples=300, seed=repeat)
         covered += found.interval.lower <= PEOPLE_TRUE_MEAN <= found.interval.upper
-        fixed = bootstrap_interval(scores.case_values(*fit_map(fit.judge, fit.people)), cases)
+        fixed = clustered_mean_interval(
+            scores.case_values(*fit_map(fit.judge, fit.people)), cases, top=4.0
+        )
         covered_fixed_map += fixed.lower <= PEOPLE_TRUE_MEAN <= fixed.upper
     assert covered >= 85, covered
     assert covered_fixed_map < 60, covered_fixed_map  # the simulation does test the map's error

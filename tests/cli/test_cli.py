@@ -4,6 +4,7 @@ judge-scores, score, leaderboard and sample-data."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import zipfile
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import SHARED_OFFICIAL, scripted_output, user_text
 from inspect_ai import eval
@@ -207,12 +209,17 @@ def test_leaderboard_ranks_ties_and_missing(
     by_model = {row["model"]: row for row in board}
     # MCQ accuracy: alpha 1/3 (q1), beta 1/3 (q2), gamma 1/3 (q3): a three-way tie.
     assert {row["ranks"]["MCQ Accuracy"] for row in board} == {2.0}
-    # Each accuracy carries its Wilson 95% interval, as scipy computes it for 1 of 3.
-    expected = stats.binomtest(1, 3).proportion_ci(method="wilson")
+    # Each accuracy carries its 95% interval counting images (three cases on three images):
+    # Student's t on 2 degrees of freedom around the log-odds of 1/3, the standard error
+    # the textbook one (one case per image), taken to log-odds by the delta method.
+    error = float(np.std([1.0, 0.0, 0.0], ddof=1)) / math.sqrt(3)
+    half = float(stats.t.ppf(0.975, 2)) * error / (1 / 3 * 2 / 3)
+    centre = math.log(0.5)
     interval = by_model["mockllm/alpha"]["intervals"]["MCQ Accuracy"]
-    assert interval["lower"] == pytest.approx(expected.low) and interval["upper"] == pytest.approx(
-        expected.high
-    )
+    assert interval["lower"] == pytest.approx(1 / (1 + math.exp(half - centre)))
+    assert interval["upper"] == pytest.approx(1 / (1 + math.exp(-half - centre)))
+    wilson = stats.binomtest(1, 3).proportion_ci(method="wilson")  # what per case gave
+    assert interval["upper"] - interval["lower"] > wilson.high - wilson.low
     assert by_model["mockllm/alpha"]["ranks"]["Open-ended VA"] == 1.0
     assert by_model["mockllm/beta"]["ranks"]["Open-ended VA"] == 2.0
     assert by_model["mockllm/gamma"]["ranks"]["Open-ended GT"] == 3.0  # missing: last
@@ -243,12 +250,13 @@ def test_leaderboard_reads_the_results_of_logs_in_earlier_metric_shapes(
     official_dataset: Path,
 ) -> None:
     """A log whose results are in an earlier shape (one ``components`` metric, or each
-    component a score with its breakdowns in it) ranks with the same values, intervals, case
-    counts and breakdowns."""
+    component a score with its breakdowns in it) ranks with the same values, case counts and
+    breakdowns (its intervals, counted again from its cases: test_metric_shapes.py)."""
     log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A", text_score="no JSON here")
     old = tmp_path / "old" / Path(log.location).name
     old.parent.mkdir()
     write_eval_log(rewrite(read_eval_log(log.location)), str(old))
+    capsys.readouterr()  # the eval's own output (Inspect's banner on a process's first eval)
     boards = []
     for folder in (tmp_path / "logs", old.parent):
         assert main(["leaderboard", str(folder), "--format", "json", "--breakdown"]) == 0
@@ -259,8 +267,49 @@ def test_leaderboard_reads_the_results_of_logs_in_earlier_metric_shapes(
     assert boards[0]["metrics"]["Open-ended GT"] is None
     for field in ("intervals", "counts", "breakdown"):
         assert boards[0][field] == boards[1][field], field
+    assert boards[0]["intervals"]["Open-ended VA"] is None  # one case: no interval either way
     assert boards[0]["breakdown"]["Open-ended VA"]  # per modality
     assert boards[0]["counts"]["Open-ended VA"] == 1
+
+
+def test_an_mcq_interval_per_case_is_counted_again_or_left_out_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], official_dataset: Path
+) -> None:
+    """A log whose MCQ interval is Inspect's Wilson interval per case (before issue 61) shows
+    today's interval counted from its cases, and says so; one whose cases no longer give its
+    logged accuracy back (an edited log) shows none, and says why."""
+    log = judged_log(official_dataset, tmp_path / "logs", "ANSWER: A")
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "logs"), "--format", "json"]) == 0
+    [current] = json.loads(capsys.readouterr().out)["rows"]
+    old = read_eval_log(log.location)
+    assert old.results is not None
+    [mcq_score] = [score for score in old.results.scores if score.name == "mcq_scorer"]
+    for metric in mcq_score.metrics.values():
+        if metric.group == "image_ci":
+            metric.group = "ci_wilson"
+    (tmp_path / "old").mkdir()
+    write_eval_log(old, str(tmp_path / "old" / "old.eval"))
+    assert main(["leaderboard", str(tmp_path / "old"), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["intervals"]["MCQ Accuracy"] == current["intervals"]["MCQ Accuracy"]
+    assert [n for n in row["notes"] if n.startswith("MCQ Accuracy: interval counted from")]
+    assert old.samples is not None
+    edited = 0
+    for sample in old.samples:  # every MCQ reply made right after the accuracy was logged
+        value = sample.scores["mcq_scorer"].value if sample.scores else None
+        if isinstance(value, dict):  # an open-ended case's MCQ score is NaN
+            value["correct"] = 1.0
+            edited += 1
+    assert edited == 3
+    (tmp_path / "edited").mkdir()
+    write_eval_log(old, str(tmp_path / "edited" / "edited.eval"))
+    assert main(["leaderboard", str(tmp_path / "edited"), "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["intervals"]["MCQ Accuracy"] is None
+    [note] = [n for n in row["notes"] if n.startswith("MCQ Accuracy: no interval shown")]
+    assert "Wilson" not in note and "ci_wilson" in note
+    assert "do not give the logged value back" in note
 
 
 def test_rank_rows_average_ties() -> None:

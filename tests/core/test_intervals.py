@@ -1,5 +1,6 @@
-"""Intervals and paired tests against values worked out independently: Newcombe's (1998)
-Wilson intervals, exact binomial sums by hand, the exact Wilcoxon null distribution."""
+"""Intervals and paired tests against values worked out independently: Wilson's score
+interval (Newcombe 1998), the textbook standard error, the delete-one-image jackknife written
+out, exact binomial sums by hand."""
 
 from __future__ import annotations
 
@@ -9,55 +10,140 @@ from typing import Any
 import numpy as np
 import pytest
 from inspect_ai.scorer import SampleScore, Score
+from scipy import stats
 
 from inspect_medreason.core import intervals
 from inspect_medreason.core.intervals import (
-    RESAMPLES,
-    SEED,
-    bootstrap_ci,
-    bootstrap_interval,
-    bootstrap_means,
     case_cluster,
     cluster_indices,
+    clustered_mean_interval,
     clustered_paired_change,
-    wilson_interval,
+    image_ci,
+    image_stderr,
 )
+
+
+def _scores(values: list[float], metadata: list[dict[str, Any]]) -> list[SampleScore]:
+    return [
+        SampleScore(score=Score(value=v), sample_id=str(i), sample_metadata=m)
+        for i, (v, m) in enumerate(zip(values, metadata, strict=True))
+    ]
+
+
+def _jackknife_by_hand(values: np.ndarray, clusters: list[str]) -> float:
+    names = sorted(set(clusters))
+    left_out = [
+        np.mean([v for v, c in zip(values, clusters, strict=True) if c != name]) for name in names
+    ]
+    groups = len(names)
+    return math.sqrt((groups - 1) / groups * np.sum((np.array(left_out) - np.mean(left_out)) ** 2))
+
+
+def test_one_case_per_image_gives_the_textbook_standard_error() -> None:
+    rng = np.random.default_rng(2)
+    values = rng.integers(0, 5, size=40).astype(float)
+    metric: Any = image_stderr()
+    found = metric(_scores(list(values), [{"image_cluster": str(i)} for i in range(40)]))
+    assert found == pytest.approx(values.std(ddof=1) / math.sqrt(40), rel=1e-12)
+
+
+def test_cases_sharing_images_widen_the_standard_error_and_interval() -> None:
+    """The same 20 values on three cases each: the image is the unit, so the standard error
+    and the interval are the 20-image ones, wider than 60 independent cases would give."""
+    rng = np.random.default_rng(1)
+    values = rng.integers(0, 5, size=20).astype(float)
+    repeated = np.repeat(values, 3)
+    clusters = [f"image{i // 3}" for i in range(60)]
+    error: Any = image_stderr()
+    clustered = error(_scores(list(repeated), [{"image_cluster": c} for c in clusters]))
+    naive = error(_scores(list(repeated), [{"image_cluster": str(i)} for i in range(60)]))
+    assert clustered == pytest.approx(_jackknife_by_hand(repeated, clusters), rel=1e-12)
+    assert clustered == pytest.approx(values.std(ddof=1) / math.sqrt(20), rel=1e-12)
+    assert clustered > 1.6 * naive
+    wide = clustered_mean_interval(repeated, clusters, top=4.0)
+    narrow = clustered_mean_interval(repeated, None, top=4.0)
+    assert wide.upper - wide.lower > 1.6 * (narrow.upper - narrow.lower)
+
+
+def test_bell_mccaffrey_degrees_of_freedom() -> None:
+    """Equal images give the images less one; one image of 30 cases among 24 single ones
+    about 3 (its cases carry most of the spread), as the general formula
+    (trace(A)^2 / trace(A^2), A the bias-reduced contributions' Gram matrix) computed with
+    the hat matrix written out gives."""
+    assert intervals.bell_mccaffrey_df(np.full(25, 3.0)) == pytest.approx(24.0)
+    sizes = np.array([30.0] + [1.0] * 24)
+    count = int(sizes.sum())
+    rows = np.repeat(np.arange(len(sizes)), sizes.astype(int))
+    residual_maker = np.eye(count) - np.full((count, count), 1.0 / count)
+    columns = []
+    for cluster in range(len(sizes)):
+        inside = rows == cluster
+        block = residual_maker[np.ix_(inside, inside)]
+        values, vectors = np.linalg.eigh(block)  # (I - H_gg)^(-1/2), written out
+        adjust = vectors @ np.diag(values**-0.5) @ vectors.T
+        weights = np.zeros(count)
+        weights[inside] = adjust @ np.ones(int(sizes[cluster])) / count
+        columns.append(residual_maker @ weights)
+    gram = np.array([[a @ b for b in columns] for a in columns])
+    expected = np.trace(gram) ** 2 / np.sum(gram * gram)
+    assert intervals.bell_mccaffrey_df(sizes) == pytest.approx(expected, rel=1e-9)
+    assert 2.5 < expected < 3.5
+
+
+def test_the_interval_is_student_t_on_the_log_odds_of_the_scale() -> None:
+    values = np.array([4.0, 3.0, 3.0, 1.0, 0.0, 2.0, 4.0, 4.0, 2.0, 3.0])
+    clusters = ["a", "a", "b", "c", "c", "d", "e", "f", "f", "g"]
+    found = clustered_mean_interval(values, clusters, top=4.0)
+    share = values.mean() / 4
+    degrees = intervals.bell_mccaffrey_df(np.array([2.0, 1.0, 2.0, 1.0, 1.0, 2.0, 1.0]))
+    assert 4 < degrees < 6  # fewer than the images less one: the images differ in size
+    half = stats.t.ppf(0.975, degrees) * _jackknife_by_hand(values, clusters) / 4
+    half /= share * (1 - share)
+    logit = math.log(share / (1 - share))
+    assert found.lower == pytest.approx(4 / (1 + math.exp(-(logit - half))), rel=1e-12)
+    assert found.upper == pytest.approx(4 / (1 + math.exp(-(logit + half))), rel=1e-12)
+    assert 0 < found.lower < values.mean() < found.upper < 4  # inside the scale, never past it
 
 
 @pytest.mark.parametrize(
     ("successes", "trials", "lower", "upper"),
-    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611)],
+    [(20, 20, 0.8389, 1.0), (0, 20, 0.0, 0.1611)],
 )
-def test_wilson_interval_matches_newcombe_1998(
+def test_at_an_end_of_the_scale_the_wilson_interval_counts_images(
     successes: int, trials: int, lower: float, upper: float
 ) -> None:
-    interval = wilson_interval(successes, trials)
-    assert interval.lower == pytest.approx(lower, abs=5e-5)
-    assert interval.upper == pytest.approx(upper, abs=5e-5)
+    """Every case right (or wrong): no spread to measure, so Wilson's score interval with one
+    case per image, never [1, 1]. With the normal quantile it is Newcombe's (1998) 0/20 row;
+    the interval uses Student's t on the images less one, a little wider."""
+    values = [1.0] * successes + [0.0] * (trials - successes)
+    found = clustered_mean_interval(values, [str(i) for i in range(trials)], top=1.0)
+    normal = intervals._wilson_bounds(successes / trials, trials, 1.959964)
+    assert normal == pytest.approx((lower, upper), abs=5e-5)
+    assert found.lower <= normal[0] + 1e-12 and found.upper >= normal[1] - 1e-12
+    assert found.upper - found.lower > 0.15
+    # forty cases on the same ten images count as ten: wider still
+    repeated = clustered_mean_interval(values * 2, [str(i % 10) for i in range(2 * trials)])
+    assert repeated.upper - repeated.lower > found.upper - found.lower
 
 
-def test_no_trials_has_no_interval() -> None:
-    interval = wilson_interval(0, 0)
-    assert math.isnan(interval.lower) and math.isnan(interval.upper)
+def test_too_few_images_have_no_interval_and_off_scale_values_the_plain_t() -> None:
+    assert math.isnan(clustered_mean_interval([3.0, 4.0], ["same", "same"], top=4.0).lower)
+    assert math.isnan(clustered_mean_interval([], None).lower)
+    odd = clustered_mean_interval([-1.0, 2.0, 5.0], None, top=4.0)
+    half = stats.t.ppf(0.975, 2) * np.std([-1.0, 2.0, 5.0], ddof=1) / math.sqrt(3)
+    assert (odd.lower, odd.upper) == pytest.approx((2.0 - half, 2.0 + half), rel=1e-12)
 
 
-def test_bootstrap_interval_is_seeded_and_respects_clusters() -> None:
-    rng = np.random.default_rng(1)
-    values = rng.integers(0, 5, size=60).astype(float)
-    plain = bootstrap_interval(values)
-    assert plain == bootstrap_interval(values)  # same seed, same interval
-    # close to the t interval for independent cases
-    half_width = 1.96 * values.std(ddof=1) / math.sqrt(len(values))
-    assert plain.upper - plain.lower == pytest.approx(2 * half_width, rel=0.15)
-    # the same 20 values on three cases each (three questions per image): the image is the
-    # unit, so the interval is the 20-image one, wider than treating 60 cases as independent
-    repeated = np.repeat(values[:20], 3)
-    clusters = [f"image{i // 3}" for i in range(60)]
-    clustered = bootstrap_interval(repeated, clusters)
-    naive = bootstrap_interval(repeated)
-    assert clustered.upper - clustered.lower > 1.4 * (naive.upper - naive.lower)
-    single = bootstrap_interval([3.0, 4.0], ["same", "same"])
-    assert math.isnan(single.lower)  # one cluster: no interval, not a zero-width one
+def test_image_ci_leaves_unscored_cases_out() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, math.nan]
+    metric: Any = image_ci(top=4.0)
+    result = metric(_scores(values, [{"image_cluster": str(i)} for i in range(5)]))
+    expected = clustered_mean_interval([1.0, 2.0, 3.0, 4.0], ["0", "1", "2", "3"], top=4.0)
+    assert result == {"lower": expected.lower, "upper": expected.upper}
+    error: Any = image_stderr()
+    assert error(_scores(values, [{} for _ in range(5)])) == pytest.approx(
+        np.std([1.0, 2.0, 3.0, 4.0], ddof=1) / 2, rel=1e-12
+    )
 
 
 def test_cluster_indices_keep_first_appearance_and_row_order() -> None:
@@ -67,48 +153,11 @@ def test_cluster_indices_keep_first_appearance_and_row_order() -> None:
     assert cluster_indices([], 0) == []
 
 
-@pytest.mark.parametrize("layout", ["one case per image", "images with 1-4 cases", "none"])
-def test_bootstrap_means_are_the_textbook_cluster_resamples(layout: str) -> None:
-    """Each resample draws whole clusters (in order of first appearance) with replacement and
-    averages every case they hold: the vectorised computation must give exactly that."""
-    rng = np.random.default_rng(7)
-    values = rng.random(50) * 4
-    clusters: list[str] | None = {
-        "one case per image": [f"image{i}" for i in range(50)],
-        "images with 1-4 cases": [f"image{int(rng.integers(0, 20))}" for _ in range(50)],
-        "none": None,
-    }[layout]
-    means = bootstrap_means(values, clusters, resamples=200, seed=11)
-    members: dict[str, list[int]] = {}
-    for index, cluster in enumerate(clusters or [str(i) for i in range(50)]):
-        members.setdefault(cluster, []).append(index)
-    groups = list(members.values())
-    picks = np.random.default_rng(11).integers(0, len(groups), size=(200, len(groups)))
-    expected = [
-        sum(values[i] for g in row for i in groups[g]) / sum(len(groups[g]) for g in row)
-        for row in picks
-    ]
-    assert means == pytest.approx(expected, rel=1e-12)
-
-
-def test_bootstrap_ci_metric_leaves_unscored_cases_out() -> None:
-    scores = [
-        SampleScore(
-            score=Score(value=v), sample_id=str(i), sample_metadata={"image_cluster": str(i)}
-        )
-        for i, v in enumerate([1.0, 2.0, 3.0, 4.0, math.nan])
-    ]
-    metric: Any = bootstrap_ci()
-    result = metric(scores)
-    assert isinstance(result, dict)
-    expected = bootstrap_interval([1.0, 2.0, 3.0, 4.0], ["0", "1", "2", "3"])
-    assert result == {"lower": expected.lower, "upper": expected.upper}
-
-
 def test_cases_on_the_same_images_share_a_cluster() -> None:
-    """Samples carry their image paths (logs before 2026-11-23 also an ``image_cluster``):
-    the cluster is the sorted paths, whatever their order; a case without images, or with
-    unreadable paths, is its own cluster."""
+    """Samples carry their image paths (logs before 2026-11-23 also an ``image_cluster``),
+    every family's the digests of the images sent: the cluster is the sorted paths, else the
+    sorted digests, whatever their order; a case without images, or with unreadable paths,
+    is its own cluster."""
     assert case_cluster({"image_paths": ["b.png", "a.png"]}, "c1") == "a.png|b.png"
     assert case_cluster({"image_paths": ["a.png", "b.png"]}, "c2") == "a.png|b.png"
     assert case_cluster({"image_cluster": "x", "image_paths": ["a.png"]}, "c3") == "x"
@@ -116,17 +165,15 @@ def test_cases_on_the_same_images_share_a_cluster() -> None:
     assert case_cluster({"image_paths": "a.png"}, "c5") == "c5"
     assert case_cluster(None, 7) == "7"
     assert case_cluster({"image_paths": ["a.png"]}, "c6", key="site") == "c6"
-    scores = [
-        SampleScore(
-            score=Score(value=v),
-            sample_id=str(i),
-            sample_metadata={"image_paths": [f"{i // 2}.png"]},
-        )
-        for i, v in enumerate([1.0, 2.0, 3.0, 4.0])
-    ]
-    metric: Any = bootstrap_ci()
-    expected = bootstrap_interval([1.0, 2.0, 3.0, 4.0], ["0.png", "0.png", "1.png", "1.png"])
-    assert metric(scores) == {"lower": expected.lower, "upper": expected.upper}
+    assert case_cluster({"image_sha256": ["f0", "e1"]}, "c7") == "e1|f0"
+    assert case_cluster({"image_paths": ["a.png"], "image_sha256": ["f0"]}, "c8") == "a.png"
+    assert case_cluster({"image_sha256": []}, "c9") == "c9"
+    values = [1.0, 2.0, 3.0, 4.0]
+    expected = clustered_mean_interval(values, ["0", "0", "1", "1"], top=4.0)
+    for layout in ("image_paths", "image_sha256"):
+        metric: Any = image_ci(top=4.0)
+        found = metric(_scores(values, [{layout: [f"{i // 2}"]} for i in range(4)]))
+        assert found == {"lower": expected.lower, "upper": expected.upper}, layout
 
 
 def test_the_paired_change_is_significant_and_not_and_counts_images() -> None:
@@ -153,27 +200,3 @@ def test_the_paired_change_is_significant_and_not_and_counts_images() -> None:
     )
     normal_half = 1.96 * (scores.detectable or 0) / intervals.DETECTABLE_Z
     assert scores.interval.upper - scores.difference > normal_half
-
-
-def test_bootstrap_draws_in_blocks_are_the_draws_of_one_call(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A bootstrap over many clusters draws its resamples in blocks (memory stays bounded):
-    whatever the block size, the interval is the one a single draw of every resample gives,
-    and the shared draw of a size does not leak into another."""
-    rng = np.random.default_rng(3)
-    for _ in range(60):
-        count = int(rng.integers(2, 200))
-        values = rng.integers(0, 5, size=count).astype(float)
-        clusters = [str(c) for c in rng.integers(0, max(2, count // 3), size=count)]
-        codes, groups = intervals.cluster_codes(clusters, count)
-        sums = np.bincount(codes, weights=values, minlength=groups)
-        sizes = np.bincount(codes, minlength=groups).astype(float)
-        picks = np.random.default_rng(SEED).integers(0, groups, size=(RESAMPLES, groups))
-        means = sums[picks].sum(axis=1) / sizes[picks].sum(axis=1)
-        expected = (float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975)))
-        monkeypatch.setattr(
-            intervals, "PICKS_PER_BLOCK", int(rng.integers(1, 2 * groups * RESAMPLES))
-        )
-        found = bootstrap_interval(values, clusters)
-        assert (found.lower, found.upper) == pytest.approx(expected, rel=1e-12)

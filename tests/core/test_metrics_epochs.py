@@ -1,5 +1,5 @@
 """The metrics shared by the families (the MCQ accuracy family, the judge components'
-bootstrap interval and per-component summary), through Inspect's real epoch reducers."""
+image interval and per-component summary), through Inspect's real epoch reducers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, cast
 from inspect_ai.scorer import Score
 from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing, run_metrics
 
-from inspect_medreason.core.intervals import bootstrap_ci, bootstrap_interval
+from inspect_medreason.core.intervals import clustered_mean_interval, image_ci
 from inspect_medreason.core.metrics import (
     component_breakdowns,
     component_metrics,
@@ -36,19 +36,19 @@ def test_mcq_metrics_are_unchanged_by_agreeing_epochs() -> None:
     )
 
 
-def test_bootstrap_interval_is_unchanged_by_agreeing_epochs() -> None:
+def test_image_interval_is_unchanged_by_agreeing_epochs() -> None:
     assert_agreeing_epochs_change_nothing(
-        [bootstrap_ci()],
+        [image_ci(top=4.0)],
         [4.0, 3.0, 3.0, 1.0, 0.0, 2.0, math.nan],
         metadata=[{"image_cluster": c} for c in ("a", "a", "b", "c", "c", "d", "e")],
     )
 
 
-def test_bootstrap_interval_reads_the_reduced_score() -> None:
+def test_image_interval_reads_the_reduced_score() -> None:
     values = run_metrics(
-        [bootstrap_ci()], [[4.0, 2.0], [0.0, 0.0], [2.0, 2.0], [1.0, 3.0]], reducer="mean"
+        [image_ci(top=4.0)], [[4.0, 2.0], [0.0, 0.0], [2.0, 2.0], [1.0, 3.0]], reducer="mean"
     )
-    expected = bootstrap_interval([3.0, 0.0, 2.0, 2.0], ["s0", "s1", "s2", "s3"])
+    expected = clustered_mean_interval([3.0, 0.0, 2.0, 2.0], ["s0", "s1", "s2", "s3"], top=4.0)
     # a list metric's dict value is logged under its keys (a dict score's under name_key)
     assert values["lower"] == expected.lower and values["upper"] == expected.upper
 
@@ -97,7 +97,10 @@ def test_component_metrics_read_the_reduced_score() -> None:
         metadata=[{"modality": "CT"}, {"modality": "CT"}, {"modality": "MR"}],
     )
     # (4 + 2) / 2 and 1 (its NaN epoch left out); the third case is unscored
-    assert values["gt_final/mean"] == 2.0 and values["gt_final/stderr"] == 1.0
+    # this project's stderr (counting images) is logged under its registered name in a
+    # dictionary score, Inspect's naming for a metric from a package
+    assert values["gt_final/mean"] == 2.0
+    assert values["gt_final/inspect_medreason/stderr"] == 1.0
     assert values["va_final/mean"] == 1.0
     assert values["gt_final by modality:CT"] == 2.0
     assert math.isnan(cast(float, values["gt_final by modality:MR"]))  # none scored: no zero

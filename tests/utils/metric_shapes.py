@@ -3,7 +3,7 @@ hold every ``medreason`` subcommand to reading them (cli.leaderboard's ``METRIC_
 describes the three shapes).
 
 The current shape is Inspect's for a dictionary score: a score per open-ended component
-(``gt_final``: ``mean``, ``stderr``, ``bootstrap_ci`` lower/upper, Inspect's scored and
+(``gt_final``: ``mean``, ``stderr``, ``image_ci`` lower/upper, Inspect's scored and
 unscored counts) and the ``grouped()`` breakdowns (``gt_final by modality:CT``) among the
 ``open_ended_scorer`` score's own metrics."""
 
@@ -24,9 +24,11 @@ def _split(log: EvalLog) -> tuple[EvalScore, dict[str, EvalScore], list[EvalScor
 
 
 def _bound(score: EvalScore, name: str) -> float:
-    return next(
-        m.value for m in score.metrics.values() if m.group == "bootstrap_ci" and m.name == name
-    )
+    return next(m.value for m in score.metrics.values() if m.group == "image_ci" and m.name == name)
+
+
+def _stderr(score: EvalScore) -> float:
+    return next(m.value for key, m in score.metrics.items() if key.endswith("stderr"))
 
 
 def components_results(log: EvalLog) -> EvalLog:
@@ -42,7 +44,7 @@ def components_results(log: EvalLog) -> EvalLog:
     for key, part in parts.items():
         values = {
             key: part.metrics["mean"].value,
-            f"{key}_stderr": part.metrics["stderr"].value,
+            f"{key}_stderr": _stderr(part),
             f"{key}_lower": _bound(part, "lower"),
             f"{key}_upper": _bound(part, "upper"),
             f"{key}_unscored": float((part.unscored_samples or 0) - not_scored),
@@ -72,7 +74,13 @@ def legacy_results(log: EvalLog) -> EvalLog:
             for name, m in own.metrics.items()
             if name.startswith(f"{key} by ")
         }
-        metrics = {name: m for name, m in part.metrics.items() if m.group != "bootstrap_ci"}
+        # those versions' interval was a cluster bootstrap, Inspect's stderr counted cases
+        metrics = {
+            name: m
+            for name, m in part.metrics.items()
+            if m.group != "image_ci" and not name.endswith("stderr")
+        }
+        metrics["stderr"] = EvalMetric(name="stderr", value=_stderr(part))
         metrics["bootstrap_ci_lower"] = EvalMetric(
             name="lower", group="bootstrap_ci", value=_bound(part, "lower")
         )

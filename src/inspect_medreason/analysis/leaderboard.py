@@ -28,6 +28,7 @@ import html
 import inspect
 import io
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,12 +68,14 @@ from inspect_medreason.analysis.markdown import markdown_row, markdown_text
 from inspect_medreason.analysis.score_values import left_out, read_score
 from inspect_medreason.core import strict_json
 from inspect_medreason.core.errors import describe_error
-from inspect_medreason.core.intervals import SEED, cluster_indices
+from inspect_medreason.core.intervals import SEED, cluster_indices, clustered_mean_interval
 from inspect_medreason.core.judges import bound_role_models
 from inspect_medreason.core.lineage import role_lineage
 
 if TYPE_CHECKING:
     import pandas
+
+    from inspect_medreason.analysis.comparison import RunCases
 
 __all__ = [
     "Leaderboard",
@@ -89,27 +92,39 @@ __all__ = [
 # Where each leaderboard metric lives in a log, the first source found wins: (score name,
 # metric name, the Inspect group of its interval). A score is found under the scorer it
 # names (``open_ended_scorer1`` for an appended judging). MCQ accuracy is the mcq_scorer
-# score's own metric (Inspect's scored-sample count, ``lower``/``upper`` of ci_wilson,
+# score's own metric (Inspect's scored-sample count, ``lower``/``upper`` of image_ci,
 # breakdowns ``accuracy by field:value``). A judge component has two layouts:
 # - since 2026-11-28, and before 2026-11-24, Inspect's for a dictionary score: a score of
 #   its own named for the component (``gt_final``: ``mean``, ``stderr``,
-#   ``bootstrap_ci_lower``/``_upper``, its unscored cases in Inspect's count), with the
+#   ``image_ci``'s ``lower``/``upper``, its unscored cases in Inspect's count), with the
 #   breakdowns ``gt_final by modality:CT`` among the scorer's own score's metrics (before
 #   2026-11-24 they were ``grouped_modality:CT`` in the component's score);
 # - from 2026-11-24 to 2026-11-28, metrics of the one open_ended_scorer score (group None):
 #   ``gt_final`` with ``gt_final_unscored``, ``gt_final_lower``/``_upper`` and
 #   ``gt_final by modality:CT`` beside it.
 METRIC_SOURCES: dict[str, list[tuple[str, str, str | None]]] = {
-    "MCQ Accuracy": [("mcq_scorer", "accuracy", "ci_wilson")],
+    "MCQ Accuracy": [("mcq_scorer", "accuracy", "image_ci")],
     "Open-ended GT": [
-        ("gt_final", "mean", "bootstrap_ci"),
+        ("gt_final", "mean", "image_ci"),
         ("open_ended_scorer", "gt_final", None),
     ],
     "Open-ended VA": [
-        ("va_final", "mean", "bootstrap_ci"),
+        ("va_final", "mean", "image_ci"),
         ("open_ended_scorer", "va_final", None),
     ],
 }
+# The intervals logs held before they counted images (0.1.0, issue 61): Inspect's Wilson
+# interval per case for MCQ, and a cluster percentile bootstrap, which covered 0.92 at 25
+# images, for the judge metrics. Not shown as if they were today's: the row says why.
+CASE_INTERVALS = ("ci_wilson", "bootstrap_ci")
+RECOUNTED_INTERVAL = (
+    "{metric}: interval counted from {path}'s cases: the log was written before intervals "
+    "counted images (its {kind} does not)"
+)
+OLD_INTERVAL = (
+    "{metric}: no interval shown: {path} was written before intervals counted images (its "
+    "{kind} does not), and its cases could not be counted again ({reason})"
+)
 # How Inspect names a grouped() breakdown in a dictionary score and in a list of metrics.
 BREAKDOWN_PREFIXES = ("grouped_", "accuracy by ", "inspect_medreason/breakdown_")
 # Generation settings that decide how a run is executed, not what it answers.
@@ -145,6 +160,7 @@ class LoggedMetric:
     cases: int
     breakdown: dict[str, float]
     interval: tuple[float, float] | None
+    old_interval: str = ""  # the kind of interval an older log held instead (CASE_INTERVALS)
 
 
 @dataclass
@@ -529,18 +545,27 @@ def logged_metric(
                         ),
                         {},
                     )
+                interval = _interval(score.metrics, group=interval_group)
+                old = next(
+                    (
+                        kind
+                        for kind in CASE_INTERVALS
+                        if interval is None and _interval(score.metrics, group=kind)
+                    ),
+                    "",
+                )
                 return LoggedMetric(
-                    float(metric.value),
-                    int(score.scored_samples or 0),
-                    breakdown,
-                    _interval(score.metrics, group=interval_group),
+                    float(metric.value), int(score.scored_samples or 0), breakdown, interval, old
                 )
             unscored = score.metrics.get(f"{metric_name}_unscored")
+            # this layout's lower/upper (2026-11-24 to 28) were the cluster bootstrap's
+            old = "bootstrap" if _interval(score.metrics, prefix=f"{metric_name}_") else ""
             return LoggedMetric(
                 float(metric.value),
                 int(score.scored_samples or 0) - int(unscored.value if unscored else 0),
                 _breakdown(score.metrics, (f"{metric_name} by ",), only_prefixed=True),
-                _interval(score.metrics, prefix=f"{metric_name}_"),
+                None,
+                old,
             )
     return None
 
@@ -752,6 +777,7 @@ def _combined_rows(items: list[LogMetrics]) -> list[ModelRow]:
     # Newest first: the newest run of a configuration is the one a row keeps.
     items.sort(key=lambda item: item.created, reverse=True)
     groups: list[dict[str, Any]] = []
+    runs: dict[Path, RunCases | AnalysisError] = {}  # an older log's cases, read once
     for item in items:
         group = next((g for g in groups if g["model"] == item.model and _compatible(g, item)), None)
         if group is None:
@@ -784,9 +810,55 @@ def _combined_rows(items: list[LogMetrics]) -> list[ModelRow]:
                 row.scores[name] = item.scores[name]
             if logged.interval is not None:
                 row.intervals[name] = logged.interval
+            elif logged.old_interval:
+                interval, note = _interval_counting_images(item, name, logged, runs)
+                if interval is not None:
+                    row.intervals[name] = interval
+                row.notes.append(note)
             if logged.breakdown:
                 row.breakdown[name] = logged.breakdown
     return [_finish(group) for group in groups]
+
+
+def _interval_counting_images(
+    item: LogMetrics,
+    name: str,
+    logged: LoggedMetric,
+    runs: dict[Path, RunCases | AnalysisError],
+) -> tuple[tuple[float, float] | None, str]:
+    """The interval an older log's metric would have today, from its cases (read once per
+    log), and the note that says so; none, and why, when its cases do not give the logged
+    value back (an edited log) or cannot be read."""
+    from inspect_medreason.analysis.comparison import read_run
+
+    if item.path not in runs:
+        chosen = {
+            base: score
+            for score in dict.fromkeys(item.scores.values())
+            for base in (MCQ_SCORER, OPEN_SCORER)
+            if is_score_of(score, base)
+        }
+        try:
+            runs[item.path] = read_run(item.path, chosen)
+        except AnalysisError as error:
+            runs[item.path] = error
+    run = runs[item.path]
+    kind = logged.old_interval
+    if isinstance(run, AnalysisError):
+        reason = "; ".join(run.problems)
+        return None, OLD_INTERVAL.format(metric=name, path=item.path, kind=kind, reason=reason)
+    by_case = run.values.get(name, {})
+    cases = [case for case, value in by_case.items() if not math.isnan(value)]
+    values = [by_case[case] for case in cases]
+    if not values or not math.isclose(float(np.mean(values)), logged.value, abs_tol=1e-9):
+        reason = "its cases do not give the logged value back"
+        return None, OLD_INTERVAL.format(metric=name, path=item.path, kind=kind, reason=reason)
+    top = 1.0 if name == "MCQ Accuracy" else 4.0
+    interval = clustered_mean_interval(values, [run.clusters.get(c, c) for c in cases], top)
+    note = RECOUNTED_INTERVAL.format(metric=name, path=item.path, kind=kind)
+    if math.isnan(interval.lower):
+        return None, f"{note}: fewer than two images, no interval"
+    return (interval.lower, interval.upper), note
 
 
 def _finish(group: dict[str, Any]) -> ModelRow:
@@ -1230,7 +1302,7 @@ RANKING_NOTE = (
     "Ranks: 1 = best per metric, ties share the average rank; position orders models by "
     "the mean of the three ranks (ties share the average position), within one dataset. A "
     "missing metric is ranked after every model that has it. [lower, upper] = 95% interval "
-    "(MCQ: Wilson; judge metrics: bootstrap resampling cases that share an image together). "
+    "counting images, not cases (docs/intervals.md). "
     "n = cases scored. Partial runs are not ranked."
 )
 

@@ -41,13 +41,13 @@ from inspect_ai.scorer import (
     mean,
     metric,
     scorer,
-    stderr,
 )
 from inspect_ai.solver import TaskState
 from pydantic import BaseModel, Field
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.extraction import extract_label, json_objects, readable_text
+from inspect_medreason.core.intervals import image_stderr
 from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     JudgeSettings,
@@ -216,7 +216,7 @@ def mode_disagreement() -> Metric:
 @scorer(
     metrics=[
         accuracy(to_float=READ_CORRECT),
-        stderr(to_float=READ_CORRECT),
+        image_stderr(to_float=READ_CORRECT),
         accuracy_other_mode(),
         mode_disagreement(),
         cmb_macro(),
@@ -286,7 +286,7 @@ def parse_clin(text: str) -> tuple[Verdict | None, str]:
 
 
 def clin_metrics() -> dict[str, list[Metric]]:
-    return {key: [mean(), stderr()] for key in CRITERIA} | {"turns_unscored": [mean()]}
+    return {key: [mean(), image_stderr()] for key in CRITERIA} | {"turns_unscored": [mean()]}
 
 
 @scorer(metrics=clin_metrics())

@@ -1,35 +1,46 @@
 """Uncertainty: intervals for the headline numbers and paired comparisons of two runs.
 
-- MCQ accuracy: the Wilson score interval (Inspect's ``ci_wilson`` in the log; scipy's
-  ``binomtest(...).proportion_ci(method="wilson")`` where a number is recomputed from
-  per-case values).
-- Judge components (0-4): a percentile bootstrap of the mean that resamples whole clusters
-  of cases sharing an image (cases on the same image are not independent), with a fixed
-  seed so that the same log always shows the same interval.
+Cases that share an image are not independent (one unreadable image sinks all of its
+questions), so every interval and test here counts images, not cases: each takes the
+case's image cluster (``case_cluster``, the sample metadata's ``image_cluster``).
+
+- One run's mean, MCQ accuracy (0-1) and a judge component (0-4) alike (``image_ci`` and
+  ``stderr`` in the log; ``clustered_mean_interval``): the delete-one-image jackknife
+  standard error, and the interval Student's t on Bell and McCaffrey's degrees of freedom
+  around the mean's log-odds on its scale, so that it stays inside the scale and follows
+  its skew near an end. At an end of the scale (every case right, every score 4) the
+  Wilson score interval with one case per image stands in.
 - Two runs over the same cases (``clustered_paired_change``, used by ``compare`` and
-  ``shift``), where cases share images and a small change leaves few discordant pairs: the
-  test is the exact sign-flip randomization test of Durkalski's clustered McNemar
-  statistic; the interval, for correctness, the Bonett-Price adjusted Wald interval widened
-  by the clusters' design effect, and for a 0-4 scale Student's t on the images less one
-  with the delete-one-image jackknife standard error; a change that cannot be estimated
-  says why. The MCQ statistic was chosen by simulation (``tests/core/test_shift_statistics.py``,
-  figures in docs/shift.md); the 0-4 interval is not yet held by one (issue 61).
+  ``shift``), where a small change leaves few discordant pairs: the test is the exact
+  sign-flip randomization test of Durkalski's clustered McNemar statistic; the interval,
+  for correctness, the Bonett-Price adjusted Wald interval widened by the clusters' design
+  effect, and for a 0-4 scale the jackknife standard error with Student's t on Bell and
+  McCaffrey's degrees of freedom; a change that cannot be estimated says why.
+
+Each was chosen by simulation with known truth (``tests/core/test_interval_coverage.py``
+and ``tests/core/test_shift_statistics.py``; figures in docs/intervals.md).
 """
 
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from inspect_ai.scorer import Metric, SampleScore, Value, metric, value_to_float
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Value,
+    ValueToFloat,
+    metric,
+    value_to_float,
+)
 
 LEVEL = 0.95
-RESAMPLES = 2000
+RESAMPLES = 2000  # the bootstraps of the calibration and agreement analyses
 SEED = 20260
 IMAGE_CLUSTER = "image_cluster"  # sample metadata key: cases with the same image(s) share it
 # Two-sided alpha 0.05 and power 0.8: the usual design for "could this sample detect it".
@@ -47,16 +58,6 @@ class Interval:
 
 
 NO_INTERVAL = Interval(math.nan, math.nan)
-
-
-def wilson_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
-    """The Wilson score interval of a proportion (undefined without trials)."""
-    from scipy import stats
-
-    if trials == 0:
-        return NO_INTERVAL
-    ci = stats.binomtest(successes, trials).proportion_ci(confidence_level=level, method="wilson")
-    return Interval(float(ci.low), float(ci.high))
 
 
 def cluster_codes(clusters: Sequence[str] | None, count: int) -> tuple[np.ndarray, int]:
@@ -77,116 +78,141 @@ def cluster_indices(clusters: Sequence[str] | None, count: int) -> list[np.ndarr
     return np.split(rows, np.cumsum(np.bincount(codes, minlength=groups))[:-1]) if groups else []
 
 
-def bootstrap_means(
-    values: Sequence[float] | np.ndarray,
-    clusters: Sequence[str] | None = None,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
-) -> np.ndarray:
-    """Means of ``resamples`` cluster-bootstrap resamples of ``values`` (whole clusters
-    drawn with replacement; with no clusters, single values)."""
-    data = np.asarray(values, dtype=float)
-    return _resampled_means(data, *cluster_codes(clusters, len(data)), resamples, seed)
-
-
-def _resampled_means(
-    data: np.ndarray, codes: np.ndarray, count: int, resamples: int, seed: int
-) -> np.ndarray:
-    # Inspect recomputes the metrics for its progress display while a run goes on, so this is
-    # vectorised (bincount, not a loop over clusters) and skips the resampled sizes when every
-    # cluster has the same size: the same draws and a quarter of the work (a cluster's
-    # scores are summed in another order, which can move a mean in its last bit).
-    sums = np.bincount(codes, weights=data, minlength=count)
-    sizes = np.bincount(codes, minlength=count).astype(float)
-    equal_sizes = bool(count) and sizes.min() == sizes.max()
-    means = []
-    for picks in _picks(count, resamples, seed):
-        if equal_sizes:
-            means.append(sums[picks].sum(axis=1) / (sizes[0] * count))
-        else:
-            means.append(sums[picks].sum(axis=1) / sizes[picks].sum(axis=1))
-    return np.concatenate(means) if means else np.zeros(0)
-
-
-# Resampled cluster indices are drawn in blocks of at most this many (8 bytes each): a
-# bootstrap over 100,000 clusters would otherwise hold 2,000 x 100,000 of them at once
-# (1.6 GB). Blocks draw the same numbers as one call would, so the interval does not depend
-# on the block size.
-PICKS_PER_BLOCK = 1 << 22
-
-
-def _picks(count: int, resamples: int, seed: int) -> Iterable[np.ndarray]:
-    """The resampled cluster indices, ``resamples`` rows of ``count``, in blocks of rows.
-
-    The indices depend only on the cluster count, the resample count and the seed, so the
-    judge components of one metrics pass (which usually have the same number of scored
-    clusters) share one draw: the last one that fits in a block is kept."""
-    if count * resamples <= PICKS_PER_BLOCK:
-        return [_cached_picks(count, resamples, seed)]
-    return _picks_in_blocks(count, resamples, seed)
-
-
-@functools.lru_cache(maxsize=1)
-def _cached_picks(count: int, resamples: int, seed: int) -> np.ndarray:
-    picks = np.random.default_rng(seed).integers(0, count, size=(resamples, count))
-    picks.flags.writeable = False  # shared by every caller until the next size
-    return picks
-
-
-def _picks_in_blocks(count: int, resamples: int, seed: int) -> Iterator[np.ndarray]:
-    rng = np.random.default_rng(seed)
-    rows = max(1, PICKS_PER_BLOCK // max(count, 1))
-    for start in range(0, resamples, rows):
-        yield rng.integers(0, count, size=(min(rows, resamples - start), count))
-
-
-def bootstrap_interval(
-    values: Sequence[float] | np.ndarray,
-    clusters: Sequence[str] | None = None,
-    level: float = LEVEL,
-    resamples: int = RESAMPLES,
-    seed: int = SEED,
-) -> Interval:
-    """Percentile bootstrap interval of the mean; undefined below two clusters."""
-    data = np.asarray(values, dtype=float)
-    codes, count = cluster_codes(clusters, len(data))
-    if count < 2:
-        return NO_INTERVAL
-    means = _resampled_means(data, codes, count, resamples, seed)
-    tail = (1.0 - level) / 2.0
-    return Interval(float(np.quantile(means, tail)), float(np.quantile(means, 1.0 - tail)))
-
-
 def case_cluster(
     metadata: Mapping[str, Any] | None, sample_id: object, key: str = IMAGE_CLUSTER
 ) -> str:
-    """The cluster a case is resampled with: the metadata's ``key`` when it has one (logs
-    written before 2026-11-23 carry ``image_cluster``), else for the image cluster the case's
-    image paths (cases on the same image(s) go together), else the case alone."""
+    """The image cluster of a case, what the intervals and tests count: the metadata's
+    ``key`` when it has one (logs written before 2026-11-23 carry ``image_cluster``), else,
+    for the image cluster, the case's image paths (a MedReason-layout case), else the
+    digests of the images it was sent (``image_sha256``: every family's case; two questions
+    on one picture go together whatever its file is called), else the case alone."""
     metadata = metadata or {}
     if metadata.get(key):
         return str(metadata[key])
-    paths = metadata.get("image_paths") if key == IMAGE_CLUSTER else None
-    if isinstance(paths, list) and paths:
-        return "|".join(sorted(map(str, paths)))
+    if key == IMAGE_CLUSTER:
+        for identity in ("image_paths", "image_sha256"):
+            found = metadata.get(identity)
+            if isinstance(found, list) and found:
+                return "|".join(sorted(map(str, found)))
     return str(sample_id)
 
 
-@metric(name="bootstrap_ci")
-def bootstrap_ci(
-    cluster: str = IMAGE_CLUSTER, level: float = LEVEL, resamples: int = RESAMPLES, seed: int = SEED
+def clustered_mean_interval(
+    values: Sequence[float] | np.ndarray,
+    clusters: Sequence[str] | None,
+    top: float = 1.0,
+    level: float = LEVEL,
+) -> Interval:
+    """The interval of a mean of scores on ``[0, top]`` over cases that share images.
+
+    The mean's share of the scale, ``m``, is moved to log-odds, ``log(m / (1 - m))``, its
+    standard error (the delete-one-image jackknife's, ``jackknife_standard_error``) with it
+    (``se / (m (1 - m))``), and Student's t on Bell and McCaffrey's degrees of freedom
+    (``bell_mccaffrey_df``: the images less one when they carry as many cases each, fewer
+    when one carries many) gives the bounds, moved back. In simulation (clusters of 1-8
+    cases correlated within their image, now and then one of 30, 25 and 60 images;
+    ``tests/core/test_interval_coverage.py``) it covered 0.945-0.975, where Student's t on
+    the images less one covered 0.93 with 25 images and the t interval on the scale itself
+    0.70-0.92 near an end of it. Where the log-odds are undefined (the mean at an end of the
+    scale) or the images do not differ (no spread to estimate), the Wilson score interval
+    counting each image as one case, with Student's t on the images less one, stands in: the
+    honest bound when how alike an image's cases are cannot be measured, and never of zero
+    width. Scores outside the scale get the t interval on the scale. Undefined (NaN) below
+    two images."""
+    from scipy import stats
+
+    data = np.asarray(values, dtype=float)
+    count = len(data)
+    codes, groups = cluster_codes(clusters, count)
+    if groups < 2:
+        return NO_INTERVAL
+    sums = np.bincount(codes, weights=data, minlength=groups)
+    sizes = np.bincount(codes, minlength=groups).astype(float)
+    error = jackknife_standard_error(sums, sizes, count)
+    mean = float(data.mean())
+    quantile = float(stats.t.ppf(0.5 + level / 2, bell_mccaffrey_df(sizes)))
+    if not (np.all(data >= 0.0) and np.all(data <= top)):
+        return Interval(mean - quantile * error, mean + quantile * error)
+    share = mean / top
+    if 0.0 < share < 1.0 and error > 0.0:
+        centre = math.log(share / (1.0 - share))
+        half = quantile * (error / top) / (share * (1.0 - share))
+        return Interval(top * _expit(centre - half), top * _expit(centre + half))
+    critical = float(stats.t.ppf(0.5 + level / 2, groups - 1))
+    lower, upper = _wilson_bounds(share, float(groups), critical)
+    return Interval(top * lower, top * upper)
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def _wilson_bounds(share: float, trials: float, critical: float) -> tuple[float, float]:
+    spread = critical * critical / trials
+    centre = (share + spread / 2) / (1 + spread)
+    half = critical * math.sqrt(share * (1 - share) / trials + spread / (4 * trials))
+    return max(0.0, centre - half / (1 + spread)), min(1.0, centre + half / (1 + spread))
+
+
+def _scored(
+    scores: list[SampleScore], to_float: ValueToFloat, cluster: str
+) -> tuple[list[float], list[str]]:
+    """The scored cases' values and image clusters (a NaN value, an unscored case, is left
+    out, never counted as zero)."""
+    values: list[float] = []
+    clusters: list[str] = []
+    for score in scores:
+        value = to_float(score.score.value)
+        if not _is_nan(value):
+            values.append(value)
+            clusters.append(case_cluster(score.sample_metadata, score.sample_id, cluster))
+    return values, clusters
+
+
+@metric(name="image_ci")
+def image_ci(
+    top: float = 1.0,
+    to_float: ValueToFloat | None = None,
+    cluster: str = IMAGE_CLUSTER,
+    level: float = LEVEL,
 ) -> Metric:
-    """Seeded percentile bootstrap interval of the mean, resampling clusters of cases that
-    share an image; ``{"lower", "upper"}``, NaN when fewer than two clusters are scored."""
-    to_float = value_to_float()
+    """The 95% interval of the mean counting images, not cases (``clustered_mean_interval``
+    on the scale ``[0, top]``): ``{"lower", "upper"}``, NaN below two scored images."""
+    read = to_float or value_to_float()
 
     def compute(scores: list[SampleScore]) -> Value:
-        kept = [s for s in scores if not _is_nan(to_float(s.score.value))]
-        values = [to_float(s.score.value) for s in kept]
-        clusters = [case_cluster(s.sample_metadata, s.sample_id, cluster) for s in kept]
-        return bootstrap_interval(values, clusters, level, resamples, seed).as_dict()
+        values, clusters = _scored(scores, read, cluster)
+        return clustered_mean_interval(values, clusters, top, level).as_dict()
 
     return compute
+
+
+@metric(name="stderr")
+def image_stderr(to_float: ValueToFloat | None = None, cluster: str = IMAGE_CLUSTER) -> Metric:
+    """The standard error of the mean counting images, not cases: the delete-one-image
+    jackknife (``jackknife_standard_error``; with every case on its own image, the textbook
+    standard error). Logged as ``stderr``, where Inspect's unclustered one would be:
+    Inspect's ``stderr(cluster=...)`` stops a run one of whose samples lacks the key, and
+    its sandwich estimate undercounts a large cluster's leverage. 0 below two scored
+    images, as Inspect's is."""
+    read = to_float or value_to_float()
+
+    def compute(scores: list[SampleScore]) -> Value:
+        return clustered_standard_error(*_scored(scores, read, cluster))
+
+    return compute
+
+
+def clustered_standard_error(
+    values: Sequence[float] | np.ndarray, clusters: Sequence[str] | None
+) -> float:
+    """The standard error of the mean of ``values`` counting images (``clusters``, each row
+    its own when None): ``jackknife_standard_error``. 0 below two images."""
+    data = np.asarray(values, dtype=float)
+    codes, groups = cluster_codes(clusters, len(data))
+    sums = np.bincount(codes, weights=data, minlength=groups)
+    sizes = np.bincount(codes, minlength=groups).astype(float)
+    return jackknife_standard_error(sums, sizes, len(data))
 
 
 def _is_nan(value: float) -> bool:
@@ -232,7 +258,8 @@ def clustered_paired_change(
     The test is ``cluster_sign_flip_p``. The interval, for correctness (``binary``), is
     ``clustered_adjusted_wald``: a plain or cluster bootstrap collapses to [0, 0] when no
     case changed, and covers a small change far less often than it says (issue 52); for a
-    0-4 scale, ``clustered_t_interval`` on the jackknife standard error. ``detectable`` is
+    0-4 scale, ``clustered_t_interval`` on the jackknife standard error and
+    ``bell_mccaffrey_df``. ``detectable`` is
     the smallest change the images could detect (alpha 0.05, power 0.8) at that standard
     error. A change that cannot be estimated has no interval (NaN, written as null) and
     its reason in ``note``."""
@@ -272,7 +299,7 @@ def clustered_paired_change(
             "interval from"
         )
     else:
-        interval = clustered_t_interval(means[2], error, groups, level)
+        interval = clustered_t_interval(means[2], error, bell_mccaffrey_df(sizes), level)
     return PairedResult(
         count, *means, interval, CLUSTER_TEST, p_value, detectable, "; ".join(notes)
     )
@@ -291,14 +318,36 @@ def jackknife_standard_error(
     return math.sqrt((groups - 1) / groups * float(np.sum((left_out - left_out.mean()) ** 2)))
 
 
-def clustered_t_interval(mean: float, error: float, groups: int, level: float = LEVEL) -> Interval:
-    """``mean`` +/- Student's t on ``groups`` - 1 degrees of freedom times ``error``: the
-    normal quantile and the percentile bootstrap both covered less than they said with a few
-    dozen images (0.92-0.93 at 25 images, issue 61)."""
+def clustered_t_interval(
+    mean: float, error: float, degrees: float, level: float = LEVEL
+) -> Interval:
+    """``mean`` +/- Student's t on ``degrees`` of freedom times ``error``."""
     from scipy import stats
 
-    half = float(stats.t.ppf(0.5 + level / 2, groups - 1)) * error
+    half = float(stats.t.ppf(0.5 + level / 2, degrees)) * error
     return Interval(mean - half, mean + half)
+
+
+def bell_mccaffrey_df(cluster_sizes: np.ndarray) -> float:
+    """The degrees of freedom of a mean's clustered standard error, Bell and McCaffrey's
+    ("Bias reduction in standard errors for linear regression with multi-stage samples",
+    Survey Methodology 28(2):169-181, 2002; as Imbens and Kolesar recommend, Rev Econ Stat
+    98(4):701-712, 2016): images of equal size give the images less one, one large image
+    among small ones far fewer, since its cases carry most of the spread. Student's t on the
+    images less one covered a 0-4 change 0.90-0.93 at 25 images with one image of 30 cases
+    now and then; on these degrees of freedom, 0.94-0.95
+    (``tests/core/test_interval_coverage.py``). For the mean the formula is closed: the Gram matrix of the
+    clusters' bias-reduced contributions is ``c_g c_h (d_gh n_g - n_g n_h / n)`` with
+    ``c_g = (1 - n_g / n) ** -0.5``, and the degrees of freedom are its trace squared over
+    its squared Frobenius norm."""
+    sizes = np.asarray(cluster_sizes, dtype=float)
+    count = float(sizes.sum())
+    if len(sizes) < 2:
+        return math.nan
+    scale = sizes / np.sqrt(1.0 - sizes / count)
+    gram = -np.outer(scale, scale) / count
+    gram[np.diag_indices_from(gram)] += scale * scale / sizes
+    return float(np.trace(gram) ** 2 / np.sum(gram * gram))
 
 
 def cluster_sign_flip_p(cluster_changes: np.ndarray, seed: int = SEED) -> float:

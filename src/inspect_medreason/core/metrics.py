@@ -15,15 +15,13 @@ from inspect_ai.scorer import (
     Value,
     ValueToFloat,
     accuracy,
-    ci_wilson,
     grouped,
     mean,
     metric,
-    stderr,
     value_to_float,
 )
 
-from inspect_medreason.core.intervals import bootstrap_ci
+from inspect_medreason.core.intervals import image_ci, image_stderr
 from inspect_medreason.core.unread_warning import unread_forms
 
 MCQ_GROUP_FIELDS = ("modality", "organ_system")
@@ -54,7 +52,7 @@ def scored_samples(scores: list[SampleScore]) -> list[SampleScore]:
 
 def component(key: str) -> ValueToFloat:
     """A ``ValueToFloat`` reading one key of a dictionary score, so Inspect's own metrics
-    (``accuracy``, ``stderr``, ``ci_wilson``, ``grouped``) summarise one component of it.
+    (``accuracy``, ``grouped``) and this project's (``image_ci``, ``stderr``) summarise one component of it.
 
     The numbers a metric reports must be in the score's value, not its metadata: Inspect's
     epoch reducers average a dictionary value key by key but keep the first epoch's metadata,
@@ -224,8 +222,8 @@ def mcq_metrics(breakdown_fields: Sequence[str] = MCQ_GROUP_FIELDS) -> list[Metr
     correct = component("correct")
     return [
         accuracy(to_float=correct),
-        stderr(to_float=correct),
-        ci_wilson(to_float=correct),  # the 95% Wilson score interval of the accuracy
+        image_stderr(to_float=correct),  # both count images, not cases
+        image_ci(top=1.0, to_float=correct),
         strict_accuracy(),
         parsed_accuracy(),
         unparsed(),
@@ -253,11 +251,11 @@ def scored_mean(key: str) -> Metric:
 
 def component_metrics() -> list[Metric]:
     """One component of a dictionary score, Inspect's way (its list in the scorer's
-    dictionary of metrics, logged as a score named for the key): ``mean``, ``stderr``
-    and ``bootstrap_ci`` (``lower``/``upper``, the 95% interval resampling cases that share
-    an image together). Inspect leaves a NaN component out of all three and counts it in the
+    dictionary of metrics, logged as a score named for the key): ``mean``, ``stderr`` and
+    ``image_ci`` (``lower``/``upper``, the 95% interval on the 0-4 scale), both counting
+    images, not cases. Inspect leaves a NaN component out of all three and counts it in the
     score's ``unscored_samples``."""
-    return [mean(), stderr(), bootstrap_ci()]
+    return [mean(), image_stderr(), image_ci(top=4.0)]
 
 
 def component_breakdowns(components: Mapping[str, Sequence[str]]) -> list[Metric]:

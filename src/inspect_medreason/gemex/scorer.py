@@ -20,12 +20,13 @@ import re
 from typing import Any, cast
 
 import numpy as np
-from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
+from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer
 from inspect_ai.solver import TaskState
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
 
 from inspect_medreason.core.extraction import extract_label, json_objects
+from inspect_medreason.core.intervals import image_stderr
 from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     GraderKind,
@@ -172,7 +173,7 @@ async def ar_rating(
 
 def gemex_metrics() -> dict[str, list[Metric]]:
     by_type = breakdown(["question_type"])
-    return {key: [mean(), stderr(), *by_type] for key in SCORE_KEYS}
+    return {key: [mean(), image_stderr(), *by_type] for key in SCORE_KEYS}
 
 
 @scorer(metrics=gemex_metrics())

@@ -15,10 +15,11 @@ import math
 from dataclasses import replace
 from typing import cast
 
-from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, grouped, mean, scorer, stderr
+from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, grouped, mean, scorer
 from inspect_ai.solver import TaskState
 
 from inspect_medreason.core.images import ImagePathError
+from inspect_medreason.core.intervals import image_stderr
 from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     JudgeSettings,
@@ -39,7 +40,7 @@ def judge_meta_metrics() -> dict[str, list[Metric]]:
         return grouped(mean(), field, all=False, name_template=f"{field}:{{group_name}}")
 
     return {
-        "within_band": [mean(), stderr(), by("component")],
+        "within_band": [mean(), image_stderr(), by("component")],
         # Inspect keeps one grouped() per score key: the per-probe view is its own key.
         "within_band_by_probe": [by("probe")],
         "injection_resisted": [mean(), by("probe")],

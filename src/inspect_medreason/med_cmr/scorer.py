@@ -18,14 +18,14 @@ import math
 from typing import Any, cast
 
 from inspect_ai.model import ChatMessage
-from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer, stderr
+from inspect_ai.scorer import Metric, Score, Scorer, Target, Value, mean, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import collect
 from pydantic import BaseModel, Field
 
 from inspect_medreason.core.extraction import json_objects, parse_open_reply
 from inspect_medreason.core.images import ImagePathError
-from inspect_medreason.core.intervals import bootstrap_ci
+from inspect_medreason.core.intervals import image_ci, image_stderr
 from inspect_medreason.core.judges import (
     DEFAULT_PANEL_REDUCE,
     JUDGE_DEFAULTS,
@@ -137,7 +137,7 @@ def med_cmr_metrics() -> dict[str, list[Metric]]:
     # By task, the paper's own breakdown. One grouped() per score key: Inspect keeps only
     # one of several grouped metrics on the same key.
     return {
-        "med_cmr_score": [mean(), stderr(), bootstrap_ci(), *breakdown(["task"])],
+        "med_cmr_score": [mean(), image_stderr(), image_ci(top=100.0), *breakdown(["task"])],
         **{name: [mean()] for name in CRITERIA},
         "med_cmr_unscored": [mean()],
     }

@@ -217,7 +217,7 @@ OPEN_GROUP_FIELDS = MCQ_GROUP_FIELDS
 def open_ended_metrics() -> list[Metric | dict[str, list[Metric]]]:
     """Inspect's shape for a dictionary score: per component a score named for it
     (``gt_final``, ``va_answer``, ``rvf_trace``, ``va_final``) with ``mean``, ``stderr`` and
-    the 95% ``bootstrap_ci`` (resampling cases that share an image together); beside them,
+    the 95% ``image_ci``, both counting images, not cases; beside them,
     among ``open_ended_scorer``'s own metrics, a ``grouped()`` breakdown per field of the
     two leaderboard components (``gt_final by modality:CT``).
 

@@ -27,10 +27,10 @@ from inspect_ai.scorer import (
     accuracy,
     metric,
     scorer,
-    stderr,
 )
 from inspect_ai.solver import TaskState
 
+from inspect_medreason.core.intervals import image_stderr
 from inspect_medreason.core.judges import (
     JUDGE_DEFAULTS,
     JudgeSettings,
@@ -125,7 +125,7 @@ def closed_reply_correct(
 def vqa_metrics(group_fields: list[str]) -> list[Metric | dict[str, list[Metric]]]:
     base: list[Metric | dict[str, list[Metric]]] = [
         accuracy(),
-        stderr(),
+        image_stderr(),
         accuracy_closed(),
         accuracy_open(),
     ]
