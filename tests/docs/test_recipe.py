@@ -108,6 +108,15 @@ def test_the_recipe_passes_every_check_as_written(tmp_path: Path) -> None:
         repo,
         env,
     )
+    # and the copy is flagged as unfinished until steps 3-6 replace the template's
+    # placeholders: the check names each, with its file and line (issue 62)
+    flagged = subprocess.run(
+        [*pytest, "tests/test_benchmarks_finished.py", "-k", FAMILY, "-p", "no:randomly"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert flagged.returncode == 1, (flagged.stdout[-3000:], flagged.stderr[-2000:])
+    for placeholder in ("one line", "0000.00000", "owner/dataset", "One paragraph"):
+        assert placeholder in flagged.stdout, placeholder
     # the family's tests hold for the contributor's own cases, whatever their answers: the
     # first not "yes", two with the same answer, one more row
     layout = repo / "tests" / FAMILY / "published_layout.py"
