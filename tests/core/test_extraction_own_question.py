@@ -83,3 +83,52 @@ def test_an_announced_question_or_a_new_turn_ends_the_reply(lead_in: str) -> Non
 )
 def test_words_about_the_given_question_do_not_end_the_reply(reply: str) -> None:
     assert extract_label(reply, OPTIONS).label == "B"
+
+
+@pytest.mark.parametrize("heading", ["## Medical Question", "**Question 2:**", "Q:", "问题2："])
+def test_the_json_answer_before_an_invented_question_is_read(heading: str) -> None:
+    """The answer field of the JSON the prompt asks for is read before a question the
+    model invents: the JSON it answers its own question with is never the answer."""
+    reply = (
+        '{"reasoning_trace": "Consolidation in the right lower lobe.", "answer": "A"}\n\n'
+        f'{heading}\nWhich finding is shown?\nA. x\nB. y\n{{"reasoning_trace": "y", "answer": "B"}}'
+    )
+    found = extract_label(reply, OPTIONS)
+    assert (found.label, found.method) == ("A", "json_answer_field")
+    # the given question restated before the JSON is no invented one
+    restated = 'Question: which finding is shown?\n{"reasoning_trace": "x", "answer": "C"}'
+    assert extract_label(restated, OPTIONS).label == "C"
+    # and JSON only after an invented question is no answer at all, never its label
+    late = f'The film shows consolidation.\n\n{heading}\nWhich?\n{{"answer": "B"}}'
+    assert extract_label(late, OPTIONS).label != "B"
+
+
+@pytest.mark.parametrize(
+    "invented",
+    [
+        "A 30-year-old woman has a cough. What is the next step?\nA) X-ray\nB) CT\nC) MRI\n"
+        "**Answer:** B",
+        "Which organ is most often injured in blunt trauma?\n(A) Spleen\n(B) Liver\n\nAnswer: A",
+        "**Which vaccine is due at 12 months?**\nA. Tdap\nB. MMR\nThe answer is B.",
+    ],
+)
+def test_an_unheaded_question_with_its_own_options_after_the_answer_ends_the_reply(
+    invented: str,
+) -> None:
+    """Issue 59: MedGemma answers, then writes a new vignette with no heading at all, its
+    own options and its own answer; the answer given before it is the reply's."""
+    reply = f"The angle is blunted.\n\n**Final Answer:** D\n{invented}"
+    assert extract_label(reply, OPTIONS).label == "D"
+
+
+def test_a_restated_question_with_its_options_before_any_answer_is_the_question_asked() -> None:
+    reply = "Which finding is shown?\nA. Pneumonia\nB. Effusion\n\nThe angle is blunted.\nAnswer: B"
+    assert extract_label(reply, OPTIONS).label == "B"
+
+
+@pytest.mark.parametrize(
+    "lead_in", ["Let's analyze each option:", "Now consider every option:", "The other options:"]
+)
+def test_a_review_lead_in_is_no_answer_even_when_the_review_is_cut_off(lead_in: str) -> None:
+    reply = f"Answer: C\n\nWhy:\n{lead_in}\n\n*   **A) Pneumonia:** there is no consolidation"
+    assert extract_label(reply, OPTIONS).label == "C"

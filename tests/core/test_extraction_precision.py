@@ -57,6 +57,19 @@ NO_READING: list[tuple[str, list[tuple[str, str]]]] = [
     ),
     ("Sorry, the image did not load.\n\nQ2. What is 2 + 2?\nAnswer: C", FOUR),
     ("无法根据图片判断。\n\n问题：胰岛素由哪个器官分泌？\nA. 肝 B. 胰\n答案是B。", CHINESE),
+    # issue 59: an answer heading whose lines walk the options, verdict by verdict
+    (
+        "## Answer\n- A. Pneumothorax - incorrect\n- B. Pleural effusion - correct\n"
+        "- C. Consolidation - incorrect",
+        FOUR,
+    ),
+    ("**Final Answer:**\n(A) Pneumothorax ✗\n(B) Pleural effusion ✓\n(C) Consolidation ✗", FOUR),
+    (
+        "Answer:\nA) Tdap vaccine: not indicated\nB) MMR vaccine: indicated\nD) Naloxone: no",
+        VACCINES,
+    ),
+    ("### Final answer\n\n**A.** Pneumothorax: no edge.\n**C.** Consolidation: none.", FOUR),
+    ("答案：\nA．气胸：不符\nB．胸腔积液：符合", CHINESE),
     # several labels given as the answer, each with its text, or joined to an end token
     ("Therefore, among A through D, the answer is B, VCUG, and C, renal ultrasound.", FOUR),
     ("The answer is A (pneumothorax) or C (consolidation).", FOUR),
@@ -82,6 +95,12 @@ PROVEN: list[tuple[str, list[tuple[str, str]], str]] = [
     ("The answer is D. Unlike (B), it explains the enlarged silhouette.", FOUR, "D"),
     ("答案是B。注意A是常见陷阱，D也是。", CHINESE, "B"),
     ("【答案】C。A和D都是干扰项。", CHINESE, "C"),
+    # an answer heading with one option under it, the review after it apart
+    (
+        "Answer:\nB. Pleural effusion\n\nA. Pneumothorax: no edge.\nC. Consolidation: none.",
+        FOUR,
+        "B",
+    ),
     # a review followed by a stated answer
     (
         "(A) Pneumothorax: no.\n(B) Pleural effusion: yes.\n(C) Consolidation: no.\nAnswer: B",

@@ -1,6 +1,6 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v8``; the same statements are read for short answers by
+The rules (extraction mode ``robust-v9``; the same statements are read for short answers by
 ``short_answers.read_short_answer``):
 
 0. Precision first. Every reading names its rule (``LabelExtraction.rule``). Only the rules in
@@ -62,7 +62,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v8"
+EXTRACTION_MODE = "robust-v9"
 # The rules whose readings are trusted: measured on real replies they were not written from
 # (tests/core/sealed_real_replies.jsonl, hand-labelled before any reader ran), each with at
 # least 20 readings there and no wrong one (docs/mcq.md has the counts), and the JSON answer
@@ -986,12 +986,21 @@ def answer_headings(text: str) -> list[tuple[int, int]]:
     return found
 
 
+# What before an "option:" marker makes it the lead-in of a review of the options.
+_REVIEW_LEAD_IN = re.compile(
+    r"\b(?:each|every|all|other|following|remaining|individual)\s+$", re.IGNORECASE
+)
+
+
 def free_text_statements(text: str) -> list[Statement]:
     """The statements that may carry a short free-text answer, in reading order:
     ``ANSWER: X``, "the answer is X", ``答案是X``/``答：X``, ``<answer>X</answer>``,
     ``\\boxed{X}``. The short-answer reader reads these; the label reader reads them too."""
     found: list[Statement] = []
     for match in _COLON_MARKER.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        if _REVIEW_LEAD_IN.search(text[line_start : match.start()]):
+            continue  # "Let's analyze each option:" opens a review, it states no answer
         found.append(
             Statement(
                 match.start(), "answer_statement", start=match.end(), free_text=True, colon=True
@@ -1079,8 +1088,9 @@ _QUESTION_HEADING = re.compile(
     r"^[ \t>*#_\[(【]*"
     r"(?:"
     rf"(?:[a-z-]+[ \t]+){{0,3}}?{_QUESTION_WORDS}(?:[ \t]*(?:\#|no\.?)?[ \t]*\d+)?"
-    r"[ \t*_\])】]*(?:[:.)][ \t*_]*|[ \t*_]*$)"
-    r"|(?:新的?|另一|下一|附加|练习|示例)?(?:问题|题目|例题|试题|病例|考题)[ \t]*\d*[ \t*_\])】]*(?::|$)"
+    # (a full-width colon too: the JSON fields are read before the text is normalised)
+    r"[ \t*_\])】]*(?:[:：.)][ \t*_]*|[ \t*_]*$)"
+    r"|(?:新的?|另一|下一|附加|练习|示例)?(?:问题|题目|例题|试题|病例|考题)[ \t]*\d*[ \t*_\])】]*(?:[:：]|$)"
     r")",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -1123,10 +1133,30 @@ def own_question_start(text: str) -> int:
     ]
     starts += [match.start() for match in _ANNOUNCED_QUESTION.finditer(text)]
     starts += [match.start() for match in _NEW_TURN.finditer(text)]
+    starts += _unheaded_questions(text)
     for start in sorted(starts):
         if text[:start].strip():
             return start
     return len(text)
+
+
+_QUESTION_LINE = re.compile(r"^[^\n]*\?[ \t*_]*$", re.MULTILINE)
+
+
+def _unheaded_questions(text: str) -> list[int]:
+    """Where a question the model writes after it has answered begins with no heading at all
+    (``**Final Answer:** B\nA 55-year-old male presents ... Which is the most likely
+    diagnosis?\nA) Asthma\nB) COPD ...``, issue 59): a line ending in a question mark with
+    two or more option lines of its own under it, after an answer statement."""
+    found: list[int] = []
+    for match in _QUESTION_LINE.finditer(text):
+        before = text[: match.start()]
+        if not (_COLON_MARKER.search(before) or _VERB_MARKER.search(before)):
+            continue
+        under = [line for line in text[match.end() :].split("\n")[1:10] if line.strip()][:6]
+        if len(_review_labels([(0, line) for line in under])) >= 2:
+            found.append(match.start())
+    return found
 
 
 def _review_labels(lines: list[tuple[int, str]]) -> set[str]:
@@ -1556,6 +1586,19 @@ def _verdict(
         return statement.verdict, None, statement.reason
     segment = statement.segment(text)
     reason = ""
+    heading = statement.colon or statement.method == "answer_heading"
+    if heading and "\n" in text[statement.position : statement.start]:
+        # an answer heading whose next lines walk the options ("## Answer\n- A. ... incorrect
+        # \n- B. ... correct") holds a review, not one answer: its first line is no answer
+        following = text[statement.start :].split("\n\n", 1)[0].split("\n")[:12]
+        reviewed = _review_labels([(0, line) for line in following if line.strip()])
+        if len(reviewed) >= 2:
+            return (
+                "none",
+                None,
+                f"the answer heading is followed by a review of options {', '.join(sorted(reviewed))}, "
+                "not one answer",
+            )
     if statement.kind == "bare_line":
         status, label = _bare_label_line(segment, options)
     elif statement.kind == "opening":
@@ -1680,7 +1723,9 @@ def _answer_ending_an_unclosed_trace(
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     """Find the option label a reply chose; see the module docstring for the rules."""
     visible = strip_thinking(text[-MAX_READ_CHARS:])
-    reply = parse_reply(visible.text)
+    # A question the model goes on to invent, and the JSON it answers that with, are not its
+    # reply to this one: the fields are read before it (issue 59).
+    reply = parse_reply(visible.text[: own_question_start(visible.text)])
 
     def result(
         label: str | None, method: str, detail: str, rule: str | None = None
