@@ -403,6 +403,7 @@ SLOW_TESTS = {
         "24 cases judged by a server that hangs, errs and echoes"
     ),
     "tests/core/test_reference_judge_demo.py": "a clean and a blurred judged open-ended run, then shift and compare",
+    "tests/docs/test_shift_doc.py": "docs/shift.md's probe: a shift grid of evals, then the report",
     "tests/core/test_interval_coverage.py": (
         "2,000 simulated datasets per scenario, each an interval (and a sign-flip test)"
     ),

@@ -194,7 +194,7 @@ def test_the_paired_change_is_significant_and_not_and_counts_images() -> None:
     lost = clustered_paired_change([1.0] * 60, [0.0] * 24 + [1.0] * 36, images, binary=True)
     assert lost.p_value == pytest.approx(0.25)
     assert lost.interval.lower < lost.difference < lost.interval.upper
-    # a 0-4 change on few images: Student's t on the images less one, wider than the normal
+    # a 0-4 change on few images: Student's t on Bell-McCaffrey degrees of freedom, wider than the normal
     scores = clustered_paired_change(
         [3.0] * 12, [2.0, 3.0, 4.0, 1.0, 3.0, 2.0] * 2, [f"k{n // 3}" for n in range(12)], False
     )

@@ -5,7 +5,7 @@ are warned about; no shared case is a refusal). For each metric: both means and 
 difference (B - A) by ``core.intervals.clustered_paired_change``, the statistic the shift
 report uses, which counts images, not cases: its 95% interval (MCQ correctness: the
 adjusted Wald interval widened by the images' design effect; 0-4 judge components, and
-MCQ over several epochs: Student's t on the images less one), the clustered sign-flip
+MCQ over several epochs: Student's t on Bell-McCaffrey degrees of freedom), the clustered sign-flip
 test, and the smallest difference the images could detect (alpha 0.05, power 0.8). Then
 the same difference per modality and organ system.
 
@@ -499,7 +499,7 @@ def render(comparison: Comparison, fmt: str) -> str:
 NOTE = (
     "B − A > 0 favours B. Cases sharing an image count as one image: the interval (MCQ: the "
     "adjusted Wald interval widened by the images' design effect; 0–4 scores: Student's t on "
-    "the images less one) and the clustered sign-flip test both count images, not cases; the "
+    "Bell-McCaffrey degrees of freedom, docs/intervals.md) and the clustered sign-flip test both count images, not cases; the "
     "interval excludes 0 when the difference is unlikely to be chance. The smallest detectable "
     "difference is for alpha 0.05 and power 0.8 at that standard error: a smaller true "
     "difference is likely to be missed."
