@@ -4,6 +4,8 @@ headed; the answer stated before it is (MedGemma-4B writes ``**Final Answer:** A
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from inspect_medreason.core.extraction import extract_label
@@ -132,3 +134,18 @@ def test_a_restated_question_with_its_options_before_any_answer_is_the_question_
 def test_a_review_lead_in_is_no_answer_even_when_the_review_is_cut_off(lead_in: str) -> None:
     reply = f"Answer: C\n\nWhy:\n{lead_in}\n\n*   **A) Pneumonia:** there is no consolidation"
     assert extract_label(reply, OPTIONS).label == "C"
+
+
+def test_many_question_lines_are_read_in_linear_time() -> None:
+    """Looking for a question the model wrote itself is done once per reply, not once per
+    line: lines ending in "?" by the thousand, with an answer marker at the start, at the
+    end or nowhere, took 40-120 s each before; together they take well under 10 s."""
+    started = time.perf_counter()
+    for reply in (
+        "Is it?\n" * 5_000,
+        "word " * 20_000 + "?\n" * 3_000,
+        "?\n" * 30_000 + "Answer: B",
+        "Answer: B\n" + "Is it?\nA. x\nB. y\n" * 2_000,
+    ):
+        assert extract_label(reply, OPTIONS).reading in {None, "B"}
+    assert time.perf_counter() - started < 10

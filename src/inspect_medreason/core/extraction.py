@@ -1143,17 +1143,48 @@ def own_question_start(text: str) -> int:
 _QUESTION_LINE = re.compile(r"^[^\n]*\?[ \t*_]*$", re.MULTILINE)
 
 
+def _lines_after(text: str, start: int, count: int, paragraph: bool = False) -> list[str]:
+    """The next ``count`` lines from ``start`` (the rest of its line first), or fewer at the
+    end of the text or, with ``paragraph``, of its paragraph: found without copying the rest
+    of a long reply (a reader called at every statement stays linear)."""
+    lines: list[str] = []
+    while len(lines) < count and start <= len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if paragraph and lines and not line:
+            break
+        lines.append(line)
+        start = end + 1
+    return lines
+
+
 def _unheaded_questions(text: str) -> list[int]:
     """Where a question the model writes after it has answered begins with no heading at all
     (``**Final Answer:** B\nA 55-year-old male presents ... Which is the most likely
     diagnosis?\nA) Asthma\nB) COPD ...``, issue 59): a line ending in a question mark with
     two or more option lines of its own under it, after an answer statement."""
+    # The answer statement must lie wholly before the question's line. A match in the text
+    # before a line start is one in the whole text, starting no earlier than the whole
+    # text's first, and stays one for every later line: so the markers are searched from
+    # the first one's start, and only until a line has one before it.
+    firsts = [
+        found.start() for found in (_COLON_MARKER.search(text), _VERB_MARKER.search(text)) if found
+    ]
+    if not firsts:
+        return []
+    first = min(firsts)
+    answered = False
     found: list[int] = []
-    for match in _QUESTION_LINE.finditer(text):
-        before = text[: match.start()]
-        if not (_COLON_MARKER.search(before) or _VERB_MARKER.search(before)):
-            continue
-        under = [line for line in text[match.end() :].split("\n")[1:10] if line.strip()][:6]
+    for match in _QUESTION_LINE.finditer(text, first):
+        if not answered:
+            answered = any(
+                marker.search(text, first, match.start())
+                for marker in (_COLON_MARKER, _VERB_MARKER)
+            )
+            if not answered:
+                continue
+        under = [line for line in _lines_after(text, match.end(), 10)[1:] if line.strip()][:6]
         if len(_review_labels([(0, line) for line in under])) >= 2:
             found.append(match.start())
     return found
@@ -1590,7 +1621,7 @@ def _verdict(
     if heading and "\n" in text[statement.position : statement.start]:
         # an answer heading whose next lines walk the options ("## Answer\n- A. ... incorrect
         # \n- B. ... correct") holds a review, not one answer: its first line is no answer
-        following = text[statement.start :].split("\n\n", 1)[0].split("\n")[:12]
+        following = _lines_after(text, statement.start, 12, paragraph=True)
         reviewed = _review_labels([(0, line) for line in following if line.strip()])
         if len(reviewed) >= 2:
             return (
