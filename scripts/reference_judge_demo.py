@@ -41,7 +41,7 @@ def run_demo(workdir: Path) -> tuple[EvalLog, EvalLog]:
     logs = []
     for shift in ({}, SHIFT):
         [log] = eval(
-            open_ended(data=str(data), **shift),  # type: ignore[arg-type]
+            open_ended(data=str(data), **shift),
             model="medreason/image-sensitive",
             model_args=truth,
             model_roles={"grader": judge, "vision_grader": judge},

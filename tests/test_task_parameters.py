@@ -1,8 +1,9 @@
-"""Every task parameter is visible to Inspect: a named parameter of the task function (none
-hidden in ``**kwargs``), documented with an ``Args:`` entry; the judge parameters are the
-same set with the same defaults (JudgeSettings') on every judged task. The one catch-all,
-``**unknown_parameters``, exists only to refuse a name the task does not take (Inspect would
-merely warn and run with the default)."""
+"""Every task parameter is visible to Inspect and inspect_evals: a named parameter of the
+task's signature (none hidden in ``**kwargs``), documented with an ``Args:`` entry, logged
+with its default in ``task_args``; the shared judge and shift parameters are declared once
+(``core.params.task_parameters``) and are the same set with the same defaults on every task
+that takes them. The one catch-all, ``**unknown_parameters``, exists only to refuse a name the
+task does not take (Inspect would merely warn and run with the default)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,19 @@ import inspect_medreason._registry as registry
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.judges import (
     DEFAULT_PANEL_REDUCE,
-    DEPRECATED_JUDGE_PARAMETERS,
     JUDGE_DEFAULTS,
     JUDGE_PARAMETERS,
-    PANEL_PARAMETERS,
-    PROMPT_PARAMETERS,
+    JUDGE_PROMPTS_PARAMETER,
+    PANEL_REDUCE_PARAMETER,
+    RETIRED_JUDGE_PARAMETERS,
 )
-from inspect_medreason.core.params import refuse_unknown_parameters
+from inspect_medreason.core.params import (
+    ParameterGroup,
+    SharedParameter,
+    refuse_unknown_parameters,
+    task_parameters,
+)
+from inspect_medreason.core.shift.catalog import SHIFT_PARAMETERS
 
 
 def registered_tasks() -> dict[str, Callable[..., Task]]:
@@ -135,10 +142,10 @@ def test_the_refusal_suggests_nothing_for_a_name_unlike_any_parameter() -> None:
 def test_a_misspelt_parameter_stops_inspect_before_any_model_call(tmp_path: Path) -> None:
     # Inspect would pass only named parameters on and warn about the rest; the catch-all
     # turns that warning into a refusal.
-    with pytest.raises(TaskArgumentError, match=r"did you mean -T judge_temperature\?"):
+    with pytest.raises(TaskArgumentError, match=r"did you mean -T judge_timeout\?"):
         eval(
             "inspect_medreason/open_ended",
-            task_args={"judge_temprature": 0},
+            task_args={"judge_timoeut": 0},
             model="mockllm/model",
             display="none",
             log_dir=str(tmp_path / "logs"),
@@ -146,21 +153,12 @@ def test_a_misspelt_parameter_stops_inspect_before_any_model_call(tmp_path: Path
     assert not (tmp_path / "logs").exists() or not list((tmp_path / "logs").iterdir())
 
 
-@pytest.mark.parametrize(
-    "name", sorted(n for n in TASKS if "allow_self_judging" in str(inspect.signature(TASKS[n])))
-)
-def test_judge_parameters_are_one_set_with_judge_settings_defaults(name: str) -> None:
-    parameters = named_parameters(TASKS[name])
-    expected = {*JUDGE_PARAMETERS, *DEPRECATED_JUDGE_PARAMETERS}
-    expected |= set(PROMPT_PARAMETERS) & set(parameters)
-    expected |= set(PANEL_PARAMETERS) & set(parameters)
-    judging = {p for p in parameters if p.startswith("judge_") or p in expected}
-    assert judging == expected
-    defaults = {
+def test_the_shared_parameters_default_as_their_settings_do() -> None:
+    """The judge group's defaults are JudgeSettings' (what a scorer built without a task
+    uses), so a task and ``inspect score`` judge alike."""
+    defaults = {p.name: p.default for p in JUDGE_PARAMETERS}
+    assert defaults == {
         "allow_self_judging": False,
-        "judge_prompts": None,
-        "panel_reduce": DEFAULT_PANEL_REDUCE,
-        **{f"judge_{setting}": None for setting in ("temperature", "seed", "max_tokens")},
         **{
             f"judge_{setting}": getattr(JUDGE_DEFAULTS, setting)
             for setting in (
@@ -173,7 +171,136 @@ def test_judge_parameters_are_one_set_with_judge_settings_defaults(name: str) ->
             )
         },
     }
-    assert {p: parameters[p].default for p in judging} == {p: defaults[p] for p in judging}
+    assert (JUDGE_PROMPTS_PARAMETER.default, PANEL_REDUCE_PARAMETER.default) == (
+        None,
+        DEFAULT_PANEL_REDUCE,
+    )
+    assert {p.name: p.default for p in SHIFT_PARAMETERS} == {
+        "shift": None,
+        "severity": 0,
+        "shift_seed": 0,
+        "shift_judge_image": "clean",
+    }
+
+
+SHARED = {
+    "judges": [p.name for p in JUDGE_PARAMETERS],
+    "image shift": [p.name for p in SHIFT_PARAMETERS],
+}
+OPTIONAL = {p.name: p for p in (JUDGE_PROMPTS_PARAMETER, PANEL_REDUCE_PARAMETER)}
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_a_task_takes_each_shared_group_whole_with_its_declared_defaults_and_entries(
+    name: str,
+) -> None:
+    """A task takes a shared group whole or not at all, each parameter with the group's
+    type, default and Args: entry, and no retired judge parameter."""
+    parameters = named_parameters(TASKS[name])
+    declared = {p.name: p for p in (*JUDGE_PARAMETERS, *SHIFT_PARAMETERS, *OPTIONAL.values())}
+    for group, names in SHARED.items():
+        taken = [n for n in names if n in parameters]
+        assert taken in ([], names), f"{name} takes part of the {group} parameters: {taken}"
+    if set(OPTIONAL) & set(parameters):
+        assert set(SHARED["judges"]) <= set(parameters)
+    doc = inspect.getdoc(TASKS[name]) or ""
+    for shared in (declared[n] for n in parameters if n in declared):
+        parameter = parameters[shared.name]
+        assert (parameter.default, parameter.annotation) == (shared.default, shared.annotation)
+        entry = re.search(rf"^    {shared.name}: (.*(?:\n        .*)*)", doc, re.MULTILINE)
+        assert entry is not None and " ".join(entry.group(1).split()) == shared.doc
+    assert not set(RETIRED_JUDGE_PARAMETERS) & set(parameters)
+
+
+FITS_ON_A_SCREEN = 50
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_task_function_fits_on_one_screen(name: str) -> None:
+    source = inspect.getsource(inspect.unwrap(TASKS[name]))
+    lines = len(source.splitlines())
+    assert lines <= FITS_ON_A_SCREEN, f"{name} is {lines} lines"
+
+
+def test_a_removed_judge_parameter_is_refused_with_what_to_give_instead() -> None:
+    for name in sorted(n for n in TASKS if "judge_retries" in named_parameters(TASKS[n])):
+        with pytest.raises(TaskArgumentError) as refusal:
+            TASKS[name](judge_temperature=0.3)
+        message = str(refusal.value.message)
+        assert f"{name} takes no -T judge_temperature (it was removed: give the judge's " in (
+            message
+        )
+        assert "--model-role 'grader={model: ..., temperature: 0}'" in message
+
+
+def test_every_shared_group_problem_is_reported_at_once() -> None:
+    with pytest.raises(TaskArgumentError) as refusal:
+        TASKS["open_ended"](shift="sharpen", judge_timeout="soon", judge_failure="explode")
+    message = str(refusal.value.message)
+    assert "-T shift='sharpen' is not a shift" in message
+    assert "-T judge_timeout='soon': expected a number" in message
+    assert "-T judge_failure='explode': expected unscored" in message
+
+
+def test_inspect_logs_every_parameter_with_its_default(tmp_path: Path) -> None:
+    """Inspect reads the composed signature: the log's task_args hold every parameter, the
+    shared ones too, with the value given or its default; eval-retry replays what was given."""
+    [log] = eval(
+        "inspect_medreason/open_ended",
+        task_args={"judge_retries": 1, "shift": "noise", "severity": 1},
+        model="medreason/pipeline-check",
+        model_roles={
+            "grader": "medreason/pipeline-check",
+            "vision_grader": "medreason/pipeline-check",
+        },
+        limit=1,
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )
+    assert log.status == "success", log.error
+    expected = {
+        name: parameter.default for name, parameter in named_parameters(TASKS["open_ended"]).items()
+    }
+    expected.update(judge_retries=1, shift="noise", severity=1)
+    assert log.eval.task_args == expected
+    assert log.eval.task_args_passed == {"judge_retries": 1, "shift": "noise", "severity": 1}
+    assert (log.eval.metadata or {})["judges"]["settings"]["retries"] == 1
+    assert (log.eval.metadata or {})["shift"]["name"] == "noise"
+
+
+def test_a_misdeclared_task_fails_where_it_is_defined() -> None:
+    group = ParameterGroup((SharedParameter("colour", str, "red", "The colour."),), dict)
+
+    def undocumented(size: int = 1, *, paint: dict[str, Any]) -> Task:
+        """No Args: entry for size."""
+        raise AssertionError
+
+    def defaulted(size: int = 1, *, paint: dict[str, Any] | None = None) -> Task:
+        """A group placeholder with a default.
+
+        Args:
+            size: The size.
+        """
+        raise AssertionError
+
+    for body in (undocumented, defaulted):
+        with pytest.raises(TypeError, match=body.__name__):
+            task_parameters(paint=group)(body)
+
+    def painted(size: int = 1, *, paint: dict[str, Any]) -> Task:
+        """Paints.
+
+        Args:
+            size: The size.
+        """
+        return Task(metadata={"size": size, **paint})
+
+    public = task_parameters(paint=group)(painted)
+    assert list(inspect.signature(public).parameters) == ["size", "colour", CATCH_ALL]
+    assert documented_arguments(public) == ["size", "colour"]
+    assert public(size="2", colour="blue").metadata == {"size": "2", "colour": "blue"}
+    with pytest.raises(TaskArgumentError, match=r"painted takes no -T color \(did you mean"):
+        public(color="blue")
 
 
 def test_a_judge_parameter_given_to_inspect_reaches_the_task(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
@@ -14,10 +13,10 @@ from inspect_medreason.core.hub import load_rows
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
-    refuse_unknown_parameters,
+    task_parameters,
 )
 from inspect_medreason.core.prompts import load_template
-from inspect_medreason.core.shift import apply_shift, parse_shift
+from inspect_medreason.core.shift import ShiftPlan, apply_shift, shift_parameters
 
 from .dataset import HUB, read_samples
 from .scorer import new_benchmark_scorer
@@ -28,18 +27,19 @@ TASK_VERSION = family_version(__file__)
 USER_PROMPT = load_template("user", Path(__file__).parent / "prompts")
 
 
+# The parameters every image task shares, declared once: the task takes them built (a
+# ShiftPlan, checked before anything is read, so a mistyped shift costs no download), and
+# any -T name it does not take is refused. A judged task adds judges=judge_parameters().
 @task(version=TASK_VERSION)
+@task_parameters(image_shift=shift_parameters())
 def new_benchmark(
     data: str | None = None,
     image_root: str | None = None,
     split: str | None = None,
     revision: str | None = None,
     images: bool = True,
-    shift: str | list[str] | None = None,
-    severity: int | list[int] = 0,
-    shift_seed: int = 0,
-    shift_judge_image: str = "clean",
-    **unknown_parameters: Any,
+    *,
+    image_shift: ShiftPlan,
 ) -> Task:
     """NEW_BENCHMARK, one split (default: the one the paper reports).
 
@@ -52,17 +52,7 @@ def new_benchmark(
         revision: Hub commit, branch or tag (resolved to a commit and recorded; default: the
             pinned commit).
         images: False withholds the images (blind control).
-        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
-            is the clean image.
-        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
-        shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What a vision judge sees: the clean image (``clean``, the
-            default: the judge grades against the best evidence) or the one the model saw
-            (``degraded``).
     """
-    refuse_unknown_parameters(new_benchmark, unknown_parameters)
-    # Checked before anything is read, so a mistyped shift costs no download.
-    shift_plan = parse_shift(shift, severity, shift_seed, shift_judge_image)
     show_images = coerce_bool(images, "images")
     loaded = load_rows(data, HUB, revision, split, read_images=show_images)
 
@@ -87,4 +77,4 @@ def new_benchmark(
             "prompts": {USER_PROMPT.name: USER_PROMPT.log_record()},
         },
     )
-    return apply_shift(task_, shift_plan)
+    return apply_shift(task_, image_shift)

@@ -17,7 +17,7 @@ import pytest
 from conftest import SHARED_OFFICIAL, scripted_output, user_text
 from inspect_ai import eval
 from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
-from inspect_ai.model import ChatMessage, ModelOutput, get_model
+from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 from scipy import stats
 from utils.metric_shapes import components_results, legacy_results
 
@@ -607,15 +607,22 @@ def test_the_plot_grows_with_the_rows() -> None:
 
 def test_leaderboard_treats_judge_concurrency_as_the_same_configuration(tmp_path: Path) -> None:
     """judge_max_connections changes no number: two runs differing only there are one
-    configuration, while a setting that can change a number (the temperature) keeps them apart."""
+    configuration, while a setting that can change a number (the grader role's temperature) keeps them apart."""
     logs = []
     first: EvalLog | None = None
-    for extra in ({}, {"judge_max_connections": 3}, {"judge_temperature": 0.7}):
+    warmer = GenerateConfig(temperature=0.7)
+    for extra, grader_config in (
+        ({}, GenerateConfig()),
+        ({"judge_max_connections": 3}, GenerateConfig()),
+        ({}, warmer),
+    ):
         [log] = eval(
             open_ended(data=str(sample_data_dir()), **extra),
             model="medreason/pipeline-check",
             model_roles={
-                "grader": "medreason/pipeline-check",
+                "grader": get_model(
+                    "medreason/pipeline-check", config=grader_config, memoize=False
+                ),
                 "vision_grader": "medreason/pipeline-check",
             },
             display="none",

@@ -48,7 +48,7 @@ def test_every_json_any_subcommand_writes_is_strict_json(
     runs = {}
     for name, shift in (("clean", {}), ("shifted", {"shift": "jpeg", "severity": 2})):
         [log] = eval(
-            medreason(data=str(data), **shift),  # type: ignore[arg-type]
+            medreason(data=str(data), **shift),
             model=MODEL,
             model_roles=ROLES,
             display="none",

@@ -13,6 +13,7 @@ CI. The pages' links to files and headings must resolve too.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import math
 import os
@@ -262,6 +263,69 @@ def test_readme_and_docs_eval_commands_name_registered_tasks(command: str) -> No
     from inspect_medreason import _registry
 
     assert hasattr(_registry, task.split("/", 1)[1]), task
+
+
+INLINE_EVAL = re.compile(r"`(inspect eval(?:-set)? [^`]+)`")
+
+
+def task_arguments_shown(page: Path) -> list[tuple[str, str]]:
+    """Each ``(task, -T name)`` an ``inspect eval``/``eval-set`` command on ``page`` gives,
+    in its bash blocks and its inline code."""
+    commands = [*readme_commands(page), *INLINE_EVAL.findall(page.read_text(encoding="utf-8"))]
+    shown: list[tuple[str, str]] = []
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            words = command.split()
+        if words[:2] not in (["inspect", "eval"], ["inspect", "eval-set"]):
+            continue
+        tasks = []
+        for word in words[2:]:
+            if word.startswith("-"):
+                break
+            tasks.extend(word.split(","))
+        for index, word in enumerate(words):
+            if word in ("-T", "--task-arg") and index + 1 < len(words):
+                argument = words[index + 1]
+            elif word.startswith("-T") and len(word) > 2:
+                argument = word[2:]
+            else:
+                continue
+            shown.extend((task, argument.split("=", 1)[0]) for task in tasks)
+    return shown
+
+
+@pytest.mark.parametrize("page", [*PAGES, *FAMILY_READMES], ids=lambda path: path.name)
+def test_every_task_argument_a_page_shows_is_a_parameter_of_its_task(page: Path) -> None:
+    """What inspect-evals-lint's readme_task_args checks, on the signature Inspect reads
+    (the lint reads the source, where the shared parameters are one keyword each)."""
+    from inspect_medreason import _registry
+
+    wrong = []
+    for task, name in task_arguments_shown(page):
+        function = getattr(_registry, task.removeprefix("inspect_medreason/"), None)
+        assert task.startswith("inspect_medreason/") and function is not None, task
+        if name not in inspect.signature(function).parameters:
+            wrong.append(f"{task} -T {name}")
+    assert not wrong, f"{page}: {wrong}"
+
+
+def test_the_task_argument_check_sees_every_form(tmp_path: Path) -> None:
+    text = (
+        "```bash\ninspect eval inspect_medreason/mcq -T shuffle_choices=true \\\n"
+        "    -Tseed=3 --task-arg 'images=false'\n```\n"
+        "and `inspect eval-set inspect_medreason/open_ended,inspect_medreason/mcq -T nope=1`"
+    )
+    page = tmp_path / "page.md"
+    page.write_text(text, encoding="utf-8")
+    assert task_arguments_shown(page) == [
+        ("inspect_medreason/mcq", "shuffle_choices"),
+        ("inspect_medreason/mcq", "seed"),
+        ("inspect_medreason/mcq", "images"),
+        ("inspect_medreason/open_ended", "nope"),
+        ("inspect_medreason/mcq", "nope"),
+    ]
 
 
 FAMILY_REPLY = json.dumps(

@@ -97,24 +97,31 @@ def test_a_roles_own_generation_settings_are_used_and_logged(tmp_path: Path) -> 
     assert judges["settings"]["temperature"] == 0.0  # the default where a role sets none
 
 
-def test_the_old_spellings_work_for_one_version_with_a_warning(tmp_path: Path) -> None:
-    text, vision = RecordingJudge(), RecordingJudge()
-    with pytest.warns(
-        DeprecationWarning, match=r"-T judge_temperature is deprecated.*temperature: 0.2"
-    ):
-        task = open_ended(judge_temperature=0.2)
-    grader = get_model(
-        "mockllm/model", custom_outputs=text, config=GenerateConfig(temperature=0.9), memoize=False
-    )
-    run(task, grader, get_model("mockllm/model", custom_outputs=vision, memoize=False), tmp_path)
-    assert {c.temperature for c in text.configs} == {0.9}  # the role's own wins
-    assert {c.temperature for c in vision.configs} == {0.2}  # the old -T fills in
+@pytest.mark.parametrize(
+    ("given", "setting", "value"),
+    [
+        ("judge_temperature", "temperature", 0),
+        ("judge_seed", "seed", 42),
+        ("judge_max_tokens", "max_tokens", 512),
+    ],
+)
+def test_the_removed_spellings_are_refused_with_what_to_give_instead(
+    given: str, setting: str, value: int
+) -> None:
+    with pytest.raises(TaskArgumentError) as refusal:
+        open_ended(**{given: 0.2})
+    assert (
+        f"-T {given} (it was removed: give the judge's {setting} with its role, "
+        f"--model-role 'grader={{model: ..., {setting}: {value}}}')"
+    ) in str(refusal.value.message)
 
 
 def test_judge_arguments_are_declared_once_and_checked_before_anything_runs() -> None:
     # each is a parameter of its own: a name a task does not take is refused, naming the one
     # it likely misspells
-    with pytest.raises(TaskArgumentError, match=r"judge_temprature \(did you mean -T judge_te"):
+    with pytest.raises(TaskArgumentError, match=r"judge_timoeut \(did you mean -T judge_timeout"):
+        open_ended(judge_timoeut=0)
+    with pytest.raises(TaskArgumentError, match=r"judge_temprature \(-T judge_temperature was re"):
         open_ended(judge_temprature=0)
     with pytest.raises(TaskArgumentError, match=r"medreason_vqa_rad takes no -T panel_reduce"):
         medreason_vqa_rad(data=str(sample_data_dir()), panel_reduce="mean")

@@ -231,7 +231,7 @@ def test_shuffled_choices_map_back(official_dataset: Path, tmp_path: Path) -> No
 
     log = run(
         # -T values arrive as YAML scalars or strings; the task must coerce them.
-        mcq(data=str(official_dataset), shuffle_choices="true", seed=7),  # type: ignore[arg-type]
+        mcq(data=str(official_dataset), shuffle_choices="true", seed=7),
         get_model("mockllm/model", custom_outputs=respond),
         log_dir=str(tmp_path / "logs"),
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval
-from inspect_ai.model import Model, get_model
+from inspect_ai.model import GenerateConfig, Model, get_model
 from utils.ports import free_port
 
 from inspect_medreason.judge_meta.judge_meta import judge_meta
@@ -90,15 +90,20 @@ def test_smollm2_as_text_judge_and_as_model_under_test(tmp_path: Path) -> None:
     with smollm2_server() as url:
 
         def smollm2() -> Model:
+            # a short reply budget with the role, as a user gives it
             return get_model(
-                "openai-api/local/smollm2", base_url=url, api_key="none", memoize=False
+                "openai-api/local/smollm2",
+                base_url=url,
+                api_key="none",
+                config=GenerateConfig(max_tokens=128),
+                memoize=False,
             )
 
         started = time.monotonic()
         # No JSON schema (llama.cpp's grammar-constrained decoding ran past the timeout here)
         # and no retries, to keep the run to minutes on two cores.
         [meta] = eval(
-            judge_meta(judge_structured_output=False, judge_max_tokens=128, judge_retries=0),
+            judge_meta(judge_structured_output=False, judge_retries=0),
             model_roles={"grader": smollm2(), "vision_grader": "medreason/pipeline-check"},
             display="none",
             log_dir=str(tmp_path / "logs"),

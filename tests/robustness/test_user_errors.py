@@ -63,8 +63,8 @@ def inspect_cli(
             "judge_timeout",
         ),
         (
-            ["inspect_medreason/open_ended", "-T", "judge_temprature=0"],
-            "open_ended takes no -T judge_temprature (did you mean -T judge_temperature?)",
+            ["inspect_medreason/open_ended", "-T", "judge_timoeut=0"],
+            "open_ended takes no -T judge_timoeut (did you mean -T judge_timeout?)",
         ),
     ],
 )

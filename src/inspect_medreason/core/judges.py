@@ -13,7 +13,6 @@ import logging
 import math
 import re
 import time
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +40,13 @@ from pydantic import BaseModel, Field
 from inspect_medreason.core.errors import TaskArgumentError, UserInputError, is_setup_error
 from inspect_medreason.core.extraction import json_objects
 from inspect_medreason.core.lineage import judge_lineage
-from inspect_medreason.core.params import coerce_bool, coerce_float, coerce_int
+from inspect_medreason.core.params import (
+    ParameterGroup,
+    SharedParameter,
+    coerce_bool,
+    coerce_float,
+    coerce_int,
+)
 from inspect_medreason.core.prompts import SHARED, PromptTemplate, context_block, load_template
 
 logger = logging.getLogger(__name__)
@@ -87,7 +92,7 @@ class JudgeSettings:
 
     # Generation: the judge role's own config decides (--model-role 'grader={model: ...,
     # temperature: 0}'); these fill in what the role leaves unset (the protocol's
-    # deterministic decoding). Set from the deprecated -T judge_temperature etc.
+    # deterministic decoding).
     temperature: float = 0.0
     seed: int = 42
     max_tokens: int = 512
@@ -114,36 +119,44 @@ class JudgeSettings:
         max_connections: Any = None,
         failure: Any = "unscored",
     ) -> JudgeSettings:
-        """From `-T`/`-S` values, which arrive as YAML scalars or strings."""
+        """From `-T`/`-S` values, which arrive as YAML scalars or strings; every value that
+        cannot be used is named in one message."""
+        problems: list[str] = []
+
+        def read(convert: Callable[[Any, str], Any], value: Any, name: str) -> Any:
+            try:
+                return convert(value, name)
+            except TaskArgumentError as error:
+                problems.append(str(error.message))
+                return getattr(JUDGE_DEFAULTS, name.removeprefix("judge_"))
+
         if failure not in JUDGE_FAILURE_MODES:
-            raise TaskArgumentError(
+            problems.append(
                 f"-T judge_failure={failure!r}: expected unscored (a failed judge leaves its "
                 "component unscored, counted) or error (the sample is an error, for "
                 "--fail-on-error and eval-retry)"
             )
         settings = cls(
-            temperature=coerce_float(temperature, "judge_temperature"),
-            seed=coerce_int(seed, "judge_seed"),
-            max_tokens=coerce_int(max_tokens, "judge_max_tokens"),
-            retries=coerce_int(retries, "judge_retries"),
-            structured_output=coerce_bool(structured_output, "judge_structured_output"),
-            cache=coerce_bool(cache, "judge_cache"),
-            timeout=coerce_float(timeout, "judge_timeout"),
+            temperature=read(coerce_float, temperature, "judge_temperature"),
+            seed=read(coerce_int, seed, "judge_seed"),
+            max_tokens=read(coerce_int, max_tokens, "judge_max_tokens"),
+            retries=read(coerce_int, retries, "judge_retries"),
+            structured_output=read(coerce_bool, structured_output, "judge_structured_output"),
+            cache=read(coerce_bool, cache, "judge_cache"),
+            timeout=read(coerce_float, timeout, "judge_timeout"),
             max_connections=None
             if max_connections is None or max_connections == ""
-            else coerce_int(max_connections, "judge_max_connections"),
-            failure=failure,
+            else read(coerce_int, max_connections, "judge_max_connections"),
+            failure=failure if failure in JUDGE_FAILURE_MODES else "unscored",
         )
         if not 0 < settings.timeout < float("inf"):
-            raise TaskArgumentError(
-                f"-T judge_timeout={timeout!r}: expected a positive number of seconds"
-            )
+            problems.append(f"-T judge_timeout={timeout!r}: expected a positive number of seconds")
         if settings.retries < 0:
-            raise TaskArgumentError(f"-T judge_retries={retries!r}: expected 0 or more")
+            problems.append(f"-T judge_retries={retries!r}: expected 0 or more")
         if settings.max_connections is not None and settings.max_connections < 1:
-            raise TaskArgumentError(
-                f"-T judge_max_connections={max_connections!r}: expected 1 or more"
-            )
+            problems.append(f"-T judge_max_connections={max_connections!r}: expected 1 or more")
+        if problems:
+            raise TaskArgumentError("; ".join(problems))
         return settings
 
     def generation(self, role_config: GenerateConfig | None = None) -> dict[str, Any]:
@@ -728,40 +741,6 @@ MISSING_ROLE_MESSAGE = (
 )
 
 
-# The judge arguments a task takes as -T, each a parameter of its own (so Inspect lists it)
-# with an Args: entry: every judged task takes these names (tests/test_task_parameters.py
-# holds them to it), with JudgeSettings' defaults (JUDGE_DEFAULTS). The judge's generation
-# settings are not among them: they travel with its model role
-# (--model-role 'grader={model: ..., temperature: 0}').
-JUDGE_PARAMETERS: dict[str, str] = {
-    "allow_self_judging": "judge with the model under test when a role is not given",
-    "judge_retries": "extra attempts after an invalid judge reply before it is unscored",
-    "judge_structured_output": "ask judges for a JSON schema (providers that take one)",
-    "judge_cache": "cache judge replies (Inspect's model cache)",
-    "judge_timeout": (
-        "seconds one judge call may take before its component is unscored (the run's "
-        "--timeout and --attempt-timeout, and the role's own, bound it when smaller)"
-    ),
-    "judge_max_connections": (
-        "concurrent calls per judge model (a role's own max_connections gives way to the "
-        "eval's --max-connections in Inspect; default: that)"
-    ),
-    "judge_failure": (
-        "what a judge that fails does: unscored (the component is unscored and counted) or "
-        "error (the sample is an error, so --fail-on-error and eval-retry act)"
-    ),
-}
-# Taken by the tasks whose judges follow the challenge's rubric (their templates can be
-# replaced) and, where panels are scored, how a panel's scores become one.
-PROMPT_PARAMETERS = {"judge_prompts": "a folder of judge templates replacing the built-in ones"}
-PANEL_PARAMETERS = {"panel_reduce": "how a judge panel's scores become one: median, mean or min"}
-# The old spellings of the generation settings: accepted for one version, with a warning;
-# they fill in what the judge role leaves unset.
-DEPRECATED_JUDGE_PARAMETERS = {
-    "judge_temperature": "temperature",
-    "judge_seed": "seed",
-    "judge_max_tokens": "max_tokens",
-}
 DEFAULT_PANEL_REDUCE = "median"
 # A rubric judge's reply budget where its role sets none; a short-answer grader's.
 RUBRIC_MAX_TOKENS = JUDGE_DEFAULTS.max_tokens
@@ -817,34 +796,19 @@ def judge_arguments(
     timeout: Any,
     max_connections: Any,
     failure: Any = JUDGE_DEFAULTS.failure,
-    temperature: Any = None,
-    seed: Any = None,
-    max_tokens: Any = None,
     reply_budget: int = RUBRIC_MAX_TOKENS,
     prompts: str | None = None,
     panel_reduce: Any = DEFAULT_PANEL_REDUCE,
 ) -> JudgeArguments:
     """A task's judge arguments (its ``judge_*`` parameters, ``-T`` values as YAML scalars
     or strings) checked and converted in one place, so a bad value stops the task before
-    any model is called. ``temperature``, ``seed`` and ``max_tokens`` are the deprecated
-    ``-T judge_*`` spellings (None: not given; a warning when given): they fill in what the
-    role leaves unset, else the protocol's defaults and ``reply_budget`` (a rubric judge's
-    512, a grader's 256) do."""
-    given = {"temperature": temperature, "seed": seed, "max_tokens": max_tokens}
-    for name, setting in DEPRECATED_JUDGE_PARAMETERS.items():
-        if given[setting] is None:
-            continue
-        message = (
-            f"-T {name} is deprecated and goes in the next version: give the judge's {setting} "
-            f"with its role, e.g. --model-role 'grader={{model: ..., {setting}: "
-            f"{given[setting]}}}'. Until then it is used where the role sets no {setting}."
-        )
-        warnings.warn(message, DeprecationWarning, stacklevel=3)
-        logger.warning(message)
+    any model is called. A judge's generation settings are its role's; what the role leaves
+    unset takes the protocol's temperature and seed and ``reply_budget`` (a rubric judge's
+    512 tokens, a grader's 256)."""
     settings = JudgeSettings.from_args(
-        temperature=JUDGE_DEFAULTS.temperature if temperature is None else temperature,
-        seed=JUDGE_DEFAULTS.seed if seed is None else seed,
-        max_tokens=reply_budget if max_tokens is None else max_tokens,
+        temperature=JUDGE_DEFAULTS.temperature,
+        seed=JUDGE_DEFAULTS.seed,
+        max_tokens=reply_budget,
         retries=retries,
         structured_output=structured_output,
         cache=cache,
@@ -858,6 +822,100 @@ def judge_arguments(
         prompts=prompts,
         panel_reduce=check_panel_reduce(panel_reduce),
     )
+
+
+JUDGE_PARAMETERS = (
+    SharedParameter(
+        "allow_self_judging",
+        bool,
+        False,
+        "Judge with the model under test when a judge role is not given (otherwise a "
+        "missing role stops the run).",
+    ),
+    SharedParameter(
+        "judge_retries",
+        int,
+        JUDGE_DEFAULTS.retries,
+        "Extra attempts after an invalid judge reply before it is unscored.",
+    ),
+    SharedParameter(
+        "judge_structured_output",
+        bool,
+        JUDGE_DEFAULTS.structured_output,
+        "Ask judges for a JSON schema (providers that take one).",
+    ),
+    SharedParameter(
+        "judge_cache", bool, JUDGE_DEFAULTS.cache, "Cache judge replies (Inspect's model cache)."
+    ),
+    SharedParameter(
+        "judge_timeout",
+        float,
+        JUDGE_DEFAULTS.timeout,
+        "Seconds one judge call may take before its component is unscored (the run's "
+        "--timeout and --attempt-timeout, and the role's own, bound it when smaller).",
+    ),
+    SharedParameter(
+        "judge_max_connections",
+        int | None,
+        JUDGE_DEFAULTS.max_connections,
+        "Concurrent calls per judge model (default: the eval's --max-connections, which "
+        "Inspect gives a role over its own).",
+    ),
+    SharedParameter(
+        "judge_failure",
+        str,
+        JUDGE_DEFAULTS.failure,
+        "What a judge that fails does: ``unscored`` (the component is unscored and counted) "
+        "or ``error`` (the sample is an error, so --fail-on-error and eval-retry act).",
+    ),
+)
+JUDGE_PROMPTS_PARAMETER = SharedParameter(
+    "judge_prompts", str | None, None, "A folder of judge templates replacing the built-in ones."
+)
+PANEL_REDUCE_PARAMETER = SharedParameter(
+    "panel_reduce",
+    str,
+    DEFAULT_PANEL_REDUCE,
+    "How a judge panel's scores become one: median, mean or min.",
+)
+# The generation settings were -T parameters until they went with the judge's role.
+RETIRED_JUDGE_PARAMETERS = {
+    f"judge_{setting}": (
+        f"give the judge's {setting} with its role, --model-role "
+        f"'grader={{model: ..., {setting}: {value}}}'"
+    )
+    for setting, value in (("temperature", 0), ("seed", 42), ("max_tokens", 512))
+}
+
+
+def judge_parameters(
+    *, prompts: bool = False, panel: bool = False, reply_budget: int = RUBRIC_MAX_TOKENS
+) -> ParameterGroup[JudgeArguments]:
+    """The judge parameters a judged task takes, built into its ``JudgeArguments``: with
+    ``prompts`` its rubric templates can be replaced (``judge_prompts``), with ``panel`` its
+    panels' reduction chosen (``panel_reduce``); ``reply_budget``: the judge's max_tokens
+    where its role sets none."""
+    parameters: tuple[SharedParameter, ...] = JUDGE_PARAMETERS
+    if prompts:
+        parameters += (JUDGE_PROMPTS_PARAMETER,)
+    if panel:
+        parameters += (PANEL_REDUCE_PARAMETER,)
+
+    def build(values: dict[str, Any]) -> JudgeArguments:
+        return judge_arguments(
+            allow_self_judging=values["allow_self_judging"],
+            retries=values["judge_retries"],
+            structured_output=values["judge_structured_output"],
+            cache=values["judge_cache"],
+            timeout=values["judge_timeout"],
+            max_connections=values["judge_max_connections"],
+            failure=values["judge_failure"],
+            reply_budget=reply_budget,
+            prompts=values.get("judge_prompts"),
+            panel_reduce=values.get("panel_reduce", DEFAULT_PANEL_REDUCE),
+        )
+
+    return ParameterGroup(parameters, build, RETIRED_JUDGE_PARAMETERS)
 
 
 class LineageWatch:

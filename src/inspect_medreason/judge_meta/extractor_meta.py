@@ -27,7 +27,7 @@ from inspect_medreason.core.extractor import (
     read_with_extractor,
 )
 from inspect_medreason.core.judges import JudgeSettings
-from inspect_medreason.core.params import refuse_unknown_parameters
+from inspect_medreason.core.params import task_parameters
 from inspect_medreason.judge_meta.judge_meta import JUDGE_META_TASK_VERSION
 
 PROBES_FILE = "extractor_probes.json"
@@ -92,10 +92,10 @@ def extractor_meta_scorer() -> Scorer:
 
 
 @task(version=JUDGE_META_TASK_VERSION)
-def extractor_meta(**unknown_parameters: Any) -> Task:
+@task_parameters()
+def extractor_meta() -> Task:
     """44 replies with known readings (a label or none), to measure an extractor judge
     before its ``accuracy_extracted`` is trusted: share read as known, per kind."""
-    refuse_unknown_parameters(extractor_meta, unknown_parameters)
     return Task(
         dataset=build_extractor_probes(),
         solver=[],  # nothing is generated: the replies are the probes themselves

@@ -15,12 +15,10 @@ from inspect_medreason.core.extraction import __doc__ as EXTRACTION_RULES
 from inspect_medreason.core.extractor import check_rate, extractor_record
 from inspect_medreason.core.files import file_sha256
 from inspect_medreason.core.judges import (
-    DEFAULT_PANEL_REDUCE,
     GENERATION_RULE,
-    JUDGE_DEFAULTS,
     JudgeArguments,
     JudgeTemplates,
-    judge_arguments,
+    judge_parameters,
     panel_roles,
 )
 from inspect_medreason.core.loaders import LoadedCases
@@ -29,10 +27,10 @@ from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
     coerce_int,
-    refuse_unknown_parameters,
+    task_parameters,
 )
 from inspect_medreason.core.prompts import PromptTemplate
-from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift
+from inspect_medreason.core.shift import ShiftPlan, apply_shift, parse_shift, shift_parameters
 from inspect_medreason.core.solvers import TrackPrompts, judge_roles_check, medreason_prompt
 from inspect_medreason.medreason.dataset import build_dataset
 from inspect_medreason.medreason.image_folder import register_data_folder
@@ -196,18 +194,16 @@ def medreason_task(
 
 
 @task(version=MEDREASON_TASK_VERSION)
+@task_parameters(image_shift=shift_parameters())
 def mcq(
     data: str | None = None,
     ground_truth: str | None = None,
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    shift: str | list[str] | None = None,
-    severity: int | list[int] = 0,
-    shift_seed: int = 0,
-    shift_judge_image: str = "clean",
+    *,
+    image_shift: ShiftPlan,
     extractor_check_rate: float = 0.0,
-    **unknown_parameters: Any,
 ) -> Task:
     """The closed-ended track: pick one option label; exact-match accuracy.
 
@@ -217,18 +213,10 @@ def mcq(
         shuffle_choices: Shuffle option texts per case (stable for a seed); answers map back.
         seed: Seed for shuffle_choices.
         images: False withholds the images (blind control) and says so in the prompt.
-        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
-            is the clean image.
-        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
-        shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
-            default: the judge grades against the best evidence) or the one the model saw
-            (``degraded``).
         extractor_check_rate: With ``--model-role extractor=...``, the share of replies the
             rules read that are sent to the extractor too, for the rules-extractor agreement
             (unread replies are always sent; see docs/mcq.md).
     """
-    refuse_unknown_parameters(mcq, unknown_parameters)
     return medreason_task(
         {"mcq"},
         MEDREASON_TASK_VERSION,
@@ -239,33 +227,20 @@ def mcq(
         seed,
         images,
         judges=None,
-        shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
+        shift=image_shift,
         extractor_check_rate=extractor_check_rate,
     )
 
 
 @task(version=MEDREASON_TASK_VERSION)
+@task_parameters(image_shift=shift_parameters(), judges=judge_parameters(prompts=True, panel=True))
 def open_ended(
     data: str | None = None,
     ground_truth: str | None = None,
     images: bool = True,
-    shift: str | list[str] | None = None,
-    severity: int | list[int] = 0,
-    shift_seed: int = 0,
-    shift_judge_image: str = "clean",
-    allow_self_judging: bool = False,
-    judge_retries: int = JUDGE_DEFAULTS.retries,
-    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
-    judge_cache: bool = JUDGE_DEFAULTS.cache,
-    judge_timeout: float = JUDGE_DEFAULTS.timeout,
-    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
-    judge_failure: str = JUDGE_DEFAULTS.failure,
-    judge_prompts: str | None = None,
-    panel_reduce: str = DEFAULT_PANEL_REDUCE,
-    judge_temperature: float | None = None,
-    judge_seed: int | None = None,
-    judge_max_tokens: int | None = None,
-    **unknown_parameters: Any,
+    *,
+    image_shift: ShiftPlan,
+    judges: JudgeArguments,
 ) -> Task:
     """The open-ended track: reasoning_trace + answer, judged on GT_final, VA_answer,
     RVF_trace (0-4) with the gated VA_final.
@@ -279,49 +254,7 @@ def open_ended(
         data: A cases.json, a folder holding one, or a .jsonl (default: the shipped demo set).
         ground_truth: An official ground_truth.json (default: the one beside cases.json).
         images: False withholds the images from the model (blind control); judges still see them.
-        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
-            is the clean image.
-        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
-        shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
-            default: the judge grades against the best evidence) or the one the model saw
-            (``degraded``).
-        allow_self_judging: Judge with the model under test when a judge role is not
-            given (otherwise a missing role stops the run).
-        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
-        judge_structured_output: Ask judges for a JSON schema (providers that take one).
-        judge_cache: Cache judge replies (Inspect's model cache).
-        judge_timeout: Seconds one judge call may take before its component is unscored
-            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
-            smaller).
-        judge_max_connections: Concurrent calls per judge model (default: the eval's
-            --max-connections, which Inspect gives a role over its own).
-        judge_failure: What a judge that fails does: ``unscored`` (the component is
-            unscored and counted) or ``error`` (the sample is an error, so
-            --fail-on-error and eval-retry act).
-        judge_prompts: A folder of judge templates replacing the built-in ones.
-        panel_reduce: How a judge panel's scores become one: median, mean or min.
-        judge_temperature: Deprecated: give it with the judge's role
-            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
-            role sets none.
-        judge_seed: Deprecated, as judge_temperature (the role's seed).
-        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
-    refuse_unknown_parameters(open_ended, unknown_parameters)
-    judges = judge_arguments(
-        allow_self_judging=allow_self_judging,
-        retries=judge_retries,
-        structured_output=judge_structured_output,
-        cache=judge_cache,
-        timeout=judge_timeout,
-        max_connections=judge_max_connections,
-        failure=judge_failure,
-        temperature=judge_temperature,
-        seed=judge_seed,
-        max_tokens=judge_max_tokens,
-        prompts=judge_prompts,
-        panel_reduce=panel_reduce,
-    )
     return medreason_task(
         {"open"},
         MEDREASON_TASK_VERSION,
@@ -332,34 +265,21 @@ def open_ended(
         0,
         images,
         judges,
-        shift=parse_shift(shift, severity, shift_seed, shift_judge_image),
+        shift=image_shift,
     )
 
 
 @task(version=MEDREASON_TASK_VERSION)
+@task_parameters(image_shift=shift_parameters(), judges=judge_parameters(prompts=True, panel=True))
 def medreason(
     data: str | None = None,
     ground_truth: str | None = None,
     shuffle_choices: bool = False,
     seed: int = 42,
     images: bool = True,
-    shift: str | list[str] | None = None,
-    severity: int | list[int] = 0,
-    shift_seed: int = 0,
-    shift_judge_image: str = "clean",
-    allow_self_judging: bool = False,
-    judge_retries: int = JUDGE_DEFAULTS.retries,
-    judge_structured_output: bool = JUDGE_DEFAULTS.structured_output,
-    judge_cache: bool = JUDGE_DEFAULTS.cache,
-    judge_timeout: float = JUDGE_DEFAULTS.timeout,
-    judge_max_connections: int | None = JUDGE_DEFAULTS.max_connections,
-    judge_failure: str = JUDGE_DEFAULTS.failure,
-    judge_prompts: str | None = None,
-    panel_reduce: str = DEFAULT_PANEL_REDUCE,
-    judge_temperature: float | None = None,
-    judge_seed: int | None = None,
-    judge_max_tokens: int | None = None,
-    **unknown_parameters: Any,
+    *,
+    image_shift: ShiftPlan,
+    judges: JudgeArguments,
 ) -> Task:
     """Both tracks from one mixed cases.json, reporting the three leaderboard metrics:
     MCQ Accuracy (``mcq_scorer``), Open-ended GT and Open-ended VA (``open_ended_scorer``).
@@ -372,50 +292,7 @@ def medreason(
             back.
         seed: Seed for shuffle_choices.
         images: False withholds the images from the model (blind control); judges still see them.
-        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
-            is the clean image.
-        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
-        shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
-            default: the judge grades against the best evidence) or the one the model saw
-            (``degraded``).
-        allow_self_judging: Judge with the model under test when a judge role is not
-            given (otherwise a missing role stops the run).
-        judge_retries: Extra attempts after an invalid judge reply before it is unscored.
-        judge_structured_output: Ask judges for a JSON schema (providers that take one).
-        judge_cache: Cache judge replies (Inspect's model cache).
-        judge_timeout: Seconds one judge call may take before its component is unscored
-            (the run's --timeout and --attempt-timeout, and the role's own, bound it when
-            smaller).
-        judge_max_connections: Concurrent calls per judge model (default: the eval's
-            --max-connections, which Inspect gives a role over its own).
-        judge_failure: What a judge that fails does: ``unscored`` (the component is
-            unscored and counted) or ``error`` (the sample is an error, so
-            --fail-on-error and eval-retry act).
-        judge_prompts: A folder of judge templates replacing the built-in ones.
-        panel_reduce: How a judge panel's scores become one: median, mean or min.
-        judge_temperature: Deprecated: give it with the judge's role
-            (--model-role 'grader={model: ..., temperature: 0}'); until then used where the
-            role sets none.
-        judge_seed: Deprecated, as judge_temperature (the role's seed).
-        judge_max_tokens: Deprecated, as judge_temperature (the role's max_tokens).
     """
-    refuse_unknown_parameters(medreason, unknown_parameters)
-    judges = judge_arguments(
-        allow_self_judging=allow_self_judging,
-        retries=judge_retries,
-        structured_output=judge_structured_output,
-        cache=judge_cache,
-        timeout=judge_timeout,
-        max_connections=judge_max_connections,
-        failure=judge_failure,
-        temperature=judge_temperature,
-        seed=judge_seed,
-        max_tokens=judge_max_tokens,
-        prompts=judge_prompts,
-        panel_reduce=panel_reduce,
-    )
-    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     return medreason_task(
         {"mcq", "open"},
         MEDREASON_TASK_VERSION,
@@ -426,5 +303,5 @@ def medreason(
         seed,
         images,
         judges,
-        shift=spec,
+        shift=image_shift,
     )

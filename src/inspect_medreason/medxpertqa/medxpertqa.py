@@ -3,8 +3,6 @@ with the MedReason MCQ extraction and metrics, grouped by body system and task."
 
 from __future__ import annotations
 
-from typing import Any
-
 from inspect_ai import Task, task
 from inspect_ai.scorer import Metric
 
@@ -14,9 +12,9 @@ from inspect_medreason.core.metrics import mcq_metrics
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
-    refuse_unknown_parameters,
+    task_parameters,
 )
-from inspect_medreason.core.shift import apply_shift, parse_shift
+from inspect_medreason.core.shift import ShiftPlan, apply_shift, shift_parameters
 from inspect_medreason.core.solvers import TrackPrompts, medreason_prompt
 from inspect_medreason.medreason.scorer import mcq_scorer
 from inspect_medreason.medxpertqa.dataset import (
@@ -27,17 +25,15 @@ MEDXPERTQA_TASK_VERSION = family_version(__file__)
 
 
 @task(version=MEDXPERTQA_TASK_VERSION)
+@task_parameters(image_shift=shift_parameters())
 def medxpertqa_mm(
     data: str | None = None,
     image_root: str | None = None,
     revision: str | None = None,
     split: str = "test",
     images: bool = True,
-    shift: str | list[str] | None = None,
-    severity: int | list[int] = 0,
-    shift_seed: int = 0,
-    shift_judge_image: str = "clean",
-    **unknown_parameters: Any,
+    *,
+    image_shift: ShiftPlan,
 ) -> Task:
     """MedXpertQA MM, one split (``test``, or ``dev``). Images are file names under
     ``image_root`` (default: the snapshot's unpacked ``images/`` folder).
@@ -51,17 +47,8 @@ def medxpertqa_mm(
             pinned commit).
         split: ``test`` or ``dev``.
         images: False withholds the images (blind control).
-        shift: An image-quality shift by name, or several for a grid (docs/shift.md); none
-            is the clean image.
-        severity: The shift's severity, 1 to 3 (0 is clean), or several for a grid.
-        shift_seed: The seed of the shift's randomness (drawn per case and image).
-        shift_judge_image: What the vision judge sees: the clean image (``clean``, the
-            default: the judge grades against the best evidence) or the one the model saw
-            (``degraded``).
     """
-    refuse_unknown_parameters(medxpertqa_mm, unknown_parameters)
     show_images = coerce_bool(images, "images")
-    spec = parse_shift(shift, severity, shift_seed, shift_judge_image)
     dataset, origin = load_medxpertqa_dataset(data, image_root, revision, split, show_images)
     prompts = TrackPrompts.load("mcq")
     metrics: list[Metric | dict[str, list[Metric]]] = list(
@@ -83,4 +70,4 @@ def medxpertqa_mm(
             "prompts": {t.name: t.log_record() for t in prompts.templates()},
         },
     )
-    return apply_shift(task, spec)
+    return apply_shift(task, image_shift)

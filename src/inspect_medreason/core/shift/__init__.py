@@ -20,6 +20,7 @@ from inspect_medreason.core.shift.catalog import (
     ShiftSpec,
     modality_class,
     parse_shift,
+    shift_parameters,
 )
 from inspect_medreason.core.shift.dataset import (
     JUDGE_IMAGE_KEY,
@@ -46,6 +47,7 @@ __all__ = [
     "judge_image_files",
     "modality_class",
     "parse_shift",
+    "shift_parameters",
     "shifted_dataset",
     "wants_clean_judge_image",
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspect_medreason.core.errors import TaskArgumentError
+from inspect_medreason.core.params import ParameterGroup, SharedParameter
 
 SEVERITIES = (1, 2, 3)
 MODALITY_CLASSES = ("xray", "ct", "mr", "photo", "unknown")
@@ -394,3 +395,47 @@ def parse_shift(
         for level in sorted({level for level in levels if level > 0}):
             specs.append(ShiftSpec(name, level, seed_value, judge, default_modality))
     return ShiftPlan(tuple(specs))
+
+
+SHIFT_PARAMETERS = (
+    SharedParameter(
+        "shift",
+        str | list[str] | None,
+        None,
+        "An image-quality shift by name, or several for a grid (docs/shift.md); none is the "
+        "clean image.",
+    ),
+    SharedParameter(
+        "severity",
+        int | list[int],
+        0,
+        "The shift's severity, 1 to 3 (0 is clean), or several for a grid.",
+    ),
+    SharedParameter(
+        "shift_seed", int, 0, "The seed of the shift's randomness (drawn per case and image)."
+    ),
+    SharedParameter(
+        "shift_judge_image",
+        str,
+        "clean",
+        "What the vision judge sees: the clean image (``clean``, the default: the judge "
+        "grades against the best evidence) or the one the model saw (``degraded``).",
+    ),
+)
+
+
+def shift_parameters(default_modality: str | None = None) -> ParameterGroup[ShiftPlan]:
+    """The image-shift parameters every image task takes, built into its ``ShiftPlan``;
+    ``default_modality``: the modality of a dataset whose samples name none (GEMeX's chest
+    radiographs, PathVQA's slides)."""
+
+    def build(values: dict[str, Any]) -> ShiftPlan:
+        return parse_shift(
+            values["shift"],
+            values["severity"],
+            values["shift_seed"],
+            values["shift_judge_image"],
+            default_modality,
+        )
+
+    return ParameterGroup(SHIFT_PARAMETERS, build)
