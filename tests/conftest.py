@@ -297,7 +297,9 @@ SLOW_TESTS = {
     "tests/test_layout.py::test_any_module_of_the_libraries_can_be_imported_first": (
         "six fresh interpreters, each importing the libraries in another order"
     ),
-    "tests/docs/test_analysis_example.py": "two judged runs, then the docs' example in a fresh interpreter",
+    "tests/docs/test_analysis_example.py": (
+        "the README's quick start and docs/analysis.md's runs, then its example"
+    ),
     "tests/test_register_entries.py::test_the_script_writes": "runs the script",
     "tests/cli/test_strict_json_outputs.py": "two judged runs, then every JSON-writing command",
     "tests/cli/test_leaderboard_hostile_logs.py": "a judged run, then leaderboard on crafted logs",

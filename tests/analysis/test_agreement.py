@@ -162,3 +162,26 @@ def test_the_component_table_has_alpha_and_the_iccs_of_each_component(
         assert row["alpha_lower"] == component.alpha.interval.lower
         assert row["people_icc"] == component.people_icc.value
         assert row["icc_cases"] == row["people_icc_cases"] == 12
+
+
+def test_judges_are_compared_only_on_the_reply_both_judged(tmp_path: Path) -> None:
+    """Two logs of the same cases are the same items only where they hold the same reply:
+    another model's (or run's) replies are other cases, never a judge agreeing with a
+    judge of something else. Two runs with the same replies are compared case by case."""
+    same = ("A round density on the left.", "A nodule.")
+    first = judged_log(tmp_path / "first", 6, reply=same)
+    again = judged_log(tmp_path / "again", 6, reply=same, distort=one_up)
+    other = judged_log(tmp_path / "other", 6, model="mockllm/other", distort=one_up)
+
+    replies_differ = judge_agreement([first, other])
+    [note] = [n for n in replies_differ.notes if "different replies" in n]
+    assert note.startswith("6 case(s) hold different replies")
+    gt = replies_differ.components[0]
+    assert gt.component == "gt_final" and gt.pairs == []  # nothing judged in common
+    assert any("share 0 case(s)" in n for n in gt.notes)
+
+    replies_same = judge_agreement([first, again])
+    assert not any("different replies" in n for n in replies_same.notes)
+    [pair] = replies_same.components[0].pairs
+    assert pair.cases == 6
+    assert pair.exact.value < 1.0  # the second run's judges score one higher

@@ -229,7 +229,9 @@ def test_agreement_of_a_panel_and_a_reference(
     assert one_up["bias"]["value"] == pytest.approx(np.mean(np.subtract(second, first)))
     assert one_up["weighted_kappa"]["value"] == pytest.approx(kappa_by_hand(first, second))
     assert one_up["confusion"][4][4] == 1 and one_up["confusion"][0][1] == 1
-    same = pairs["grader", "reference"]
+    same = pairs["reference", "grader"]  # the reference comes first: bias is the judge's
+    assert ("reference", "grader_2") in pairs and ("grader_2", "reference") not in pairs
+    assert pairs["reference", "grader_2"]["bias"]["value"] > 0  # grader_2 scores higher
     assert same["exact"]["value"] == 1.0 and same["weighted_kappa"]["value"] == pytest.approx(1.0)
     assert same["spearman"]["value"] == pytest.approx(1.0)
     assert gt["icc_cases"] == len(CASES)

@@ -84,7 +84,12 @@ rater on the cases both scored (never with the raters' mean: kappa needs whole s
 the raters' spread is itself reported), the raters with each other, and per pair the mean
 absolute error and the ICC(2,1) of the two are added; the ICC of the people alone is
 reported beside the ICC of all. A pair's bias is second minus first, and a person comes
-first: a positive bias is a judge scoring higher than the person. A person's VA_final is
+first, then the reference: a positive bias is a judge scoring higher than the person (or
+the reference).
+
+Judges are compared on a reply both judged: where logs hold different replies to a case
+(two models, or two runs of one), each reply is its own case (``id (reply n)``), and the
+reference, which names no reply, is compared with none of them. A person's VA_final is
 their own VA gated by their own RVF, as a judge's.
 
 ``medreason agreement``, its arguments and what it prints, is at the end of the module.
@@ -293,6 +298,10 @@ def judging_digest(samples: Sequence[LoggedSample | UnreadableSample], name: str
     return digest.hexdigest()
 
 
+# (rater, case) -> the SHA-256 of the reply that rater judged in that case
+Replies = dict[tuple[str, str], str]
+
+
 def read_ratings(
     logs: list[Path],
     reference: Path | None = None,
@@ -321,6 +330,7 @@ def read_ratings(
         notes += mapping_notes
     used = _one_attempt_of_each_run(logs, notes)
     runs = Counter(header.eval.task_id for _, header in used)
+    replies: Replies = {}
     judgings_read: dict[str, str] = {}  # a judging's digest -> the log and score read for it
     for number, (path, header) in enumerate(used, 1):
         judgings = _new_judgings(path, header, scorer, judgings_read, notes)
@@ -333,9 +343,11 @@ def read_ratings(
         separate = on_page is None or runs[header.eval.task_id] > 1
         suffix = f" [{path.name}]" if len(used) > 1 and separate else ""
         judged_log = _JudgedLog(path, header, names, several_scores, suffix, on_page)
-        _add_judged_cases(judged_log, samples, ratings, notes)
+        _add_judged_cases(judged_log, samples, ratings, replies, notes)
         # Refused as soon as the bound is passed: reading the other logs would be wasted.
         _check_rater_count(ratings, f"after {number} of {len(used)} log(s)")
+    if on_page is None:  # a page's cases are replies already
+        notes += _each_reply_its_own_case(ratings, replies, with_reference=reference is not None)
     if reference is not None:
         notes += _read_reference(reference, ratings)
     if people is not None:
@@ -420,10 +432,12 @@ def _add_judged_cases(
     log: _JudgedLog,
     samples: list[LoggedSample | UnreadableSample],
     ratings: Ratings,
+    replies: Replies,
     notes: list[str],
 ) -> None:
-    """Adds each judge's scores of the log's judged cases to ``ratings``; notes the
-    records it cannot read and a log with no judged case."""
+    """Adds each judge's scores of the log's judged cases to ``ratings`` and the digest of
+    the reply each judged to ``replies``; notes the records it cannot read and a log with no
+    judged case."""
     # the header's roles only for a log that records no judge models in its cases
     bound = bound_role_models(log.header.eval.model_roles or {})
     judged = 0
@@ -449,7 +463,9 @@ def _add_judged_cases(
             continue
         judged += 1
         suffix = (f" [{name}]" if log.several_scores else "") + log.suffix
-        _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable)
+        reply = hashlib.sha256(sample.completion.encode()).hexdigest()
+        for rater in _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable):
+            replies[rater, case] = reply
     if unreadable:
         notes.append(
             f"{log.path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
@@ -469,10 +485,10 @@ def _add_judges(
     bound: dict[str, str],
     ratings: Ratings,
     unreadable: list[str],
-) -> None:
+) -> list[str]:
     """One case's judges' scores (each panel member a rater, ``role=model`` and the
     ``suffix``), with each rater's VA_final gated by its own RVF; what cannot be read is
-    added to ``unreadable``."""
+    added to ``unreadable``. Returns the raters read."""
     per_rater: dict[str, dict[str, int]] = {}
     for component in COMPONENTS[:3]:
         record = judges.get(component) or {}
@@ -497,6 +513,37 @@ def _add_judges(
         if "va_answer" in scores and "rvf_trace" in scores:
             final = gate_visual_accuracy(scores["va_answer"], scores["rvf_trace"])
             ratings["va_final"].setdefault(rater, {})[case] = int(final)
+    return list(per_rater)
+
+
+def _each_reply_its_own_case(
+    ratings: Ratings, replies: Replies, *, with_reference: bool
+) -> list[str]:
+    """Judges agree or not about one reply: where logs hold different replies to a case
+    (two models, or two runs of one), each reply becomes its own case (``id (reply n)``),
+    so a judge is compared with another only on the reply both judged. Re-judgings of one
+    run share its replies and are untouched. Returns the note saying what was split."""
+    seen: dict[str, list[str]] = {}  # case -> its distinct replies, in the order read
+    for (_, case), reply in replies.items():
+        if reply not in seen.setdefault(case, []):
+            seen[case].append(reply)
+    split = {case: found for case, found in seen.items() if len(found) > 1}
+    if not split:
+        return []
+    for by_rater in ratings.values():
+        for rater, by_case in by_rater.items():
+            for case in [c for c in by_case if c in split and (rater, c) in replies]:
+                number = split[case].index(replies[rater, case]) + 1
+                by_case[f"{case} (reply {number})"] = by_case.pop(case)
+    examples = ", ".join(sorted(split)[:5]) + (" ..." if len(split) > 5 else "")
+    note = (
+        f"{len(split)} case(s) hold different replies in different logs (other models or "
+        f"runs): each reply is its own case, and judges are compared only on a reply both "
+        f"judged ({examples})"
+    )
+    if with_reference:
+        note += "; the reference's scores of them are compared with none (it names no reply)"
+    return [note]
 
 
 def _add_people(people: RatingRound, ratings: Ratings, notes: list[str]) -> None:
@@ -605,10 +652,11 @@ def component_agreements(ratings: Ratings) -> list[ComponentAgreement]:
 
 
 def _component_agreement(component: str, by_rater: dict[str, dict[str, int]]) -> ComponentAgreement:
-    # people first, so that a pair's bias is the judge's over the person's
+    # people first, then the reference, so that a pair's bias is always the judge's over
+    # the person's or the reference's, whatever the judge's role is called
     raters = sorted(
         (r for r, cases in by_rater.items() if cases),
-        key=lambda r: (not r.startswith(PERSON), r),
+        key=lambda r: (not r.startswith(PERSON), r != REFERENCE, r),
     )
     distributions = {
         rater: [sum(1 for v in by_rater[rater].values() if v == s) for s in SCALE]

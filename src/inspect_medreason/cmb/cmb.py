@@ -14,7 +14,7 @@ from inspect_medreason.cmb.solver import (
     cmb_exam_prompt,
 )
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.judges import GRADER_MAX_TOKENS, JudgeArguments, judge_parameters
+from inspect_medreason.core.judges import GRADER_JUDGE_PARAMETERS, JudgeArguments
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_int,
@@ -113,7 +113,7 @@ def cmb_exam(
 
 
 @task(version=CMB_TASK_VERSION)
-@task_parameters(judges=judge_parameters(reply_budget=GRADER_MAX_TOKENS))
+@task_parameters(judges=GRADER_JUDGE_PARAMETERS)
 def cmb_clin(
     data: str | None = None,
     revision: str | None = None,

@@ -918,6 +918,11 @@ def judge_parameters(
     return ParameterGroup(parameters, build, RETIRED_JUDGE_PARAMETERS)
 
 
+# The judge parameters of a task whose judge grades a short answer (VQA, GEMeX, CMB): the
+# same parameters, a short reply budget.
+GRADER_JUDGE_PARAMETERS = judge_parameters(reply_budget=GRADER_MAX_TOKENS)
+
+
 class LineageWatch:
     """Warns, once per scorer (so once per run) and judge, when a judge is the model under
     test or of its family (``core.lineage``): on the console and, as a logger event, in the

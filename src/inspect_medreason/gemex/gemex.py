@@ -8,7 +8,7 @@ from inspect_ai import Task, task
 
 from inspect_medreason.core.errors import TaskArgumentError
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.judges import GRADER_MAX_TOKENS, JudgeArguments, judge_parameters
+from inspect_medreason.core.judges import GRADER_JUDGE_PARAMETERS, JudgeArguments
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
@@ -80,7 +80,7 @@ def gemex_task(
 @task_parameters(
     # MIMIC-CXR: every image is a chest radiograph
     image_shift=shift_parameters("X-ray"),
-    judges=judge_parameters(reply_budget=GRADER_MAX_TOKENS),
+    judges=GRADER_JUDGE_PARAMETERS,
 )
 def gemex(
     data: str | None = None,

@@ -7,7 +7,7 @@ from typing import Any
 from inspect_ai import Task, task
 
 from inspect_medreason.core.eval_metadata import family_version
-from inspect_medreason.core.judges import GRADER_MAX_TOKENS, JudgeArguments, judge_parameters
+from inspect_medreason.core.judges import GRADER_JUDGE_PARAMETERS, JudgeArguments
 from inspect_medreason.core.params import (
     DEFAULT_GENERATE_CONFIG,
     coerce_bool,
@@ -81,12 +81,8 @@ def vqa_task(
     return apply_shift(task, shift)
 
 
-# The graders answer correct or not with a reason: a short reply budget.
-GRADER_JUDGES = judge_parameters(reply_budget=GRADER_MAX_TOKENS)
-
-
 @task(version=VQA_TASK_VERSION)
-@task_parameters(image_shift=shift_parameters(), judges=GRADER_JUDGES)
+@task_parameters(image_shift=shift_parameters(), judges=GRADER_JUDGE_PARAMETERS)
 def medreason_vqa_rad(
     data: str | None = None,
     revision: str | None = None,
@@ -116,7 +112,7 @@ def medreason_vqa_rad(
 
 
 @task(version=VQA_TASK_VERSION)
-@task_parameters(image_shift=shift_parameters("pathology"), judges=GRADER_JUDGES)
+@task_parameters(image_shift=shift_parameters("pathology"), judges=GRADER_JUDGE_PARAMETERS)
 def path_vqa(
     data: str | None = None,
     revision: str | None = None,
@@ -140,7 +136,7 @@ def path_vqa(
 
 
 @task(version=VQA_TASK_VERSION)
-@task_parameters(image_shift=shift_parameters(), judges=GRADER_JUDGES)
+@task_parameters(image_shift=shift_parameters(), judges=GRADER_JUDGE_PARAMETERS)
 def slake(
     data: str | None = None,
     image_root: str | None = None,
