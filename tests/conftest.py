@@ -297,6 +297,7 @@ SLOW_TESTS = {
     "tests/test_layout.py::test_any_module_of_the_libraries_can_be_imported_first": (
         "six fresh interpreters, each importing the libraries in another order"
     ),
+    "tests/analysis/test_agreement_coverage.py": "simulates 1,600 data sets of shared images",
     "tests/docs/test_analysis_example.py": (
         "the README's quick start and docs/analysis.md's runs, then its example"
     ),

@@ -20,8 +20,8 @@ from inspect_medreason.analysis.agreement import (
     MAX_RATERS,
     Estimate,
     _pair,
-    bootstrap_estimate,
     icc_two_way,
+    image_bootstrap_estimate,
     quadratic_kappa,
     spearman,
 )
@@ -38,8 +38,10 @@ def _same(ours: Estimate, expected: Estimate) -> None:
 
 
 def test_pair_statistics_on_all_resamples_equal_the_bootstrap_one_at_a_time() -> None:
+    """Also when cases share images: each resample of the pair's weights is the one-at-a-
+    time resample that repeats each case as often as its image was drawn."""
     rng = np.random.default_rng(11)
-    for _ in range(5):
+    for attempt in range(8):
         size = int(rng.integers(2, 80))
         spread = int(rng.integers(1, 6))
         a = rng.integers(0, spread, size)
@@ -49,15 +51,23 @@ def test_pair_statistics_on_all_resamples_equal_the_bootstrap_one_at_a_time() ->
             "x": dict(zip(cases, a.tolist(), strict=True)),
             "y": dict(zip(cases, b.tolist(), strict=True)),
         }
-        pair = _pair("x", "y", cases, by_rater)
+        # every other attempt each case is on its own image; else images of 1-8 cases
+        images = {
+            c: c if attempt % 2 else f"image{int(rng.integers(0, 1 + size // 4))}" for c in cases
+        }
+        codes = [
+            sorted(set(images.values()), key=list(images.values()).index).index(images[c])
+            for c in cases
+        ]
+        pair = _pair("x", "y", cases, by_rater, images)
 
         def loop(
             statistic: Callable[[Any, Any], float],
             a: np.ndarray = a,
             b: np.ndarray = b,
-            size: int = size,
+            codes: list[int] = codes,
         ) -> Estimate:
-            return bootstrap_estimate(lambda idx: statistic(a[idx], b[idx]), size)
+            return image_bootstrap_estimate(lambda idx: statistic(a[idx], b[idx]), codes)
 
         _same(pair.kappa, loop(quadratic_kappa))
         _same(pair.spearman, loop(spearman))
