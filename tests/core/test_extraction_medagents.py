@@ -13,22 +13,30 @@ from typing import Any
 MEDAGENTS = Path(__file__).with_name("medagents_real_replies.jsonl")
 # Written when the labels were frozen, before any reader ran on the rows.
 MEDAGENTS_SHA256 = "a57f11227b97032b4ab31692aec0893a413d6d6ad1900c585b7d94e60209ddf8"
+# A second, disjoint draw, frozen before any rule was written from the first set's misses.
+HELDOUT = Path(__file__).with_name("medagents_heldout_replies.jsonl")
+HELDOUT_SHA256 = "b88d1de9e57512789bb05afc7a31087bbfd96332c636083a0d48a7bc0dc8d8fa"
 
 
-def medagents_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in MEDAGENTS.read_text(encoding="utf-8").splitlines()]
+def medagents_rows(path: Path = MEDAGENTS) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_the_medagents_set_is_the_one_frozen_before_the_reader_ran() -> None:
+def heldout_rows() -> list[dict[str, Any]]:
+    return medagents_rows(HELDOUT)
+
+
+def test_both_medagents_sets_are_the_ones_frozen_before_the_reader_ran() -> None:
     assert hashlib.sha256(MEDAGENTS.read_bytes()).hexdigest() == MEDAGENTS_SHA256
+    assert hashlib.sha256(HELDOUT.read_bytes()).hexdigest() == HELDOUT_SHA256
 
 
 def test_every_medagents_row_has_its_provenance_and_a_label_of_its_question() -> None:
-    rows = medagents_rows()
-    assert len(rows) == 524
-    assert len({row["id"] for row in rows}) == len(rows)
-    assert len({row["reply"] for row in rows}) == len(rows)
-    for row in rows:
+    rows, held_out = medagents_rows(), heldout_rows()
+    assert (len(rows), len(held_out)) == (524, 260)
+    assert len({row["id"] for row in rows + held_out}) == len(rows) + len(held_out)
+    assert len({row["reply"] for row in rows + held_out}) == len(rows) + len(held_out)
+    for row in rows + held_out:
         source = row["source"]
         assert source["repo"] == "xk-huang/medagents-benchmark"
         assert source["commit"] == "56ca11eb1ef89f6bb7fad6284008bf39e08785b0"
