@@ -298,6 +298,7 @@ SLOW_TESTS = {
         "six fresh interpreters, each importing the libraries in another order"
     ),
     "tests/analysis/test_agreement_coverage.py": "simulates 1,600 data sets of shared images",
+    "tests/analysis/test_calibration_coverage.py": "simulates 4,800 fit tables on shared images",
     "tests/docs/test_analysis_example.py": (
         "the README's quick start and docs/analysis.md's runs, then its example"
     ),

@@ -7,14 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from inspect_medreason.analysis.agreement import _pair, quadratic_kappa
+from inspect_medreason.analysis.agreement import _pair, quadratic_kappa, spearman
 
 DATA_SETS = 400  # a coverage's standard error is about 0.011
-STATISTICS = ("exact", "kappa", "mae", "bias")
-# What the BCa interval over images reaches (measured at 2,000 data sets too): the band of
-# issue 61 everywhere but the bias at 25 images, a skewed mean of few images (0.90); the
-# shortfall is in docs/intervals.md and issue 61, not hidden by a wider band here.
-LOWEST = {("bias", 25): 0.88}
+STATISTICS = ("exact", "within_one", "kappa", "spearman", "mae", "bias")
+# Within-one agreement is near the scale's end (0.95): the interval on its log-odds errs wide
+# there (0.970 on 2,000 data sets at 25 images, 0.98 on this test's 400), never narrow.
+HIGHEST = {("within_one", 25): 0.985}
 
 
 def data_set(rng: np.random.Generator, images: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -56,7 +55,9 @@ def truth() -> dict[str, float]:
     a, b, _ = data_set(np.random.default_rng(0), 200_000)
     return {
         "exact": float(np.mean(a == b)),
+        "within_one": float(np.mean(np.abs(a - b) <= 1)),
         "kappa": quadratic_kappa(a, b),
+        "spearman": spearman(a, b),
         "mae": float(np.mean(np.abs(b - a))),
         "bias": float(np.mean(b - a)),
     }
@@ -69,7 +70,7 @@ def test_the_pair_intervals_cover_when_cases_share_images(
     rng = np.random.default_rng(images)
     clustered = coverage(rng, images, truth, clustered=True)
     for name, covered in clustered.items():
-        assert LOWEST.get((name, images), 0.93) <= covered <= 0.97, (name, images, clustered)
+        assert 0.93 <= covered <= HIGHEST.get((name, images), 0.97), (name, images, clustered)
     # the case bootstrap on such data is too narrow: what clustering mends
     per_case = coverage(np.random.default_rng(images), images, truth, clustered=False)
     assert per_case["exact"] < 0.90 and clustered["exact"] - per_case["exact"] > 0.05, per_case

@@ -26,6 +26,7 @@ from inspect_medreason.analysis.agreement import (
     spearman,
 )
 from inspect_medreason.cli import main
+from inspect_medreason.core.intervals import Interval, clustered_mean_interval
 
 
 def _same(ours: Estimate, expected: Estimate) -> None:
@@ -38,8 +39,9 @@ def _same(ours: Estimate, expected: Estimate) -> None:
 
 
 def test_pair_statistics_on_all_resamples_equal_the_bootstrap_one_at_a_time() -> None:
-    """Also when cases share images: each resample of the pair's weights is the one-at-a-
-    time resample that repeats each case as often as its image was drawn."""
+    """Also when cases share images: each resample of the pair's table (kappa, Spearman) is
+    the one-at-a-time resample that repeats each case as often as its image was drawn; the
+    means (exact, within one, bias, MAE) are the clustered mean interval on their scale."""
     rng = np.random.default_rng(11)
     for attempt in range(8):
         size = int(rng.integers(2, 80))
@@ -71,10 +73,22 @@ def test_pair_statistics_on_all_resamples_equal_the_bootstrap_one_at_a_time() ->
 
         _same(pair.kappa, loop(quadratic_kappa))
         _same(pair.spearman, loop(spearman))
-        _same(pair.exact, loop(lambda x, y: float(np.mean(x == y))))
-        _same(pair.within_one, loop(lambda x, y: float(np.mean(np.abs(x - y) <= 1))))
-        _same(pair.bias, loop(lambda x, y: float(np.mean(y - x))))
-        _same(pair.mae, loop(lambda x, y: float(np.mean(np.abs(y - x)))))
+        # the means have the interval every mean in the product has, counting images
+        names = [images[c] for c in cases]
+        for found, values, bottom, top in (
+            (pair.exact, a == b, 0.0, 1.0),
+            (pair.within_one, np.abs(a - b) <= 1, 0.0, 1.0),
+            (pair.bias, b - a, -4.0, 4.0),
+            (pair.mae, np.abs(b - a), 0.0, 4.0),
+        ):
+            moved = clustered_mean_interval(values.astype(float) - bottom, names, top - bottom)
+            _same(
+                found,
+                Estimate(
+                    float(np.mean(values)),
+                    Interval(moved.lower + bottom, moved.upper + bottom),
+                ),
+            )
 
 
 def test_the_icc_equals_pingouins_icc_a1() -> None:

@@ -14,7 +14,7 @@ from utils.rated_logs import judged_log, page_cases, ratings_document
 
 from inspect_medreason.analysis.agreement import (
     Estimate,
-    bootstrap_estimate,
+    image_bootstrap_estimate,
     quadratic_kappa,
     spearman,
 )
@@ -34,7 +34,7 @@ from inspect_medreason.analysis.calibration import (
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.cli import main
 from inspect_medreason.core.gate import gate_visual_accuracy
-from inspect_medreason.core.intervals import clustered_mean_interval
+from inspect_medreason.core.intervals import Interval, cluster_codes, clustered_mean_interval
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_calibration")
@@ -477,23 +477,38 @@ def test_a_map_that_is_not_its_cases_fit_is_refused_even_with_fresh_digests(
 
 
 def test_the_figures_on_all_resamples_at_once_equal_the_bootstrap_one_at_a_time() -> None:
-    """calibrate's before/after figures, computed on every resample at once, against the
-    loop over bootstrap_estimate's draws they replace: calibrated scores and mean ratings
-    are fractions (ranked by value, ties averaged), with ties, constant runs and few cases."""
+    """calibrate's before/after figures count images: Spearman and kappa, computed on every
+    resample of images at once, equal the loop over the image bootstrap's draws; MAE and
+    bias are the clustered mean interval. Calibrated scores and mean ratings are fractions
+    (ranked by value, ties averaged), with ties, constant runs, few cases, cases on one
+    image each and images of several."""
     rng = np.random.default_rng(3)
-    for size, levels in ((30, 3), (45, 1), (61, 12)):
+    for size, levels, shared in ((30, 3, True), (45, 1, False), (61, 12, True), (40, 7, False)):
         predicted = rng.choice(np.linspace(0, 4, levels), size)
         target = np.round(rng.uniform(0, 4, size) * 3) / 3  # three raters' mean ratings
-        found = _figures(predicted, target)
+        images = [f"i{int(rng.integers(0, size // 3))}" if shared else f"i{n}" for n in range(size)]
+        found = _figures(predicted, target, images)
+        codes = cluster_codes(images, size)[0].tolist()
 
-        def loop(statistic: Any, p: np.ndarray = predicted, t: np.ndarray = target) -> Estimate:
-            return bootstrap_estimate(lambda i: statistic(p[i], t[i]), len(t))
+        def loop(
+            statistic: Any,
+            p: np.ndarray = predicted,
+            t: np.ndarray = target,
+            codes: list[int] = codes,
+        ) -> Estimate:
+            return image_bootstrap_estimate(lambda i: statistic(p[i], t[i]), codes)
+
+        def mean(values: np.ndarray, bottom: float, images: list[str] = images) -> Estimate:
+            moved = clustered_mean_interval(values - bottom, images, 4.0 - bottom)
+            return Estimate(
+                float(np.mean(values)), Interval(moved.lower + bottom, moved.upper + bottom)
+            )
 
         expected = {
-            "mae": loop(lambda p, t: float(np.mean(np.abs(p - t)))),
+            "mae": mean(np.abs(predicted - target), 0.0),
             "spearman": loop(spearman),
             "weighted_kappa": loop(lambda p, t: quadratic_kappa(_half_up(p), _half_up(t))),
-            "bias": loop(lambda p, t: float(np.mean(p - t))),
+            "bias": mean(predicted - target, -4.0),
         }
         for name, estimate in expected.items():
             ours = found[name]

@@ -18,8 +18,10 @@ calibrated RVF is not one.
 How good the fit is, is measured out of sample: k-fold cross-validation (5 folds, seeded)
 predicts each case from a map fitted without it, and the mean absolute error, Spearman's rho
 and the quadratic-weighted kappa (scores rounded half up to whole ones) against the people
-are reported before (the raw judge) and after (the cross-validated calibration), each with a
-95% bootstrap interval over cases, and the change in error with its paired interval.
+are reported before (the raw judge) and after (the cross-validated calibration), with the
+bias and the change in error, each with a 95% interval counting images (cases on one image
+together): the means the clustered mean interval, rho and kappa the BCa bootstrap of whole
+images (docs/intervals.md).
 
 Too few ratings are refused: each component needs at least ``MIN_CASES`` (30) rated and
 judged cases. Below that the five held-out folds hold five cases or fewer each and a step
@@ -41,7 +43,7 @@ import json
 import math
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,11 +54,13 @@ from inspect_ai.log import EvalLog
 
 from inspect_medreason.analysis.agreement import (
     Estimate,
-    kappas,
+    clustered_mean_estimate,
+    image_tables,
+    kappas_of_tables,
     quadratic_kappa,
-    resampled_estimate,
     spearman,
-    spearmans,
+    spearmans_of_tables,
+    table_estimate,
 )
 from inspect_medreason.analysis.display import NotebookDisplay
 from inspect_medreason.analysis.errors import AnalysisError
@@ -210,30 +214,24 @@ def _half_up(values: np.ndarray) -> np.ndarray:
     return np.clip(np.floor(values + 0.5), 0, 4).astype(np.int64)
 
 
-def _figures(predicted: np.ndarray, target: np.ndarray) -> dict[str, Estimate]:
-    # Each statistic on all bootstrap resamples at once (bootstrap_estimate's draws): one
-    # resample at a time, calibrate spent seconds per component in scipy's spearmanr.
-    def on(
-        statistic: Callable[[np.ndarray, np.ndarray], float],
-        of_resamples: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    ) -> Estimate:
-        return resampled_estimate(
-            statistic(predicted, target),
-            lambda rows: of_resamples(predicted[rows], target[rows]),
-            len(target),
-        )
-
+def _figures(
+    predicted: np.ndarray, target: np.ndarray, images: Sequence[str]
+) -> dict[str, Estimate]:
+    """A prediction's figures against the people's mean rating, each interval counting
+    images, as agreement's do: the means (MAE, bias) ``clustered_mean_interval``, the rank
+    and kappa statistics the BCa bootstrap of whole images."""
+    halves = (_half_up(predicted), _half_up(target))
     return {
-        "mae": on(
-            lambda p, t: float(np.mean(np.abs(p - t))),
-            lambda p, t: np.mean(np.abs(p - t), axis=1),
+        "mae": clustered_mean_estimate(np.abs(predicted - target), images, 0.0, 4.0),
+        "spearman": table_estimate(
+            spearman(predicted, target),
+            spearmans_of_tables,
+            image_tables(predicted, target, images),
         ),
-        "spearman": on(spearman, spearmans),
-        "weighted_kappa": on(
-            lambda p, t: quadratic_kappa(_half_up(p), _half_up(t)),
-            lambda p, t: kappas(_half_up(p), _half_up(t)),
+        "weighted_kappa": table_estimate(
+            quadratic_kappa(*halves), kappas_of_tables, image_tables(*halves, images)
         ),
-        "bias": on(lambda p, t: float(np.mean(p - t)), lambda p, t: np.mean(p - t, axis=1)),
+        "bias": clustered_mean_estimate(predicted - target, images, -4.0, 4.0),
     }
 
 
@@ -283,6 +281,7 @@ def kfold_splits(cases: int, folds: int, seed: int) -> Iterator[tuple[np.ndarray
 def fit_component(component: str, fit: FitData, folds: int, seed: int) -> FitFigures:
     """The map and its cross-validated figures (the module docstring)."""
     judge, people = fit.judge, fit.people
+    images = [str(code) for code in fit.clusters]
     predicted = np.empty(len(judge))
     per_fold: list[dict[str, float | int]] = []
     for number, (train, test) in enumerate(kfold_splits(len(judge), folds, seed), 1):
@@ -303,13 +302,9 @@ def fit_component(component: str, fit: FitData, folds: int, seed: int) -> FitFig
         cases=len(judge),
         judge=[float(x) for x in levels],
         calibrated=[float(y) for y in fitted],
-        before=_figures(judge, people),
-        after=_figures(predicted, people),
-        mae_change=resampled_estimate(
-            float(np.mean(fitted_error - raw_error)),
-            lambda rows: np.mean(fitted_error[rows] - raw_error[rows], axis=1),
-            len(judge),
-        ),
+        before=_figures(judge, people, images),
+        after=_figures(predicted, people, images),
+        mae_change=clustered_mean_estimate(fitted_error - raw_error, images, -4.0, 4.0),
         folds=per_fold,
         people_mean=float(np.mean(people)),
         judge_mean=float(np.mean(judge)),

@@ -102,8 +102,11 @@ def clustered_mean_interval(
     clusters: Sequence[str] | None,
     top: float = 1.0,
     level: float = LEVEL,
+    *,
+    bottom: float = 0.0,
 ) -> Interval:
-    """The interval of a mean of scores on ``[0, top]`` over cases that share images.
+    """The interval of a mean of scores on ``[bottom, top]`` (``[0, top]`` unless said)
+    over cases that share images.
 
     The mean's share of the scale, ``m``, is moved to log-odds, ``log(m / (1 - m))``, its
     standard error (the delete-one-image jackknife's, ``jackknife_standard_error``) with it
@@ -121,6 +124,11 @@ def clustered_mean_interval(
     two images."""
     from scipy import stats
 
+    if bottom != 0.0:  # a difference of two scores (-4 to 4): the same on the scale moved
+        moved = clustered_mean_interval(
+            np.asarray(values, dtype=float) - bottom, clusters, top - bottom, level
+        )
+        return Interval(moved.lower + bottom, moved.upper + bottom)
     data = np.asarray(values, dtype=float)
     count = len(data)
     codes, groups = cluster_codes(clusters, count)
