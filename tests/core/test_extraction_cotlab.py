@@ -1,9 +1,10 @@
 """Issue 59: the second blind set (tests/core/cotlab_real_replies.md), 300 MedGemma-4B replies
 labelled by hand and split into a development half and a held-out half, both frozen by SHA-256
 before any reader ran. The held-out half was measured once with robust-v8: 2 wrong labels.
-robust-v9 fixes their forms (0 wrong there, one wrong tentative label on a null row; the half
-is no longer blind) and leaves 7 null adjudications wrong on the development half, so the
-no-wrong-label tests stay strict xfails (figures in docs/mcq.md)."""
+robust-v9 fixes their forms (the half is no longer blind) and leaves 7 null adjudications of
+a contradicting JSON field or letter wrong on the development half; robust-v10, promoting the
+line holding only a label, reads one more such letter on each half, so the no-wrong-label
+tests stay strict xfails (figures in docs/mcq.md)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_the_halves_are_split_by_row_digest_with_provenance() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="robust-v9 gives wrong (or wrong tentative) labels here (docs/mcq.md)",
+    reason="null adjudications of a contradicting letter are read as it (docs/mcq.md)",
 )
 @pytest.mark.parametrize("half", sorted(FROZEN))
 def test_the_reader_gives_no_wrong_label_on_the_cotlab_set(half: str) -> None:
@@ -56,11 +57,16 @@ def test_the_reader_gives_no_wrong_label_on_the_cotlab_set(half: str) -> None:
     assert figures.wrong == [] and figures.wrong_tentative == []
 
 
-def test_robust_v9_gives_no_wrong_label_on_the_held_out_half() -> None:
-    """What robust-v9 changed for (docs/mcq.md): on the held-out half, now known, no wrong
-    label and 160 of the 165 replies a person reads read (96.97%: one reply short of issue
-    59's 97%); the one wrong tentative label (a null row) is unread, never a label."""
+def test_robust_v10_on_the_held_out_half() -> None:
+    """robust-v10 on the held-out half (known since robust-v8, docs/mcq.md): 164 of the 165
+    replies a person reads read; its one wrong label is of the development half's class, a
+    final letter contradicting the reply's own reasoning ("... will decrease both Vmax and
+    Km.\n\n**Final Answer:**\n\nC"), labelled null here, read as the letter the reply
+    commits to by the line holding only a label, promoted in robust-v10 on the MedAgentsBench
+    sets' labels, which read a commitment as the answer."""
     figures = reader_figures(cotlab_rows("heldout"))
-    assert figures.wrong == []
-    assert (figures.read, figures.readable) == (160, 165)
-    assert len(figures.wrong_tentative) == 1
+    assert (figures.read, figures.readable) == (164, 165)
+    assert figures.wrong == [
+        "cotlab/01.26/2026-01-22/13-39-24_classification_medgemma_4b_mcq_plain_medmcqa/217: "
+        "read C (label_line), a person reads None"
+    ]

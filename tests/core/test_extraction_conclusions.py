@@ -1,0 +1,80 @@
+"""robust-v10 (issue 59), written from the first MedAgentsBench set's misses and measured on
+its held-out draw: a conclusion announced on the line before its label (also after a review
+of the options), the given options weighed again under a question the model asks itself, a
+label followed by its own option's text that holds another letter, bracketed labels listed
+as the answer, an apostrophe in an option's text."""
+
+from __future__ import annotations
+
+import pytest
+
+from inspect_medreason.core.extraction import PROVEN_RULES, extract_label
+
+OPTIONS = [
+    ("A", "Cardiac catheterization"),
+    ("B", "Aspirin"),
+    ("C", "Increased chloride in the patient's sweat"),
+    ("D", "L scale"),
+    ("E", "D scale"),
+]
+REVIEW = (
+    "Let's analyze each option:\n\n- **(A) Cardiac catheterization**: indicated now.\n"
+    "- **(B) Aspirin**: already given.\n- **(E) D scale**: not relevant.\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "rule"),
+    [
+        # a conclusion announced on the line before, after a review of the options too
+        (REVIEW + "Therefore, the most appropriate next step in management is:\n\n"
+         "**(A) Cardiac catheterization**", "A", "colon_conclusion"),
+        ("The ECG shows ST elevation.\n\nThe best option is:\n(A) Cardiac catheterization\n\n"
+         "This restores flow fastest.", "A", "colon_conclusion"),
+        ("Reasoning.\n\nTherefore, the patient is at greatest risk for:\n\n**B** (Aspirin).",
+         "B", "colon_conclusion"),
+        # its own option's text, though that text holds another option's letter
+        ("Therefore, the correct answer is:\n\n**(D) L scale**.", "D", "colon_conclusion"),
+        # an apostrophe inside a word, quotes taken off or not
+        ("Answer: Increased chloride in the patient's sweat\n\nCystic fibrosis.", "C",
+         "answer_statement"),
+        ("Answer: Increased chloride in the patient’s sweat", "C", "answer_statement"),
+        # the given options weighed again under a question asked aloud, then a boxed answer
+        ("Hmm, A might be it.\n\nSo, considering these points, which one is right?\n\n"
+         "Option A, cardiac catheterization, is invasive.\n\nOption B, aspirin, was given.\n\n"
+         "**Final Answer**\n\n\\[ \\boxed{A} \\]", "A", "boxed"),
+    ],
+)  # fmt: skip
+def test_a_conclusion_is_read_with_its_rule(reply: str, expected: str, rule: str) -> None:
+    found = extract_label(reply, OPTIONS)
+    assert (found.label, found.rule) == (expected, rule), found
+    assert rule in PROVEN_RULES
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # a list's introduction, not a conclusion
+        "The options are:\n(A) Cardiac catheterization\n(B) Aspirin",
+        "Let's analyze each option:\n(A) Cardiac catheterization is invasive",
+        # a hypothesis
+        "If the troponin were normal, the answer would be:\n\n(B) Aspirin",
+        # several bracketed labels given as the answer
+        "Answer: (A) Cardiac catheterization, (B) Aspirin, (D) L scale\n\n(Note: all three.)",
+    ],
+)
+def test_what_is_not_a_single_conclusion_is_no_label_by_these_rules(reply: str) -> None:
+    found = extract_label(reply, OPTIONS)
+    assert found.rule != "colon_conclusion"
+    assert found.label is None, found
+
+
+def test_a_question_the_model_writes_with_new_options_still_ends_the_reply() -> None:
+    """The check for the given options weighed again does not let an invented question
+    back in: its options are its own."""
+    reply = (
+        "**Final Answer:** A\n\nA 55-year-old smoker presents with wheeze. Which is the most "
+        "likely diagnosis?\nA) Asthma\nB) COPD\nC) Bronchiectasis\n\n**Answer:** B"
+    )
+    found = extract_label(reply, OPTIONS)
+    assert found.label == "A", found
