@@ -78,3 +78,35 @@ def test_a_question_the_model_writes_with_new_options_still_ends_the_reply() -> 
     )
     found = extract_label(reply, OPTIONS)
     assert found.label == "A", found
+
+
+@pytest.mark.parametrize(
+    ("reply", "label", "tentative", "rule"),
+    [
+        # an answer line ending a <think> never closed: the model's answer, proven
+        ("<think>\nThe ECG shows ST elevation.\n\nAnswer: A", "A", None,
+         "unclosed_thinking_answer"),
+        ("<think>\nThe ECG is abnormal.\nST elevation in II, III, aVF.answer\nA", "A", None,
+         "unclosed_thinking_answer"),
+        # the thinking's own voice, cut off at a token limit: no answer
+        ("<think>\nSo the answer should be (B). Alternatively, (A) is possible but", None, None,
+         "thinking_only"),
+        ("<think>\nHmm, ST elevation.\nSo I think the answer is A.", None, None, "thinking_only"),
+        # a whole answer tag ending a line of reasoning: tentative (written from the DAPO
+        # draw's misses)
+        ("<think>\nThe image shows a bowl of aspirin tablets. <answer>B</answer>", None, "B",
+         "unclosed_thinking_tag"),
+    ],
+)  # fmt: skip
+def test_an_unclosed_think_is_read_only_where_it_ends_on_an_answer(
+    reply: str, label: str | None, tentative: str | None, rule: str
+) -> None:
+    found = extract_label(reply, OPTIONS)
+    assert (found.label, found.tentative_label, found.rule) == (label, tentative, rule), found
+
+
+def test_a_label_line_then_another_label_after_an_unknown_marker_is_no_answer() -> None:
+    found = extract_label("D\n\n**Solution:** C", OPTIONS)
+    assert found.label is None and found.method == "ambiguous", found
+    # after a known answer marker the last statement decides, as everywhere
+    assert extract_label("D\n\n**Answer:** C", OPTIONS).label == "C"

@@ -73,11 +73,13 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
     and none wrong on real replies it was not written from (or by what it is): the sealed
     and promotion sets for the rules before them, the first MedAgentsBench set for robust-v9's
     rules, and the held-out MedAgentsBench draw, frozen before any robust-v10 rule was
-    written, for every rule."""
+    written, for every rule; the DAPO draw for the refined answer ending an unclosed
+    ``<think>``."""
     from utils.reader_figures import PROMOTION_READINGS, PROVEN_BY_DESIGN, rule_evidence
 
     from inspect_medreason.core.extraction import PROVEN_RULES
 
+    from .test_extraction_dapo import dapo_rows
     from .test_extraction_medagents import heldout_rows, medagents_rows
     from .test_extraction_sealed import sealed_rows
 
@@ -85,6 +87,10 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
         (rule_evidence([sealed_rows(), promotion_rows()]), RULES_BEFORE_THE_SET),
         (rule_evidence([medagents_rows()]), RULES_BEFORE_MEDAGENTS),
         (rule_evidence([heldout_rows()]), PROVEN_RULES),
+        # frozen before the refined unclosed_thinking_answer ran on it; the rules written
+        # from its misses (unclosed_thinking_tag, a label line then "Solution: C") are not
+        # proven by it
+        (rule_evidence([dapo_rows()]), PROVEN_RULES - {"unclosed_thinking_tag"}),
     ]
     for rule in PROVEN_RULES - PROVEN_BY_DESIGN:
         right = wrong = 0

@@ -88,6 +88,10 @@ PROVEN_RULES = frozenset(
         "boxed",
         "label_line",
         "colon_conclusion",
+        # an answer line ending a <think> never closed, refined from the first MedAgentsBench
+        # set's misses (a marker and a label alone, not the thinking's voice cut off): 85
+        # right, 0 wrong on the DAPO draw (tests/core/dapo_heldout_replies.md)
+        "unclosed_thinking_answer",
     }
 )
 ANSWER_KEYS = (
@@ -1363,6 +1367,13 @@ _NOT_A_CONCLUSION_INTRO = re.compile(
 )
 
 
+# "**Solution:** C": a word or two, a colon and a label standing alone
+_MARKED_LABEL_LINE = re.compile(
+    r"[*_#\s]*(?P<word>[A-Za-z][A-Za-z ]{0,24}?)[*_\s]*[:：][*_\s(\[]*(?P<letter>[A-Z])[*_)\].\s]*"
+)
+_ANSWER_MARKER_WORD = re.compile(r"(?i)(?:final |correct |the )?(?:answer|option|choice)")
+
+
 def _label_lines(text: str) -> list[Statement]:
     """Lines that hold nothing but a label (``B``, ``**B**``, ``(B)``), the reply's opening
     line (``B. a yellow bus``), and a last line that is a label with its option's text
@@ -1384,7 +1395,31 @@ def _label_lines(text: str) -> list[Statement]:
     review = len(_review_labels(lines)) > 1
     # where the last label is named: found once, so that many lines stay linear to read
     last_mention = max((m.start() for m in _ANY_LABEL_MENTION.finditer(text)), default=-1)
+    label_only_letters = [
+        _unwrap(line).strip("().[]").upper()
+        for (_, line), only in zip(lines, label_only, strict=True)
+        if only
+    ]
     for index, (start, line) in enumerate(lines):
+        marked = _MARKED_LABEL_LINE.fullmatch(line.strip())
+        if (
+            marked is not None
+            and any(label_only[:index])
+            and not _ANSWER_MARKER_WORD.fullmatch(marked.group("word").strip())
+            and {letter for letter in label_only_letters if letter} - {marked.group("letter")}
+        ):
+            # "D\n\n**Solution:** C": a label, then another after a word this reader does
+            # not know as an answer marker: two answers, none chosen
+            found.append(
+                Statement(
+                    start,
+                    "label_lines",
+                    content=line,
+                    verdict="multiple",
+                    reason="a line of nothing but a label, then another label after a marker",
+                )
+            )
+            continue
         in_list = (index > 0 and labelled[index - 1]) or (
             index + 1 < len(lines) and labelled[index + 1]
         )
@@ -1783,9 +1818,38 @@ _TRACE_ENDING_RULES = frozenset(
 )
 
 
+# The answer a model gives at the end of a trace it never closed: a marker and a label alone
+# on the last line ("Answer: D", "<answer>C</answer>"), or a label alone under a line ending
+# in the marker ("...court.answer\nD", "<answer>\nC").
+_ANSWER_OUTPUT_LINE = re.compile(
+    r"(?i)[\s*_#>]*(?:<answer>|(?:final\s+)?answer\s*[:：])[\s*_(\[]*[a-z][\s*_)\].]*(?:</answer>)?\s*"
+)
+_LABEL_ALONE = re.compile(r"[\s*_(\[]*[A-Za-z][\s*_)\].]*(?:</answer>)?\s*")
+_ENDS_ON_A_MARKER = re.compile(r"(?i)(?:\banswer\s*[:：]?|<answer>)[\s*_]*$")
+
+
+# ... or a whole answer tag ending the last line after text ("... is correct. <answer>C</answer>"):
+# written from the DAPO draw's misses, so less-proven until a set it was not written from
+# measures it.
+_ENDS_ON_AN_ANSWER_TAG = re.compile(r"(?i)<answer>[\s*_(\[]*[a-z][\s*_)\].]*</answer>\s*$")
+UNCLOSED_THINKING_TAG = "unclosed_thinking_tag"
+
+
+def _ends_on_an_answer_line(lines: list[str]) -> str | None:
+    """The rule by which the trace's last line gives its answer, or None."""
+    last = lines[-1]
+    if _ANSWER_OUTPUT_LINE.fullmatch(last) or (
+        len(lines) >= 2 and _LABEL_ALONE.fullmatch(last) and _ENDS_ON_A_MARKER.search(lines[-2])
+    ):
+        return UNCLOSED_THINKING_ANSWER
+    if _ENDS_ON_AN_ANSWER_TAG.search(last):
+        return UNCLOSED_THINKING_TAG
+    return None
+
+
 def _answer_ending_an_unclosed_trace(
     text: str, options: list[tuple[str, str]]
-) -> tuple[str, str] | None:
+) -> tuple[str, str, str] | None:
     """A model that never closes its ``<think>`` block but ends it on an answer line
     (``...\n\nAnswer: B``, ``answer\nD``, ``<answer>C``): the label and the lines stating
     it, when the trace runs on before them. A trace that is one statement
@@ -1794,8 +1858,11 @@ def _answer_ending_an_unclosed_trace(
     trace = text[opening[-1].end() :] if opening else text
     trace = without_end_tokens(plain_latex(readable_text(trace)))
     lines = [line for line in trace.splitlines() if line.strip()]
-    if len(lines) < 2:
+    if not lines:
         return None
+    tag = _ENDS_ON_AN_ANSWER_TAG.search(lines[-1])
+    if len(lines) < 2 and not (tag and lines[-1][: tag.start()].strip()):
+        return None  # one statement, no trace before it (a reasoning line ending on a tag is)
     tail_lines = lines[-2:] if len(lines) > 2 else lines[-1:]
     tail = "\n".join(tail_lines)
     stated = _read_statements(tail, options)
@@ -1806,6 +1873,11 @@ def _answer_ending_an_unclosed_trace(
         or stated.statement.method not in _TRACE_ENDING_RULES
     ):
         return None
+    rule = _ends_on_an_answer_line(lines)
+    if rule is None:
+        # "So the answer should be (F). Alternatively, (G) is ..." cut off at the token
+        # limit: the thinking's own voice, not the answer the model went on to give
+        return None
     labels = {label.upper() for label, _ in options}
     # a different bare label just before ("c\n<answer>D"): the trace ends on no single answer
     bare = {
@@ -1815,7 +1887,7 @@ def _answer_ending_an_unclosed_trace(
     }
     if bare - {stated.label.upper()}:
         return None
-    return stated.label, tail.strip()[-80:]
+    return stated.label, tail.strip()[-80:], rule
 
 
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
@@ -1872,11 +1944,11 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         if visible.unclosed_thinking:
             ending = _answer_ending_an_unclosed_trace(text[-MAX_READ_CHARS:], options)
             if ending is not None:
-                return less_proven(
-                    ending[0],
-                    UNCLOSED_THINKING_ANSWER,
-                    f"the <think> block never closes; its last lines state {ending[1]!r}",
-                )
+                label, stated_lines, rule = ending
+                detail = f"the <think> block never closes; its last lines state {stated_lines!r}"
+                if rule in PROVEN_RULES:
+                    return result(label, rule, detail)
+                return less_proven(label, rule, detail)
             return result(
                 None, "thinking_only", "the reply is all reasoning: its <think> block never closes"
             )
