@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.model import ChatMessage, ModelOutput, get_model
 from PIL import Image
 from utils.dicom_fixtures import FILE_WINDOWS, RAW, write_dicom
+from utils.inspect_cli import child_env, run_inspect
 from utils.log_scan import family_tasks, image_traces, images_in_log
 from utils.openai_stub import openai_stub
 from utils.rated_logs import SECRET_RATIONALE, write_cases
@@ -117,36 +115,14 @@ def test_a_dicom_case_logs_no_image(tmp_path: Path, log_format: str) -> None:
     assert not images_in_log(log_file)
 
 
-def _env() -> dict[str, str]:
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith("INSPECT_")},
-        "NO_COLOR": "1",
-        "INSPECT_MEDREASON_CACHE_DIR": os.environ["INSPECT_MEDREASON_CACHE_DIR"],
-        "INSPECT_CACHE_DIR": os.environ["INSPECT_CACHE_DIR"],
-        "STUB_API_KEY": "stub",
-    }
-
-
-def _inspect(arguments: list[str], env: dict[str, str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", *arguments, "--display", "plain"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
 @pytest.mark.parametrize("blind", [False, True], ids=["images", "blind"])
 def test_inspect_score_rejudging_adds_no_image(tmp_path: Path, blind: bool) -> None:
     """``inspect score`` has no --no-log-images: the judges are sent the images read again
     from the data folder, and the re-scored log holds none of them (a placeholder)."""
     data = dicom_data(tmp_path / "data")
     logs = tmp_path / "logs"
-    env = _env()
-    _inspect(
+    env = child_env()
+    run_inspect(
         [
             "eval",
             "inspect_medreason/open_ended",
@@ -176,7 +152,7 @@ def test_inspect_score_rejudging_adds_no_image(tmp_path: Path, blind: bool) -> N
         return json.dumps({"score": 3, "rationale": SECRET_RATIONALE})
 
     with openai_stub("judge", judge) as (url, _requests):
-        _inspect(
+        run_inspect(
             [
                 "score",
                 str(log_file),

@@ -9,10 +9,8 @@ from __future__ import annotations
 import base64
 import json
 import math
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
@@ -20,6 +18,7 @@ from typing import Any, cast
 import pytest
 from conftest import write_json, write_png
 from inspect_ai.log import read_eval_log, write_eval_log
+from utils.inspect_cli import child_env, run_inspect
 from utils.openai_stub import message_parts, openai_stub
 
 from inspect_medreason.core.images import ImagePathError
@@ -61,19 +60,6 @@ def _data(root: Path, colour: int) -> Path:
     return root
 
 
-def _run(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "inspect_ai", *arguments, "--display", "plain"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
-
-
 def _image_bytes(requests: list[dict[str, Any]]) -> list[bytes]:
     images = [url for request in requests for url in message_parts(request)[1]]
     assert all(url.startswith("data:image/") for url in images), images
@@ -85,15 +71,8 @@ def test_rescoring_reads_images_only_from_the_named_folder(tmp_path: Path) -> No
     other = _data(tmp_path / "other", colour=200)  # same names, other images
     logs = tmp_path / "logs"
     # the plugin's own variables and a user's INSPECT_* ones must not steer the children
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("INSPECT_")},
-        "NO_COLOR": "1",
-        "COLUMNS": "2000",  # one log line per line, so the printed folder reads whole
-        "INSPECT_MEDREASON_CACHE_DIR": os.environ["INSPECT_MEDREASON_CACHE_DIR"],
-        "INSPECT_CACHE_DIR": os.environ["INSPECT_CACHE_DIR"],
-        "STUB_API_KEY": "stub",
-    }
-    _run(
+    env = child_env(COLUMNS="2000")  # one log line per line: the printed folder reads whole
+    run_inspect(
         [
             "eval",
             "inspect_medreason/open_ended",
@@ -123,7 +102,7 @@ def test_rescoring_reads_images_only_from_the_named_folder(tmp_path: Path) -> No
 
     def rescore(*extra: str) -> tuple[subprocess.CompletedProcess[str], list[bytes]]:
         with openai_stub("judge", judge) as (url, requests):
-            done = _run(
+            done = run_inspect(
                 [
                     "score",
                     str(log_file),
