@@ -70,6 +70,16 @@ def cluster_codes(clusters: Sequence[str] | None, count: int) -> tuple[np.ndarra
     return np.asarray(codes, dtype=np.intp), len(numbers)
 
 
+def cluster_totals(
+    values: np.ndarray, clusters: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each cluster's sum of ``values`` and its number of rows (as floats), clusters in order
+    of first appearance: what the jackknife and the sign-flip test work on."""
+    codes, groups = cluster_codes(clusters, len(values))
+    sums = np.bincount(codes, weights=values, minlength=groups)
+    return sums, np.bincount(codes, minlength=groups).astype(float)
+
+
 def cluster_indices(clusters: Sequence[str] | None, count: int) -> list[np.ndarray]:
     """Row indices grouped by cluster, clusters in order of first appearance (the numbering of
     ``cluster_codes``), rows in order within each."""
@@ -131,11 +141,10 @@ def clustered_mean_interval(
         return Interval(moved.lower + bottom, moved.upper + bottom)
     data = np.asarray(values, dtype=float)
     count = len(data)
-    codes, groups = cluster_codes(clusters, count)
+    sums, sizes = cluster_totals(data, clusters)
+    groups = len(sums)
     if groups < 2:
         return NO_INTERVAL
-    sums = np.bincount(codes, weights=data, minlength=groups)
-    sizes = np.bincount(codes, minlength=groups).astype(float)
     error = jackknife_standard_error(sums, sizes, count)
     mean = float(data.mean())
     quantile = float(stats.t.ppf(0.5 + level / 2, bell_mccaffrey_df(sizes)))
@@ -217,10 +226,7 @@ def clustered_standard_error(
     """The standard error of the mean of ``values`` counting images (``clusters``, each row
     its own when None): ``jackknife_standard_error``. 0 below two images."""
     data = np.asarray(values, dtype=float)
-    codes, groups = cluster_codes(clusters, len(data))
-    sums = np.bincount(codes, weights=data, minlength=groups)
-    sizes = np.bincount(codes, minlength=groups).astype(float)
-    return jackknife_standard_error(sums, sizes, len(data))
+    return jackknife_standard_error(*cluster_totals(data, clusters), len(data))
 
 
 def _is_nan(value: float) -> bool:
@@ -279,9 +285,8 @@ def clustered_paired_change(
             "no case was scored in both runs",
         )  # fmt: skip
     differences = second - first
-    codes, groups = cluster_codes(clusters, count)
-    sums = np.bincount(codes, weights=differences, minlength=groups)
-    sizes = np.bincount(codes, minlength=groups).astype(float)
+    sums, sizes = cluster_totals(differences, clusters)
+    groups = len(sums)
     means = float(first.mean()), float(second.mean()), float(differences.mean())
     if groups < 2:
         note = ONE_CLUSTER.format(count=count)
