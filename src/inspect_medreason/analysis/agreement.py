@@ -456,10 +456,12 @@ def _add_judged_cases(
             continue
         judged += 1
         suffix = (f" [{name}]" if log.several_scores else "") + log.suffix
-        reply = hashlib.sha256(sample.completion.encode()).hexdigest()
         clusters[case] = case_cluster(sample.metadata, sample.id)
-        for rater in _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable):
-            replies[rater, case] = reply
+        raters = _add_judges(case, judges, metadata, suffix, bound, ratings, unreadable)
+        if log.on_page is None:  # a page's cases are replies already: nothing to split
+            reply = hashlib.sha256(sample.completion.encode()).hexdigest()
+            for rater in raters:
+                replies[rater, case] = reply
     if unreadable:
         notes.append(
             f"{log.path}: {len(unreadable)} judge record(s) left out, not a judge's 0-4 score "
