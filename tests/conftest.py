@@ -299,6 +299,7 @@ SLOW_TESTS = {
     ),
     "tests/analysis/test_agreement_coverage.py": "simulates 1,600 data sets of shared images",
     "tests/analysis/test_calibration_coverage.py": "simulates 4,800 fit tables on shared images",
+    "tests/analysis/test_rank_stability_coverage.py": "simulates 800 leaderboards of shared images",
     "tests/docs/test_analysis_example.py": (
         "the README's quick start and docs/analysis.md's runs, then its example"
     ),

@@ -948,7 +948,6 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
     """Resample the cases (whole image clusters, with replacement, the same draw for every
     model of a dataset), re-rank by the challenge's rule each time, and record per row how
     often it holds each position and the 95% range of its position. Returns notes."""
-    from scipy.stats import rankdata
 
     from inspect_medreason.analysis.comparison import read_run
 
@@ -996,18 +995,7 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
             for name in METRIC_NAMES
         }
         groups = cluster_indices([clusters.get(case, case) for case in cases], len(cases))
-        rng = np.random.default_rng(seed)
-        positions = np.empty((resamples, len(complete)))
-        for draw in range(resamples):
-            picked = np.concatenate([groups[i] for i in rng.integers(0, len(groups), len(groups))])
-            ranks = []
-            for name in METRIC_NAMES:
-                sample = table[name][:, picked]
-                counts = np.sum(~np.isnan(sample), axis=1)
-                sums = np.nansum(sample, axis=1)
-                means = [sums[i] / counts[i] if counts[i] else None for i in range(len(complete))]
-                ranks.append(rankdata([_sort_key(m) for m in means], method="average"))
-            positions[draw] = rankdata(np.mean(ranks, axis=0), method="min")
+        positions = resampled_positions(table, groups, resamples, seed)
         for index, row in enumerate(complete):
             held, times = np.unique(positions[:, index], return_counts=True)
             row.stability = RankStability(
@@ -1019,6 +1007,32 @@ def rank_stability(rows: list[ModelRow], resamples: int, seed: int = SEED) -> li
                 ),
             )
     return notes
+
+
+def resampled_positions(
+    table: dict[str, np.ndarray], groups: list[np.ndarray], resamples: int, seed: int = SEED
+) -> np.ndarray:
+    """The resamples x models overall positions: each resample draws as many image clusters
+    as there are (``groups``: each cluster's case columns), with replacement, takes each
+    model's mean of every metric over the cases drawn (``table``: metric -> models x cases,
+    NaN where unscored), ranks the models per metric and by the average of those ranks, as
+    the challenge does."""
+    from scipy.stats import rankdata
+
+    models = next(iter(table.values())).shape[0]
+    rng = np.random.default_rng(seed)
+    positions = np.empty((resamples, models))
+    for draw in range(resamples):
+        picked = np.concatenate([groups[i] for i in rng.integers(0, len(groups), len(groups))])
+        ranks = []
+        for name in METRIC_NAMES:
+            sample = table[name][:, picked]
+            counts = np.sum(~np.isnan(sample), axis=1)
+            sums = np.nansum(sample, axis=1)
+            means = [sums[i] / counts[i] if counts[i] else None for i in range(models)]
+            ranks.append(rankdata([_sort_key(m) for m in means], method="average"))
+        positions[draw] = rankdata(np.mean(ranks, axis=0), method="min")
+    return positions
 
 
 def _cell(value: float | None, digits: int = 3) -> str:
