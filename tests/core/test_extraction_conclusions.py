@@ -92,10 +92,17 @@ def test_a_question_the_model_writes_with_new_options_still_ends_the_reply() -> 
         ("<think>\nSo the answer should be (B). Alternatively, (A) is possible but", None, None,
          "thinking_only"),
         ("<think>\nHmm, ST elevation.\nSo I think the answer is A.", None, None, "thinking_only"),
-        # a whole answer tag ending a line of reasoning: tentative (written from the DAPO
-        # draw's misses)
-        ("<think>\nThe image shows a bowl of aspirin tablets. <answer>B</answer>", None, "B",
-         "unclosed_thinking_tag"),
+        # the endings written from the first DAPO draw's misses, proven on the second
+        ("<think>\nThe image shows a bowl of aspirin tablets. <answer>B</answer>", "B", None,
+         "unclosed_thinking_ending"),
+        ("<think>\nThe image shows aspirin.\n addCriterion\nB</answer>", "B", None,
+         "unclosed_thinking_ending"),
+        ("<think>\n<answer>B</answer>", "B", None, "unclosed_thinking_ending"),
+        # the thinking's voice, naming an option on its last line, is not one of them
+        ("<think>\nI'm going to select answer A. But no.\nSo answer A", None, None,
+         "thinking_only"),
+        # a label before thinking that runs on: tentative, not a reply that is only a label
+        ("A\n<think>\nThe tusks are large", None, "A", "label_before_thinking"),
     ],
 )  # fmt: skip
 def test_an_unclosed_think_is_read_only_where_it_ends_on_an_answer(

@@ -79,7 +79,7 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
 
     from inspect_medreason.core.extraction import PROVEN_RULES
 
-    from .test_extraction_dapo import dapo_rows
+    from .test_extraction_dapo import dapo_rows, second_rows
     from .test_extraction_medagents import heldout_rows, medagents_rows
     from .test_extraction_sealed import sealed_rows
 
@@ -88,9 +88,10 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
         (rule_evidence([medagents_rows()]), RULES_BEFORE_MEDAGENTS),
         (rule_evidence([heldout_rows()]), PROVEN_RULES),
         # frozen before the refined unclosed_thinking_answer ran on it; the rules written
-        # from its misses (unclosed_thinking_tag, a label line then "Solution: C") are not
-        # proven by it
-        (rule_evidence([dapo_rows()]), PROVEN_RULES - {"unclosed_thinking_tag"}),
+        # from its misses (unclosed_thinking_ending, a label line then "Solution: C") are not
+        # proven by it, but by the second draw, frozen before they ran
+        (rule_evidence([dapo_rows()]), PROVEN_RULES - {"unclosed_thinking_ending"}),
+        (rule_evidence([second_rows()]), PROVEN_RULES),
     ]
     for rule in PROVEN_RULES - PROVEN_BY_DESIGN:
         right = wrong = 0

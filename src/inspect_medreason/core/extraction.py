@@ -88,6 +88,9 @@ PROVEN_RULES = frozenset(
         "boxed",
         "label_line",
         "colon_conclusion",
+        # the other endings of a <think> never closed (written from the first DAPO draw's
+        # misses): 30 right, 0 wrong on the second DAPO draw
+        "unclosed_thinking_ending",
         # an answer line ending a <think> never closed, refined from the first MedAgentsBench
         # set's misses (a marker and a label alone, not the thinking's voice cut off): 85
         # right, 0 wrong on the DAPO draw (tests/core/dapo_heldout_replies.md)
@@ -1810,6 +1813,7 @@ NO_ANSWER_METHODS = frozenset(
 
 
 UNCLOSED_THINKING_ANSWER = "unclosed_thinking_answer"
+LABEL_BEFORE_THINKING = "label_before_thinking"
 REPLY_IS_OPTION_TEXT = "reply_is_option_text"
 # The statements that may close an unclosed trace as its answer: an answer marker, an answer
 # tag, a line holding nothing but a label.
@@ -1828,23 +1832,39 @@ _LABEL_ALONE = re.compile(r"[\s*_(\[]*[A-Za-z][\s*_)\].]*(?:</answer>)?\s*")
 _ENDS_ON_A_MARKER = re.compile(r"(?i)(?:\banswer\s*[:：]?|<answer>)[\s*_]*$")
 
 
-# ... or a whole answer tag ending the last line after text ("... is correct. <answer>C</answer>"):
-# written from the DAPO draw's misses, so less-proven until a set it was not written from
-# measures it.
-_ENDS_ON_AN_ANSWER_TAG = re.compile(r"(?i)<answer>[\s*_(\[]*[a-z][\s*_)\].]*</answer>\s*$")
-UNCLOSED_THINKING_TAG = "unclosed_thinking_tag"
+# The endings a format-breaking model gives a trace it never closed, beyond that one (written
+# from the DAPO draw's misses, so less-proven until a set they were not written from
+# measures them): a label after an answer tag or marker ending the last line ("... is
+# correct. <answer>C</answer>", a line "answer D", a trace that is only "<answer>A</answer>"), a
+# label closed by the tag on the last line ("addCriterion\nD</answer>"), a label alone under
+# a line ending in the marker ("...court.answer\nD").
+UNCLOSED_THINKING_ENDING = "unclosed_thinking_ending"
+_MARKED_ENDING = re.compile(
+    r"(?is)(?:.*?<answer>|[\s*_#>]*answer)[\s*_:：(\[]*(?P<letter>[A-Z])[\s*_)\].]*(?:</answer>)?\s*"
+)  # a tag after any text; the bare word only opening the line ("So answer A" is thinking)
+_CLOSED_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*</answer>\s*")
+_LONE_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*")
 
 
-def _ends_on_an_answer_line(lines: list[str]) -> str | None:
-    """The rule by which the trace's last line gives its answer, or None."""
+def _trace_ending_label(lines: list[str], labels: set[str]) -> str | None:
+    """The label one of ``UNCLOSED_THINKING_ENDING``'s endings gives, or None."""
     last = lines[-1]
-    if _ANSWER_OUTPUT_LINE.fullmatch(last) or (
-        len(lines) >= 2 and _LABEL_ALONE.fullmatch(last) and _ENDS_ON_A_MARKER.search(lines[-2])
-    ):
-        return UNCLOSED_THINKING_ANSWER
-    if _ENDS_ON_AN_ANSWER_TAG.search(last):
-        return UNCLOSED_THINKING_TAG
-    return None
+    found = _MARKED_ENDING.fullmatch(last) or _CLOSED_LABEL.fullmatch(last)
+    if found is None and len(lines) >= 2 and _ENDS_ON_A_MARKER.search(lines[-2]):
+        found = _LONE_LABEL.fullmatch(last)
+    if found is None or found.group("letter") not in labels:
+        return None
+    return found.group("letter")
+
+
+def _ends_on_an_answer_line(lines: list[str]) -> bool:
+    last = lines[-1]
+    return bool(
+        _ANSWER_OUTPUT_LINE.fullmatch(last)
+        or (
+            len(lines) >= 2 and _LABEL_ALONE.fullmatch(last) and _ENDS_ON_A_MARKER.search(lines[-2])
+        )
+    )
 
 
 def _answer_ending_an_unclosed_trace(
@@ -1858,11 +1878,33 @@ def _answer_ending_an_unclosed_trace(
     trace = text[opening[-1].end() :] if opening else text
     trace = without_end_tokens(plain_latex(readable_text(trace)))
     lines = [line for line in trace.splitlines() if line.strip()]
-    if not lines:
+    labels = {label.upper() for label, _ in options}
+    ending = _answer_line_ending(lines, options, labels)
+    if ending is not None:
+        return ending
+    found = _trace_ending_label(lines, labels) if lines else None
+    if found is None or _other_bare_label(lines, found, labels):
         return None
-    tag = _ENDS_ON_AN_ANSWER_TAG.search(lines[-1])
-    if len(lines) < 2 and not (tag and lines[-1][: tag.start()].strip()):
-        return None  # one statement, no trace before it (a reasoning line ending on a tag is)
+    return found, "\n".join(lines[-2:]).strip()[-80:], UNCLOSED_THINKING_ENDING
+
+
+def _other_bare_label(lines: list[str], label: str, labels: set[str]) -> bool:
+    """A different bare label in the last lines ("c\n<answer>D"): no single answer."""
+    bare = {
+        line.strip(" \t*_().").upper()
+        for line in lines[-4:]
+        if line.strip(" \t*_().").upper() in labels
+    }
+    return bool(bare - {label.upper()})
+
+
+def _answer_line_ending(
+    lines: list[str], options: list[tuple[str, str]], labels: set[str]
+) -> tuple[str, str, str] | None:
+    """``UNCLOSED_THINKING_ANSWER``: an answer statement on the trace's last lines, which
+    end on a marker and a label alone."""
+    if len(lines) < 2:
+        return None  # one statement, no trace before it
     tail_lines = lines[-2:] if len(lines) > 2 else lines[-1:]
     tail = "\n".join(tail_lines)
     stated = _read_statements(tail, options)
@@ -1873,21 +1915,13 @@ def _answer_ending_an_unclosed_trace(
         or stated.statement.method not in _TRACE_ENDING_RULES
     ):
         return None
-    rule = _ends_on_an_answer_line(lines)
-    if rule is None:
+    if not _ends_on_an_answer_line(lines):
         # "So the answer should be (F). Alternatively, (G) is ..." cut off at the token
         # limit: the thinking's own voice, not the answer the model went on to give
         return None
-    labels = {label.upper() for label, _ in options}
-    # a different bare label just before ("c\n<answer>D"): the trace ends on no single answer
-    bare = {
-        line.strip(" \t*_().").upper()
-        for line in lines[-4:]
-        if line.strip(" \t*_().").upper() in labels
-    }
-    if bare - {stated.label.upper()}:
+    if _other_bare_label(lines, stated.label, labels):
         return None
-    return stated.label, tail.strip()[-80:], rule
+    return stated.label, tail.strip()[-80:], UNCLOSED_THINKING_ANSWER
 
 
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
@@ -1959,6 +1993,19 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
         quoted = f"{statement.segment(normalised).strip()[:80]!r}"
         if stated.status == "label" and stated.proving is None:
             return less_proven(stated.label, statement.method, f"last stated answer {quoted}")
+        if (
+            stated.status == "label"
+            and stated.proving is not None
+            and stated.proving.method == "reply_is_label"
+            and visible.unclosed_thinking
+        ):
+            # "A\n<think>..." never closed: not a reply that is nothing but a label (what
+            # proves that rule), but a label before thinking that runs on (the DAPO draws)
+            return less_proven(
+                stated.label,
+                LABEL_BEFORE_THINKING,
+                f"a label {quoted} before a <think> never closed",
+            )
         if stated.status == "label" and stated.proving is not None:
             # named by the proven rule that reads it, the last statement's own rule beside it
             also = "" if stated.proving is statement else f" (and {statement.method})"
