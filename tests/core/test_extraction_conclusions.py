@@ -59,6 +59,12 @@ def test_a_conclusion_is_read_with_its_rule(reply: str, expected: str, rule: str
         "Let's analyze each option:\n(A) Cardiac catheterization is invasive",
         # a hypothesis
         "If the troponin were normal, the answer would be:\n\n(B) Aspirin",
+        # a denial, a supposition: not the conclusion
+        "Reasoning.\n\nTherefore, the answer is not:\n\n(A) Cardiac catheterization",
+        "Reasoning.\n\nAssuming a normal troponin, one might pick:\n\n(A) Cardiac catheterization",
+        # another option named after the conclusion
+        "Therefore, the most likely step is:\n\n**(A) Cardiac catheterization**\n\n"
+        "On reflection, B fits better.",
         # several bracketed labels given as the answer
         "Answer: (A) Cardiac catheterization, (B) Aspirin, (D) L scale\n\n(Note: all three.)",
     ],
@@ -67,6 +73,40 @@ def test_what_is_not_a_single_conclusion_is_no_label_by_these_rules(reply: str) 
     found = extract_label(reply, OPTIONS)
     assert found.rule != "colon_conclusion"
     assert found.label is None, found
+
+
+def test_the_answer_to_a_not_question_is_still_its_conclusion() -> None:
+    """ "Which is not ...?": the option that is not is the answer."""
+    reply = (
+        "Analysis.\n\nThe option that does not come from insensible loss is:\n\n**B** - aspirin."
+    )
+    found = extract_label(reply, OPTIONS)
+    assert (found.label, found.rule) == ("B", "colon_conclusion"), found
+
+
+def test_an_invented_question_with_the_same_generic_options_still_ends_the_reply() -> None:
+    """Options that only read the same ("A) Increased") are a new question's, not the given
+    options weighed again (which carry commentary: "Option C, water, is produced ...")."""
+    options = [("A", "Increased"), ("B", "Decreased"), ("C", "Unchanged")]
+    reply = (
+        "**Answer:** A\n\nWhat happens to GFR here?\nA) Increased\nB) Decreased\n"
+        "C) Unchanged\n\n**Answer:** B"
+    )
+    assert extract_label(reply, options).label == "A"
+
+
+def test_the_new_endings_stay_linear_on_long_lines() -> None:
+    import time
+
+    started = time.perf_counter()
+    for reply in (
+        "<think>\nx\n<answer>A" + " " * 100_000 + "x",
+        "<think>\nx\nanswer A" + " " * 100_000 + "x",
+        "so the answer is " * 12_000,
+        "Therefore, the answer is:\n(A) Cardiac catheterization " + "is " * 30_000,
+    ):
+        extract_label(reply, OPTIONS)
+    assert time.perf_counter() - started < 5.0
 
 
 def test_a_question_the_model_writes_with_new_options_still_ends_the_reply() -> None:

@@ -200,3 +200,17 @@ def test_the_paired_change_is_significant_and_not_and_counts_images() -> None:
     )
     normal_half = 1.96 * (scores.detectable or 0) / intervals.DETECTABLE_Z
     assert scores.interval.upper - scores.difference > normal_half
+
+
+def test_a_difference_that_never_varies_gets_the_bound_of_its_absolute_value() -> None:
+    """Two judges agreeing on every case: the bias interval is the MAE-of-zero bound either
+    side of 0 (was the widest mid-scale interval, +/-1.5 at 25 images)."""
+    clusters = [f"i{n % 25}" for n in range(60)]
+    zero_mae = clustered_mean_interval([0.0] * 60, clusters, top=4.0)
+    bias = clustered_mean_interval([0.0] * 60, clusters, top=4.0, bottom=-4.0)
+    assert bias.lower == pytest.approx(-zero_mae.upper) and bias.upper == pytest.approx(
+        zero_mae.upper
+    )
+    assert 0.0 < bias.upper < 1.0
+    shifted = clustered_mean_interval([1.0] * 60, clusters, top=4.0, bottom=-4.0)
+    assert shifted.lower == pytest.approx(1.0 - zero_mae.upper)

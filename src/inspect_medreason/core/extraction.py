@@ -7,7 +7,8 @@ The rules (extraction mode ``robust-v10``; the same statements are read for shor
    ``PROVEN_RULES`` give a label on their own; a label that only a less-proven rule reads is
    no answer (method ``less_proven``), kept as ``tentative_label`` and left to the extractor.
    Never an answer: a statement inside a hypothesis ("If ..., then the answer is (A)"),
-   anything after a question the model wrote itself, a line of a review of the options, a
+   anything after a question the model wrote itself, a line of a review of the options (but
+   the conclusion a line ending in a colon announces after one, ``colon_conclusion``), a
    label set beside the stated answer afterwards ("as is (D)"). End tokens (``<eoa>``,
    ``<|im_end|>``) end a line.
 
@@ -17,7 +18,8 @@ The rules (extraction mode ``robust-v10``; the same statements are read for shor
    hyphen), so ``Answer: B`` followed by a zero-width space reads as ``B``. A thinking
    model's ``<think>...</think>`` block is its trace, never its answer: it is removed before
    anything is read (a closing ``</think>`` alone ends the trace; an unclosed ``<think>``
-   leaves no answer). Inspect keeps a model's reasoning content out of the completion.
+   leaves no answer unless the trace ends on one: ``...\n\nAnswer: D``, ``... <answer>C</answer>``,
+   ``D</answer>``, not "so the answer should be (F)." cut off). Inspect keeps a model's reasoning content out of the completion.
 2. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
    ``final_answer``) field: that field is the model's answer and nothing else is read. A
    field that is not a label, an option's text or an answer statement is *no answer*.
@@ -31,7 +33,8 @@ The rules (extraction mode ``robust-v10``; the same statements are read for shor
    label, a separator and text (``B. a yellow bus``, ``(b) the nucleus``, ``D) three
    objects``, ``A: a triangle``, ``B。不是 A``) and a last line that is a label with its
    option's text (``C) Consolidation``), unless such lines form a list (an echo of the
-   options). The *last* statement is authoritative: when it names no option (a
+   options), and a label line a sentence ending in a colon announces ("Therefore, the most
+   likely diagnosis is:\n\n**(A) text**"). The *last* statement is authoritative: when it names no option (a
    label the question does not have, "unknown", an empty ``\\boxed{}``, "A or B"), the
    result is no answer, never an earlier statement. Nested or broken ``<answer>`` tags
    (``<answer>A <answer>B</answer>``, ``B</answer>`` with no opening, ``<answer>B</answr>``)
@@ -79,21 +82,22 @@ PROVEN_RULES = frozenset(
         "opening_label",
         # promoted by the promotion set (tests/core/promotion_real_replies.md): 59 right, 0 wrong
         "answer_tag",
-        # promoted by the MedAgentsBench sets (tests/core/medagents_real_replies.md), which
-        # they were not written from: boxed 154 right, 0 wrong; label_line 22 there, 12 on the
-        # held-out draw and 6 on the promotion set, 0 wrong (its one "wrong" on the CoTLab
-        # held-out half is a final letter contradicting the reasoning, labelled null there, as
-        # answer_statement's and json_answer_field's are: docs/mcq.md); colon_conclusion,
-        # written from the first MedAgentsBench set, 26 right and 0 wrong on the held-out draw
+        # promoted on the sets they were not written from (docs/mcq.md has every count;
+        # tests/core/test_extraction_promotion.py sums them): boxed (the MedAgentsBench set,
+        # tests/core/medagents_real_replies.md), label_line (the promotion set, both
+        # MedAgentsBench sets, the second DAPO draw; its one "wrong" on the CoTLab held-out
+        # half is a final letter contradicting the reasoning, labelled null there, as
+        # answer_statement's and json_answer_field's are), colon_conclusion (written from the
+        # first MedAgentsBench set; the held-out draw)
         "boxed",
         "label_line",
         "colon_conclusion",
         # the other endings of a <think> never closed (written from the first DAPO draw's
-        # misses): 30 right, 0 wrong on the second DAPO draw
+        # misses): the second DAPO draw
         "unclosed_thinking_ending",
         # an answer line ending a <think> never closed, refined from the first MedAgentsBench
-        # set's misses (a marker and a label alone, not the thinking's voice cut off): 85
-        # right, 0 wrong on the DAPO draw (tests/core/dapo_heldout_replies.md)
+        # set's misses (a marker and a label alone, not the thinking's voice cut off): both
+        # DAPO draws (tests/core/dapo_heldout_replies.md)
         "unclosed_thinking_answer",
     }
 )
@@ -1235,7 +1239,9 @@ def _restates_options(lines: list[str], options: list[tuple[str, str]]) -> bool:
         opened += 1
         given = texts.get(match.group("letter"))
         rest = normalise_text(match.group("rest"))
-        restated += bool(given) and f"{rest} ".startswith(f"{given} ")
+        # more than the option's text: commentary on it ("Option C, water, is produced
+        # ..."), not a new question's option that happens to read the same ("A) Increased")
+        restated += bool(given) and rest != given and f"{rest} ".startswith(f"{given} ")
     return opened > 0 and 2 * restated >= opened
 
 
@@ -1360,14 +1366,31 @@ _LABEL_ONLY_LINE = re.compile(r"[ \t]*[*_'`$\"(\[]*[A-Za-z][*_'`$\")\].]*[ \t]*"
 # A sentence that ends by announcing its conclusion on the next line ("Therefore, the most
 # appropriate next step in management is:", "the patient is at greatest risk for:"); not a
 # list's introduction ("The options are:", "Let's analyze each option:") or a hypothesis.
-_CONCLUSION_INTRO = re.compile(
-    r"(?i)(?!(?:if|when|whether|suppose)\b)[^\n]*\b(?:is|be|was|for|as|answer|choice|option|"
-    r"selection|conclusion|therefore|thus|hence|so)\b[^\n]*[:：][ \t*_]*"
+_CONCLUSION_KEYWORD = re.compile(
+    r"(?i)\b(?:is|be|was|for|as|answer|choice|option|selection|conclusion|therefore|thus|hence|so)\b"
 )
 _NOT_A_CONCLUSION_INTRO = re.compile(
     r"(?i)\b(?:options|choices|answers)\s+(?:are|were|include|given)\b|\bfollowing\b"
-    r"|\b(?:each|every)\s+(?:option|choice)\b|\blet(?:'s|’s| us)|\b(?:if|unless|whether)\b"
-)
+    r"|\b(?:each|every)\s+(?:option|choice)\b|\blet(?:'s|’s| us| me)\b|\b(?:if|unless|whether)\b"
+    r"|\b(?:is|be|was)\s+not\s*[:：]|^\W*(?:assum\w*|suppos\w*|had|were|imagine)\b"
+)  # ("The option that is not a cause is:" is the answer to a NOT question: not refused)
+# A capital standing alone after the conclusion: another option named ("On reflection, B fits
+# better"). A and I are left out: the article and the pronoun.
+_LATER_LABEL = re.compile(r"(?<![\w'’])[B-HJ](?![\w'’])")
+
+
+def _announces_a_conclusion(line: str) -> bool:
+    """A sentence that ends by announcing its conclusion on the next line ("Therefore, the
+    most appropriate next step in management is:", "the patient is at greatest risk for:");
+    not a list's introduction ("The options are:", "Let's analyze each option:"), a
+    hypothesis or supposition ("Assuming ..., the answer would be:"), or a denial ("the
+    answer is not:"). The colon is checked first: a long line without one is not searched."""
+    stripped = line.rstrip(" \t*_")
+    return (
+        stripped.endswith((":", "："))
+        and bool(_CONCLUSION_KEYWORD.search(stripped))
+        and not _NOT_A_CONCLUSION_INTRO.search(stripped)
+    )
 
 
 # "**Solution:** C": a word or two, a colon and a label standing alone
@@ -1450,9 +1473,9 @@ def _label_lines(text: str) -> list[Statement]:
         if (
             labelled[index]
             and index > 0
-            and _CONCLUSION_INTRO.fullmatch(lines[index - 1][1].strip())
-            and not _NOT_A_CONCLUSION_INTRO.search(lines[index - 1][1])
+            and _announces_a_conclusion(lines[index - 1][1])
             and last_mention < start + len(line)
+            and not _LATER_LABEL.search(text, start + len(line))
         ):
             # "Therefore, the most likely diagnosis is:\n\n**(A) Ectopic implantation**",
             # also after a review of the options: the label the conclusion introduces, with
@@ -1826,9 +1849,9 @@ _TRACE_ENDING_RULES = frozenset(
 # on the last line ("Answer: D", "<answer>C</answer>"), or a label alone under a line ending
 # in the marker ("...court.answer\nD", "<answer>\nC").
 _ANSWER_OUTPUT_LINE = re.compile(
-    r"(?i)[\s*_#>]*(?:<answer>|(?:final\s+)?answer\s*[:：])[\s*_(\[]*[a-z][\s*_)\].]*(?:</answer>)?\s*"
+    r"(?i)[\s*_#>]*(?:<answer>|(?:final\s+)?answer\s*[:：])[\s*_(\[]*[a-z][\s*_)\].]*(?:</answer>\s*)?"
 )
-_LABEL_ALONE = re.compile(r"[\s*_(\[]*[A-Za-z][\s*_)\].]*(?:</answer>)?\s*")
+_LABEL_ALONE = re.compile(r"[\s*_(\[]*[A-Za-z][\s*_)\].]*(?:</answer>\s*)?")
 _ENDS_ON_A_MARKER = re.compile(r"(?i)(?:\banswer\s*[:：]?|<answer>)[\s*_]*$")
 
 
@@ -1840,9 +1863,9 @@ _ENDS_ON_A_MARKER = re.compile(r"(?i)(?:\banswer\s*[:：]?|<answer>)[\s*_]*$")
 # a line ending in the marker ("...court.answer\nD").
 UNCLOSED_THINKING_ENDING = "unclosed_thinking_ending"
 _MARKED_ENDING = re.compile(
-    r"(?is)(?:.*?<answer>|[\s*_#>]*answer)[\s*_:：(\[]*(?P<letter>[A-Z])[\s*_)\].]*(?:</answer>)?\s*"
+    r"(?s:.*?<answer>|[\s*_#>]*(?i:answer))[\s*_:：(\[]*(?P<letter>[A-Z])[\s*_)\].]*(?:</answer>\s*)?"
 )  # a tag after any text; the bare word only opening the line ("So answer A" is thinking)
-_CLOSED_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*</answer>\s*")
+_CLOSED_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*</answer>[ \t]*")
 _LONE_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*")
 
 
@@ -1870,10 +1893,12 @@ def _ends_on_an_answer_line(lines: list[str]) -> bool:
 def _answer_ending_an_unclosed_trace(
     text: str, options: list[tuple[str, str]]
 ) -> tuple[str, str, str] | None:
-    """A model that never closes its ``<think>`` block but ends it on an answer line
-    (``...\n\nAnswer: B``, ``answer\nD``, ``<answer>C``): the label and the lines stating
-    it, when the trace runs on before them. A trace that is one statement
-    (``<think>The answer is A``) states no answer."""
+    """A model that never closes its ``<think>`` block but ends it on an answer
+    (``...\n\nAnswer: B``, ``answer\nD``, ``... <answer>C</answer>``): the label, the lines
+    stating it and the rule that read them (``UNCLOSED_THINKING_ANSWER``, or
+    ``UNCLOSED_THINKING_ENDING`` for the format-breaking endings). A trace that is one
+    answer statement (``<think>The answer is A``) states none by the first rule; a trace
+    that is only an answer tag or marker line does by the second."""
     opening = list(_THINK_OPEN.finditer(text))
     trace = text[opening[-1].end() :] if opening else text
     trace = without_end_tokens(plain_latex(readable_text(trace)))

@@ -134,7 +134,18 @@ def clustered_mean_interval(
     two images."""
     from scipy import stats
 
-    if bottom != 0.0:  # a difference of two scores (-4 to 4): the same on the scale moved
+    if bottom < 0.0 < top:  # a difference of two scores (-4 to 4)
+        differences = np.asarray(values, dtype=float)
+        groups = cluster_codes(clusters, len(differences))[1]
+        if groups >= 2 and np.all(differences == differences[0]):
+            # every difference the same (two judges agreeing on every case): the bound its
+            # absolute value has (the Wilson bound at no spread, as for an MAE of 0), not the
+            # widest interval of a mean at mid-scale
+            critical = float(stats.t.ppf(0.5 + level / 2, groups - 1))
+            half = max(-bottom, top) * _wilson_bounds(0.0, float(groups), critical)[1]
+            centre = float(differences[0])
+            return Interval(max(bottom, centre - half), min(top, centre + half))
+    if bottom != 0.0:  # the same on the scale moved
         moved = clustered_mean_interval(
             np.asarray(values, dtype=float) - bottom, clusters, top - bottom, level
         )
