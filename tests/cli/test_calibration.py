@@ -34,7 +34,7 @@ from inspect_medreason.analysis.calibration import (
 from inspect_medreason.analysis.errors import AnalysisError
 from inspect_medreason.cli import main
 from inspect_medreason.core.gate import gate_visual_accuracy
-from inspect_medreason.core.intervals import Interval, cluster_codes, clustered_mean_interval
+from inspect_medreason.core.intervals import cluster_codes, clustered_mean_interval
 
 # one worker runs the module: its module-scoped fixture is built once, not on each
 pytestmark = pytest.mark.xdist_group("test_calibration")
@@ -499,10 +499,8 @@ def test_the_figures_on_all_resamples_at_once_equal_the_bootstrap_one_at_a_time(
             return image_bootstrap_estimate(lambda i: statistic(p[i], t[i]), codes)
 
         def mean(values: np.ndarray, bottom: float, images: list[str] = images) -> Estimate:
-            moved = clustered_mean_interval(values - bottom, images, 4.0 - bottom)
-            return Estimate(
-                float(np.mean(values)), Interval(moved.lower + bottom, moved.upper + bottom)
-            )
+            interval = clustered_mean_interval(values, images, 4.0, bottom=bottom)
+            return Estimate(float(np.mean(values)), interval)
 
         expected = {
             "mae": mean(np.abs(predicted - target), 0.0),
