@@ -104,6 +104,9 @@ def test_the_new_endings_stay_linear_on_long_lines() -> None:
         "<think>\nx\nanswer A" + " " * 100_000 + "x",
         "so the answer is " * 12_000,
         "Therefore, the answer is:\n(A) Cardiac catheterization " + "is " * 30_000,
+        # a label line, then many lines of a marker and another label (each was checked
+        # against every line before it: 5.6 s)
+        "B\n" + "x: C\n" * 39_000,
     ):
         extract_label(reply, OPTIONS)
     assert time.perf_counter() - started < 5.0

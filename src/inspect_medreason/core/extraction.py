@@ -1400,6 +1400,11 @@ _MARKED_LABEL_LINE = re.compile(
 _ANSWER_MARKER_WORD = re.compile(r"(?i)(?:final |correct |the )?(?:answer|option|choice)")
 
 
+def _several_labels(start: int, line: str, reason: str) -> Statement:
+    """Lines of labels that state several answers: ambiguous."""
+    return Statement(start, "label_lines", content=line, verdict="multiple", reason=reason)
+
+
 def _label_lines(text: str) -> list[Statement]:
     """Lines that hold nothing but a label (``B``, ``**B**``, ``(B)``), the reply's opening
     line (``B. a yellow bus``), and a last line that is a label with its option's text
@@ -1421,28 +1426,26 @@ def _label_lines(text: str) -> list[Statement]:
     review = len(_review_labels(lines)) > 1
     # where the last label is named: found once, so that many lines stay linear to read
     last_mention = max((m.start() for m in _ANY_LABEL_MENTION.finditer(text)), default=-1)
-    label_only_letters = [
+    # found once, so that a reply of many "x: C" lines stays linear to read
+    first_label_only = next((i for i, only in enumerate(label_only) if only), len(lines))
+    label_only_letters = {
         _unwrap(line).strip("().[]").upper()
         for (_, line), only in zip(lines, label_only, strict=True)
         if only
-    ]
+    } - {""}
     for index, (start, line) in enumerate(lines):
         marked = _MARKED_LABEL_LINE.fullmatch(line.strip())
         if (
             marked is not None
-            and any(label_only[:index])
+            and first_label_only < index
             and not _ANSWER_MARKER_WORD.fullmatch(marked.group("word").strip())
-            and {letter for letter in label_only_letters if letter} - {marked.group("letter")}
+            and label_only_letters - {marked.group("letter")}
         ):
             # "D\n\n**Solution:** C": a label, then another after a word this reader does
             # not know as an answer marker: two answers, none chosen
             found.append(
-                Statement(
-                    start,
-                    "label_lines",
-                    content=line,
-                    verdict="multiple",
-                    reason="a line of nothing but a label, then another label after a marker",
+                _several_labels(
+                    start, line, "a line of nothing but a label, then another label after a marker"
                 )
             )
             continue
@@ -1458,13 +1461,7 @@ def _label_lines(text: str) -> list[Statement]:
                 letters = {_unwrap(lines[i][1]).strip("().[]").upper() for i in (index, index + 1)}
                 if len(letters) > 1:
                     found.append(
-                        Statement(
-                            start,
-                            "label_lines",
-                            content=line,
-                            verdict="multiple",
-                            reason="several lines of nothing but a label",
-                        )
+                        _several_labels(start, line, "several lines of nothing but a label")
                     )
             continue
         if label_only[index]:
