@@ -5,17 +5,16 @@ reads."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 CORPUS = Path(__file__).with_name("corpus_real_replies.jsonl")
 
 
 def corpus() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(CORPUS)
 
 
 def test_every_row_has_its_provenance() -> None:

@@ -9,12 +9,11 @@ tests stay strict xfails (figures in docs/mcq.md)."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 HERE = Path(__file__).parent
 FROZEN = {
@@ -25,7 +24,7 @@ FROZEN = {
 
 def cotlab_rows(half: str) -> list[dict[str, Any]]:
     path = HERE / f"cotlab_real_replies_{half}.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(path)
 
 
 @pytest.mark.parametrize("half", sorted(FROZEN))

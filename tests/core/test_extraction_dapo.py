@@ -5,11 +5,10 @@ labelled blind and frozen by SHA-256 before any reader ran: the evidence for
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 DAPO = Path(__file__).with_name("dapo_heldout_replies.jsonl")
 DAPO_SHA256 = "8e6fdd605cb78094a54a77a684ac1e1b0503d566a4e686a27ed78731adfcf757"
@@ -19,7 +18,7 @@ SECOND_SHA256 = "56b718416dac10472f563acabb9815357ac014cc847a2668336a87bdfae3ad0
 
 
 def dapo_rows(path: Path = DAPO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(path)
 
 
 def second_rows() -> list[dict[str, Any]]:

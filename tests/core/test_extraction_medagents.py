@@ -6,11 +6,10 @@ reasoning cut off), labelled before any reader ran and frozen by SHA-256."""
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 MEDAGENTS = Path(__file__).with_name("medagents_real_replies.jsonl")
 # Written when the labels were frozen, before any reader ran on the rows.
@@ -21,7 +20,7 @@ HELDOUT_SHA256 = "b88d1de9e57512789bb05afc7a31087bbfd96332c636083a0d48a7bc0dc8d8
 
 
 def medagents_rows(path: Path = MEDAGENTS) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(path)
 
 
 def heldout_rows() -> list[dict[str, Any]]:

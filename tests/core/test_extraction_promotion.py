@@ -7,11 +7,10 @@ promoted the rules named in ``PROVEN_RULES`` (docs/mcq.md): any wrong label fail
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 PROMOTION = Path(__file__).with_name("promotion_real_replies.jsonl")
 # The digest written when the labels were frozen (after the adjudication the .md lists),
@@ -20,7 +19,7 @@ PROMOTION_SHA256 = "65f18314488b7baade89c162e60701757bb8dfb90ef81a8be530489cf722
 
 
 def promotion_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in PROMOTION.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(PROMOTION)
 
 
 def test_the_promotion_set_is_the_one_frozen_before_the_reader_ran() -> None:

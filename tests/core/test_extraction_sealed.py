@@ -5,11 +5,10 @@ frozen by its SHA-256. Any wrong label fails; the share read is published in doc
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
-from utils.reader_figures import reader_figures
+from utils.reader_figures import labelled_rows, reader_figures
 
 SEALED = Path(__file__).with_name("sealed_real_replies.jsonl")
 # The digest written when the labels were frozen, before any reader ran on the rows.
@@ -17,7 +16,7 @@ SEALED_SHA256 = "8ce746b331e59676f50b5ea50bcaf912dd1070bde99efc898e719846e834ca1
 
 
 def sealed_rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in SEALED.read_text(encoding="utf-8").splitlines()]
+    return labelled_rows(SEALED)
 
 
 def test_the_sealed_set_is_the_one_frozen_before_the_reader_ran() -> None:

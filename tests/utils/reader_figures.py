@@ -30,6 +30,11 @@ class ReaderFigures:
     unread_by_class: Counter[str] = field(default_factory=Counter)
 
 
+def labelled_rows(path: Path) -> list[dict[str, Any]]:
+    """A hand-labelled set's rows (one JSON object per line)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def reader_figures(rows: list[dict[str, Any]]) -> ReaderFigures:
     figures = ReaderFigures(rows=len(rows))
     for row in rows:
@@ -80,7 +85,7 @@ def rule_evidence(row_sets: list[list[dict[str, Any]]]) -> dict[str, tuple[int, 
 
 def main(paths: list[str]) -> None:
     for path in paths:
-        rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+        rows = labelled_rows(Path(path))
         f = reader_figures(rows)
         print(
             f"{EXTRACTION_MODE} {Path(path).name}: {f.rows} rows, {f.readable} a person reads; "
