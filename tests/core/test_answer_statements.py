@@ -104,8 +104,6 @@ REFUSED: list[tuple[str, list[tuple[str, str]], str, str]] = [
     ("I don't know.", [(c, f"finding {c}") for c in "ABCDEFGHI"], "unparsed", "no answer"),
     ("I think it's a hard call.", SHAPES, "unparsed", "no answer statement"),
     ("<answer>A <answer>B</answer></answer>", SHAPES, "broken_tag", "nested"),
-    ("<answer>B</answr>", SHAPES, "broken_tag", "closed by something else"),
-    ("The bus is yellow. B</answer>", SHAPES, "broken_tag", "no opening"),
     ("<answer>B</answer>\n<answer>C<answer>D</answer>", SHAPES, "broken_tag", "nested"),
     ("<think>The answer is B, the yellow bus", SHAPES, "thinking_only", "never closes"),
     ("E. coli is the most likely organism.", GERMS, "unparsed", "no answer statement"),
@@ -134,6 +132,17 @@ def test_no_guess_and_the_reason_is_given(
     assert result.reading is None, (result.method, result.detail)
     assert result.method == method and result.method in NO_ANSWER_METHODS
     assert reason in result.detail, result.detail
+
+
+@pytest.mark.parametrize("reply", ["<answer>B</answr>", "The bus is yellow. B</answer>"])
+def test_a_broken_tag_holding_one_label_is_read_as_the_answer_amid_broken_tags(
+    reply: str,
+) -> None:
+    """A tag a person reads past (``</answr>``, a closing tag with no opening) holding one
+    label is read by broken_format_ending (proven in robust-v11), and says so."""
+    result = extract_label(reply, SHAPES)
+    assert (result.label, result.method) == ("B", "broken_format_ending")
+    assert "broken tags" in result.detail, result.detail
 
 
 def test_the_label_readings_name_no_wrong_option() -> None:

@@ -260,7 +260,7 @@ def test_wrapper_runs_are_read_without_backtracking() -> None:
 
 
 def test_extraction_mode_is_versioned() -> None:
-    assert EXTRACTION_MODE == "robust-v10"
+    assert EXTRACTION_MODE == "robust-v11"
 
 
 # Invisible format characters beside or inside an answer: read as if absent (robust-v3).

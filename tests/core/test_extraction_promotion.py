@@ -73,14 +73,15 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
     and none wrong on real replies it was not written from (or by what it is): the sealed
     and promotion sets for the rules before them, the first MedAgentsBench set for robust-v9's
     rules, and the held-out MedAgentsBench draw, frozen before any robust-v10 rule was
-    written, for every rule; the DAPO draw for the refined answer ending an unclosed
-    ``<think>``."""
+    written, for every rule; the DAPO draws for the refined answer ending an unclosed
+    ``<think>`` and its other endings; the third DAPO draw and the MedAgentsBench closing
+    draw, frozen before any robust-v11 rule ran, for the answer amid broken tags."""
     from utils.reader_figures import PROMOTION_READINGS, PROVEN_BY_DESIGN, rule_evidence
 
     from inspect_medreason.core.extraction import PROVEN_RULES
 
-    from .test_extraction_dapo import dapo_rows, second_rows
-    from .test_extraction_medagents import heldout_rows, medagents_rows
+    from .test_extraction_dapo import dapo_rows, second_rows, third_rows
+    from .test_extraction_medagents import closing_rows, heldout_rows, medagents_rows
     from .test_extraction_sealed import sealed_rows
 
     evidence_sets = [
@@ -92,8 +93,19 @@ def test_every_proven_rule_is_proven_by_evidence() -> None:
         # not proven by it, but by the second draw, frozen before they ran. (The CoTLab
         # halves count for no rule: their null labels of a committed letter contradicting the
         # reasoning are a disagreement of labels, docs/mcq.md.)
-        (rule_evidence([dapo_rows()]), PROVEN_RULES - {"unclosed_thinking_ending", "label_line"}),
-        (rule_evidence([second_rows()]), PROVEN_RULES),
+        # broken_format_ending was written from both of the first two draws' misses.
+        (
+            rule_evidence([dapo_rows()]),
+            PROVEN_RULES - {"unclosed_thinking_ending", "label_line", "broken_format_ending"},
+        ),
+        (rule_evidence([second_rows()]), PROVEN_RULES - {"broken_format_ending"}),
+        # the third draw's one wrong reading refined both unclosed-think rules (another
+        # marked label earlier in the trace is two answers), so it proves neither now.
+        (
+            rule_evidence([third_rows()]),
+            PROVEN_RULES - {"unclosed_thinking_answer", "unclosed_thinking_ending"},
+        ),
+        (rule_evidence([closing_rows()]), PROVEN_RULES),
     ]
     for rule in PROVEN_RULES - PROVEN_BY_DESIGN:
         right = wrong = 0

@@ -192,7 +192,7 @@ def test_prompt_carries_images_options_context_and_is_logged(
     metadata = log.eval.metadata or {}
     assert metadata["task_version"] == MEDREASON_TASK_VERSION
     assert set(metadata["prompts"]) == {"mcq_system", "mcq_user"}
-    assert metadata["extraction"]["mode"] == "robust-v10"
+    assert metadata["extraction"]["mode"] == "robust-v11"
     assert "answer_statement" in metadata["extraction"]["proven_rules"]
     assert metadata["data"]["cases_sha256"] and metadata["data"]["ground_truth_sha256"]
 

@@ -65,7 +65,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Literal
 
-EXTRACTION_MODE = "robust-v10"
+EXTRACTION_MODE = "robust-v11"
 # The rules whose readings are trusted: measured on real replies they were not written from
 # (tests/core/sealed_real_replies.jsonl, hand-labelled before any reader ran), each with at
 # least 20 readings there and no wrong one (docs/mcq.md has the counts), and the JSON answer
@@ -99,6 +99,9 @@ PROVEN_RULES = frozenset(
         # set's misses (a marker and a label alone, not the thinking's voice cut off): both
         # DAPO draws (tests/core/dapo_heldout_replies.md)
         "unclosed_thinking_answer",
+        # the answer amid the debris of broken tags (written from both earlier DAPO draws'
+        # misses): the third DAPO draw, the promotion set and the MedAgentsBench closing draw
+        "broken_format_ending",
     }
 )
 ANSWER_KEYS = (
@@ -1026,6 +1029,10 @@ _REVIEW_LEAD_IN = re.compile(
 )
 
 
+# How far before an "option:" marker its review lead-in ("each", "the following") is sought.
+MAX_LEAD_IN_CHARS = 64
+
+
 def free_text_statements(text: str) -> list[Statement]:
     """The statements that may carry a short free-text answer, in reading order:
     ``ANSWER: X``, "the answer is X", ``答案是X``/``答：X``, ``<answer>X</answer>``,
@@ -1033,7 +1040,11 @@ def free_text_statements(text: str) -> list[Statement]:
     found: list[Statement] = []
     for match in _COLON_MARKER.finditer(text):
         line_start = text.rfind("\n", 0, match.start()) + 1
-        if _REVIEW_LEAD_IN.search(text[line_start : match.start()]):
+        # only the words just before the marker (searching the whole line each time made a
+        # line of 30,000 "answer:A" quadratic); the search still sees the text before its
+        # start for the word boundary
+        lead_in_start = max(line_start, match.start() - MAX_LEAD_IN_CHARS)
+        if _REVIEW_LEAD_IN.search(text, lead_in_start, match.start()):
             continue  # "Let's analyze each option:" opens a review, it states no answer
         found.append(
             Statement(
@@ -1866,6 +1877,15 @@ _CLOSED_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*</answer>[ \t
 _LONE_LABEL = re.compile(r"[\s*_(\[]*(?P<letter>[A-Z])[\s*_)\].]*")
 
 
+def _unclosed_trace(text: str, options: list[tuple[str, str]]) -> str:
+    """The trace after a reply's last ``<think>`` opening, as the reader reads text, up to
+    a question the model writes itself (its answer is never the answer)."""
+    opening = list(_THINK_OPEN.finditer(text))
+    trace = text[opening[-1].end() :] if opening else text
+    trace = without_end_tokens(plain_latex(readable_text(trace)))
+    return trace[: own_question_start(trace, options)]
+
+
 def _trace_ending_label(lines: list[str], labels: set[str]) -> str | None:
     """The label one of ``UNCLOSED_THINKING_ENDING``'s endings gives, or None."""
     last = lines[-1]
@@ -1896,18 +1916,19 @@ def _answer_ending_an_unclosed_trace(
     ``UNCLOSED_THINKING_ENDING`` for the format-breaking endings). A trace that is one
     answer statement (``<think>The answer is A``) states none by the first rule; a trace
     that is only an answer tag or marker line does by the second."""
-    opening = list(_THINK_OPEN.finditer(text))
-    trace = text[opening[-1].end() :] if opening else text
-    trace = without_end_tokens(plain_latex(readable_text(trace)))
+    trace = _unclosed_trace(text, options)
     lines = [line for line in trace.splitlines() if line.strip()]
     labels = {label.upper() for label, _ in options}
     ending = _answer_line_ending(lines, options, labels)
-    if ending is not None:
-        return ending
-    found = _trace_ending_label(lines, labels) if lines else None
-    if found is None or _other_bare_label(lines, found, labels):
+    if ending is None:
+        found = _trace_ending_label(lines, labels) if lines else None
+        if found is None or _other_bare_label(lines, found, labels):
+            return None
+        ending = found, "\n".join(lines[-2:]).strip()[-80:], UNCLOSED_THINKING_ENDING
+    if _marked_labels(trace) - {ending[0]}:
+        # "<answer>D ... <answer>B</answer>": the trace gave another answer before this one
         return None
-    return found, "\n".join(lines[-2:]).strip()[-80:], UNCLOSED_THINKING_ENDING
+    return ending
 
 
 def _other_bare_label(lines: list[str], label: str, labels: set[str]) -> bool:
@@ -1946,6 +1967,100 @@ def _answer_line_ending(
     return stated.label, tail.strip()[-80:], UNCLOSED_THINKING_ANSWER
 
 
+# The answer a format-breaking model gives amid the debris of its tags (written from the
+# first two DAPO draws' misses; proven on the sets frozen after it, docs/mcq.md): a
+# mangled answer tag or marker and a label (``answer>B</answer>``, ``</answer>C``,
+# ``<answer:A</answer>``, ``(answer>C>``, ``答案：D``, ``{"answer":"C"}``), a label closed by
+# the tag (``addCriterion>B</answer>``), or a last line that is a label alone or with its
+# option's text (``Assistant\nD``, ``addCriterion\nA: dolls\n</answer>``), with nothing after
+# but tag fragments (``<th<th…``) and a few stray words naming no other option. A plain
+# "answer: C" inside a sentence is not a broken tag but the thinking's voice ("<think>...
+# so ANSWER: C", cut off): a colon marks only at a line's start or inside a tag or quote.
+BROKEN_FORMAT_ENDING = "broken_format_ending"
+_FORMATTING_TAG = re.compile(r"(?i)</?(?:strong|b|em|i|u|span|p|br)[ \t]*/?>")
+_MANGLED_MARKER = re.compile(
+    r"(?:(?i:answer)[\"' \t]*[>：]|(?:(?<=[<\"'{(])|(?m:^)[ \t*_]*)(?i:answer)[\"' \t*_]*:)"
+    r"[\"'\s*_(\[]*(?P<upper>[A-Z])(?![A-Za-z0-9]|[ \t]+[a-z])"
+    r"|(?i:<answer>)[ \t]*(?P<lower>[a-z])[ \t]*(?i:</answer>)"
+    r"|答案[ \t]*[:：]?[\s*_(\[]*(?P<cjk>[A-Z])(?![A-Za-z0-9])"
+    r"|(?:(?i:answer)[ \t]*|(?<![A-Za-z0-9]))(?P<closed>[A-Z])[ \t*_)\].]*(?i:</answer>)"
+)
+# Tags, the fragments a looping model leaves (``<th<th``, ``</``), and punctuation.
+_TAG_DEBRIS = re.compile(r"<[^<>\n]{0,40}>|</?[A-Za-z-]{0,12}|[^\w\n]|_")
+_TAG_OR_FRAGMENT = re.compile(r"<[^<>\n]{0,40}>|</?[A-Za-z-]{0,12}")
+_STANDALONE_LETTER = re.compile(r"(?<![A-Za-z])[A-Z](?![A-Za-z])")
+# Words after the answer that a person still reads as debris, not as more of the reply.
+MAX_DEBRIS_WORDS_CHARS = 200
+# A last line that is a label alone, lightly wrapped (``D``, ``:B``, ``**(C)**``).
+_ENDING_LABEL = re.compile(r"[:：]?[ \t]*[*_]{0,2}[(\[]?(?P<letter>[A-Z])[)\]]?[*_]{0,2}\.?")
+_LISTED_OPTION = re.compile(r"[*_(\[]*(?P<letter>[A-Z])[*_)\]]*[ \t]*[:.)：][ \t]*(?P<text>\S.*)")
+
+
+# A marker and a capital letter even where words follow (``answer>D then``): never read as
+# an answer, but a second answer that forbids reading another.
+_LOOSE_MARKER = re.compile(
+    r"(?i:answer)[\"' \t]*[>:：][\"'\s*_(\[]*(?P<letter>[A-Z])(?![A-Za-z0-9])"
+)
+
+
+def _marked_labels(text: str) -> set[str]:
+    """The labels every answer tag or marker in the text gives, mangled or not, or might
+    give (``answer>D then ...``)."""
+    text = _FORMATTING_TAG.sub("", text)
+    return {
+        next(group for group in found.groups() if group is not None).upper()
+        for found in _MANGLED_MARKER.finditer(text)
+    } | {found.group("letter") for found in _LOOSE_MARKER.finditer(text)}
+
+
+def _debris_only(rest: str, label: str, labels: set[str]) -> bool:
+    """What follows an answer names no other option and is tags, fragments and a few words."""
+    words = _TAG_DEBRIS.sub(" ", rest)
+    if len(" ".join(words.split())) > MAX_DEBRIS_WORDS_CHARS:
+        return False
+    return all(letter == label for letter in _STANDALONE_LETTER.findall(words) if letter in labels)
+
+
+def _broken_format_label(text: str, options: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """``BROKEN_FORMAT_ENDING``: the label and the text stating it, or None."""
+    labels = {label.upper() for label, _ in options}
+    text = _FORMATTING_TAG.sub("", text)
+    lines = [line.strip() for line in _TAG_OR_FRAGMENT.sub(" ", text).splitlines()]
+    lines = [line for line in lines if _TAG_DEBRIS.sub("", line).strip()]
+    if not lines:
+        return None
+    marked = [
+        (found, next(group for group in found.groups() if group is not None).upper())
+        for found in _MANGLED_MARKER.finditer(text)
+    ]
+    if len({letter for _, letter in marked} | (_marked_labels(text) & labels)) > 1:
+        return None  # "answer>D ... answer:A": two answers
+    if marked:
+        last, letter = marked[-1]
+        if (
+            letter in labels
+            and _debris_only(text[last.end() :], letter, labels)
+            and not _other_bare_label(lines, letter, labels)
+        ):
+            return letter, last.group(0).strip()
+    ending = lines[-1]
+    found = _ENDING_LABEL.fullmatch(ending) or _LISTED_OPTION.fullmatch(ending)
+    if found is None or found.group("letter") not in labels:
+        return None
+    letter = found.group("letter")
+    if "text" in found.groupdict() and found.group("text") is not None:
+        wanted = normalise_text(found.group("text"))
+        if not any(label.upper() == letter and normalise_text(t) == wanted for label, t in options):
+            return None
+    for line in lines[-7:-1]:
+        listed = _LISTED_OPTION.fullmatch(line)
+        if listed is not None and listed.group("letter") != letter:
+            return None  # the options listed, cut off at the next one
+    if _other_bare_label(lines, letter, labels) or any(other != letter for _, other in marked):
+        return None
+    return letter, ending[-80:]
+
+
 def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     """Find the option label a reply chose; see the module docstring for the rules."""
     visible = strip_thinking(text[-MAX_READ_CHARS:])
@@ -1971,6 +2086,13 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             rule,
             label,
         )
+
+    def broken_format(found: tuple[str, str], where: str) -> LabelExtraction:
+        label, stated_text = found
+        detail = f"{where} {stated_text!r} amid the debris of broken tags"
+        if BROKEN_FORMAT_ENDING in PROVEN_RULES:
+            return result(label, BROKEN_FORMAT_ENDING, detail)
+        return less_proven(label, BROKEN_FORMAT_ENDING, detail)
 
     if reply.answer_field is not None:
         # The field the prompt asks for is the answer: read as a label, an option's text or
@@ -2005,6 +2127,9 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
                 if rule in PROVEN_RULES:
                     return result(label, rule, detail)
                 return less_proven(label, rule, detail)
+            broken = _broken_format_label(_unclosed_trace(text[-MAX_READ_CHARS:], options), options)
+            if broken is not None:
+                return broken_format(broken, "the <think> block never closes; it ends on")
             return result(
                 None, "thinking_only", "the reply is all reasoning: its <think> block never closes"
             )
@@ -2033,6 +2158,12 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             also = "" if stated.proving is statement else f" (and {statement.method})"
             proof = f"{stated.proving.segment(normalised).strip()[:80]!r}"
             return result(stated.label, stated.proving.method, f"stated answer {proof}{also}")
+        if stated.status == "broken":
+            broken = _broken_format_label(
+                normalised[: own_question_start(normalised, options)], options
+            )
+            if broken is not None:
+                return broken_format(broken, "a broken answer tag:")
         return result(
             None,
             _VERDICT_METHOD[stated.status],
@@ -2056,6 +2187,9 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
             return less_proven(
                 option_label, "option_text", f"the reply states the option's text {whole[:80]!r}"
             )
+    broken = _broken_format_label(normalised[: own_question_start(normalised, options)], options)
+    if broken is not None:
+        return broken_format(broken, "the reply ends on")
     return result(None, "unparsed", "no answer statement and no option's text")
 
 
