@@ -1,6 +1,6 @@
 """Reading a model's reply: the JSON object it was asked for, and the option label it chose.
 
-The rules (extraction mode ``robust-v10``; the same statements are read for short answers by
+The rules (extraction mode ``robust-v11``; the same statements are read for short answers by
 ``short_answers.read_short_answer``):
 
 0. Precision first. Every reading names its rule (``LabelExtraction.rule``). Only the rules in

@@ -91,7 +91,7 @@ def score_mcq_reply(
     # scorer adds is kept (Inspect copies and summarises every string of it per sample).
     score_metadata: dict[str, Any] = {
         "extraction_method": extraction.method,
-        # the rule that made the reading, and whether it is proven (robust-v10): what only a
+        # the rule that made the reading, and whether it is proven (robust-v11): what only a
         # less-proven rule reads is unread, its tentative label kept here
         "extraction_rule": extraction.rule,
         "extraction_trust": extraction.trust,
