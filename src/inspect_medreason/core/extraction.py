@@ -1908,15 +1908,15 @@ def _ends_on_an_answer_line(lines: list[str]) -> bool:
 
 
 def _answer_ending_an_unclosed_trace(
-    text: str, options: list[tuple[str, str]]
+    trace: str, options: list[tuple[str, str]]
 ) -> tuple[str, str, str] | None:
     """A model that never closes its ``<think>`` block but ends it on an answer
     (``...\n\nAnswer: B``, ``answer\nD``, ``... <answer>C</answer>``): the label, the lines
     stating it and the rule that read them (``UNCLOSED_THINKING_ANSWER``, or
     ``UNCLOSED_THINKING_ENDING`` for the format-breaking endings). A trace that is one
     answer statement (``<think>The answer is A``) states none by the first rule; a trace
-    that is only an answer tag or marker line does by the second."""
-    trace = _unclosed_trace(text, options)
+    that is only an answer tag or marker line does by the second. ``trace`` is
+    ``_unclosed_trace``'s."""
     lines = [line for line in trace.splitlines() if line.strip()]
     labels = {label.upper() for label, _ in options}
     ending = _answer_line_ending(lines, options, labels)
@@ -2003,14 +2003,22 @@ _LOOSE_MARKER = re.compile(
 )
 
 
+def _markers(text: str) -> list[tuple[re.Match[str], str]]:
+    """Each answer tag or marker in the text (formatting tags already removed), mangled or
+    not, with the label it gives."""
+    return [
+        (found, next(group for group in found.groups() if group is not None).upper())
+        for found in _MANGLED_MARKER.finditer(text)
+    ]
+
+
 def _marked_labels(text: str) -> set[str]:
     """The labels every answer tag or marker in the text gives, mangled or not, or might
     give (``answer>D then ...``)."""
     text = _FORMATTING_TAG.sub("", text)
-    return {
-        next(group for group in found.groups() if group is not None).upper()
-        for found in _MANGLED_MARKER.finditer(text)
-    } | {found.group("letter") for found in _LOOSE_MARKER.finditer(text)}
+    return {letter for _, letter in _markers(text)} | {
+        found.group("letter") for found in _LOOSE_MARKER.finditer(text)
+    }
 
 
 def _debris_only(rest: str, label: str, labels: set[str]) -> bool:
@@ -2029,11 +2037,9 @@ def _broken_format_label(text: str, options: list[tuple[str, str]]) -> tuple[str
     lines = [line for line in lines if _TAG_DEBRIS.sub("", line).strip()]
     if not lines:
         return None
-    marked = [
-        (found, next(group for group in found.groups() if group is not None).upper())
-        for found in _MANGLED_MARKER.finditer(text)
-    ]
-    if len({letter for _, letter in marked} | (_marked_labels(text) & labels)) > 1:
+    marked = _markers(text)
+    loose = {found.group("letter") for found in _LOOSE_MARKER.finditer(text)}
+    if len({letter for _, letter in marked} | (loose & labels)) > 1:
         return None  # "answer>D ... answer:A": two answers
     if marked:
         last, letter = marked[-1]
@@ -2048,8 +2054,9 @@ def _broken_format_label(text: str, options: list[tuple[str, str]]) -> tuple[str
     if found is None or found.group("letter") not in labels:
         return None
     letter = found.group("letter")
-    if "text" in found.groupdict() and found.group("text") is not None:
-        wanted = normalise_text(found.group("text"))
+    option_text = found.groupdict().get("text")
+    if option_text is not None:
+        wanted = normalise_text(option_text)
         if not any(label.upper() == letter and normalise_text(t) == wanted for label, t in options):
             return None
     for line in lines[-7:-1]:
@@ -2120,14 +2127,15 @@ def extract_label(text: str, options: list[tuple[str, str]]) -> LabelExtraction:
     normalised = without_end_tokens(plain_latex(readable_text(visible.text)))
     if not normalised.strip():
         if visible.unclosed_thinking:
-            ending = _answer_ending_an_unclosed_trace(text[-MAX_READ_CHARS:], options)
+            trace = _unclosed_trace(text[-MAX_READ_CHARS:], options)
+            ending = _answer_ending_an_unclosed_trace(trace, options)
             if ending is not None:
                 label, stated_lines, rule = ending
                 detail = f"the <think> block never closes; its last lines state {stated_lines!r}"
                 if rule in PROVEN_RULES:
                     return result(label, rule, detail)
                 return less_proven(label, rule, detail)
-            broken = _broken_format_label(_unclosed_trace(text[-MAX_READ_CHARS:], options), options)
+            broken = _broken_format_label(trace, options)
             if broken is not None:
                 return broken_format(broken, "the <think> block never closes; it ends on")
             return result(
