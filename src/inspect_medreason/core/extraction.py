@@ -19,7 +19,8 @@ The rules (extraction mode ``robust-v11``; the same statements are read for shor
    model's ``<think>...</think>`` block is its trace, never its answer: it is removed before
    anything is read (a closing ``</think>`` alone ends the trace; an unclosed ``<think>``
    leaves no answer unless the trace ends on one: ``...\n\nAnswer: D``, ``... <answer>C</answer>``,
-   ``D</answer>``, not "so the answer should be (F)." cut off). Inspect keeps a model's reasoning content out of the completion.
+   ``D</answer>``, an answer amid broken tags, not "so the answer should be (F)." cut off;
+   never when the trace gave another marked answer, nor after a question the model wrote). Inspect keeps a model's reasoning content out of the completion.
 2. A JSON object (bare, in a code fence, or embedded in prose) with an ``answer`` (or
    ``final_answer``) field: that field is the model's answer and nothing else is read. A
    field that is not a label, an option's text or an answer statement is *no answer*.
@@ -36,9 +37,12 @@ The rules (extraction mode ``robust-v11``; the same statements are read for shor
    options), and a label line a sentence ending in a colon announces ("Therefore, the most
    likely diagnosis is:\n\n**(A) text**"). The *last* statement is authoritative: when it names no option (a
    label the question does not have, "unknown", an empty ``\\boxed{}``, "A or B"), the
-   result is no answer, never an earlier statement. Nested or broken ``<answer>`` tags
-   (``<answer>A <answer>B</answer>``, ``B</answer>`` with no opening, ``<answer>B</answr>``)
-   are no answer.
+   result is no answer, never an earlier statement. Nested ``<answer>`` tags
+   (``<answer>A <answer>B</answer>``) are no answer; a broken tag or marker holding one
+   label with only tag debris after it (``B</answer>`` with no opening, ``<answer>B</answr>``,
+   ``answer>B</answer>``, ``</answer>C<th<th``, ``答案：D``) or a last line that is a label
+   amid such debris (``Assistant\nD``) is read (``broken_format_ending``), not when another
+   marked or bare label, a listed option or another option's text is near.
 4. Otherwise a one-line reply that states exactly one option's text (and does not deny it),
    English word by word or Chinese inside the sentence (``影像提示胸腔积液`` but not
    ``未见胸腔积液``).
